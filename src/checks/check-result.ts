@@ -1,0 +1,49 @@
+/** What the inline checks produce: pure data that `findings/` turns into findings. */
+
+export const L0_PATTERNS = [
+  'error-output',
+  'fault-passthrough',
+  'malformed-structure',
+  'unguarded-send',
+  'out-of-order-gate',
+] as const;
+
+export type L0Pattern = (typeof L0_PATTERNS)[number];
+
+/** A fired L0 pattern: a candidate, never a verdict. Shape of the seed's `codeEvalHits`. */
+export interface CodeEvalHit {
+  pattern: L0Pattern;
+  /** The step id (span id) the hit is anchored at. */
+  anchor: string;
+  /** A short, deterministic description of what matched. */
+  detail: string;
+}
+
+export interface L0Hit extends CodeEvalHit {
+  /** Every step the hit rests on, anchor first, as `{traceId, spanId}`. */
+  evidence: { traceId: string; spanId: string }[];
+}
+
+/** A group of distinct physical attempts with the same tool name and canonical arguments. */
+export interface RepetitionGroup {
+  toolName: string;
+  argsDigest: string;
+  /** Number of distinct span ids. Always >= 2. */
+  count: number;
+  /** The attempts, in trajectory order. */
+  attempts: { traceId: string; spanId: string }[];
+}
+
+/**
+ * Exact tool repetition, a computed observation. `none-observed` is only possible from a
+ * complete capture; an incomplete one with no repetition is `unavailable` with its reasons.
+ */
+export type RepetitionObservation =
+  | { status: 'observed'; groups: RepetitionGroup[]; complete: boolean }
+  | { status: 'none-observed' }
+  | { status: 'unavailable'; reasons: string[] };
+
+export interface CheckResults {
+  l0: L0Hit[];
+  repetition: RepetitionObservation;
+}
