@@ -1,0 +1,324 @@
+import { createHash } from 'node:crypto';
+import type { Step } from '../normalize/step.ts';
+import { DeadlineHeap } from './deadline-heap.ts';
+import type { AssemblerLimits } from './limits.ts';
+import type { CaptureConflict, IncompleteReason, Trajectory } from './trajectory.ts';
+
+/** Why the assembler cannot take more work right now (answered 503 + Retry-After upstream). */
+export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes';
+
+/** Why a trajectory was closed. */
+export type CloseCause = 'quiet-after-root' | 'idle-timeout' | 'span-limit' | 'end-of-input' | 'shutdown';
+
+export interface AssemblerStats {
+  openTrajectories: number;
+  bufferedBytes: number;
+  retainedBytes: number;
+  duplicateSpans: number;
+  conflictingSpans: number;
+  lateSpans: number;
+}
+
+interface OpenBuffer {
+  key: string;
+  revision: number;
+  /** `${traceId}/${spanId}` → step; insertion order is arrival order. */
+  steps: Map<string, Step>;
+  traceIds: Set<string>;
+  conflicts: CaptureConflict[];
+  reasons: Set<IncompleteReason>;
+  refusedSpans: number;
+  bytes: number;
+  rootSeen: boolean;
+  lastActivityMs: number;
+  /** The deadline of the buffer's live heap entry; other entries for its key are stale. */
+  scheduledAtMs: number | undefined;
+}
+
+interface Retained {
+  revision: number;
+  steps: Step[] | undefined;
+  traceIds: string[];
+  bytes: number;
+  closedAtMs: number;
+}
+
+/**
+ * Buffers steps per trajectory key and closes trajectories by the rules of DESIGN.md:
+ * after the root ended and a quiet period passed, after an idle timeout, at the span bound,
+ * or when the input ends. Time is whatever the caller says it is: arrival time in `serve`,
+ * the spans' own time in `replay`, so replays are deterministic.
+ *
+ * The assembler never drops a span: a duplicate export is deduplicated, a conflicting one is
+ * recorded as a capture conflict, and a span arriving after close opens a new revision.
+ */
+export class Assembler {
+  readonly #limits: AssemblerLimits;
+  readonly #onClose: (t: Trajectory) => void;
+  readonly #open = new Map<string, OpenBuffer>();
+  /** Which trajectory key a trace belongs to (a session can span many traces). */
+  readonly #traceKey = new Map<string, string>();
+  /** Closed trajectories, oldest first: steps kept for late spans, then only the revision. */
+  readonly #closed = new Map<string, Retained>();
+  readonly #heap = new DeadlineHeap();
+  #bufferedBytes = 0;
+  #retainedBytes = 0;
+  #duplicateSpans = 0;
+  #conflictingSpans = 0;
+  #lateSpans = 0;
+
+  constructor(limits: AssemblerLimits, onClose: (t: Trajectory) => void) {
+    this.#limits = limits;
+    this.#onClose = onClose;
+  }
+
+  /** Whether a new request may be accepted; checked before decoding it. */
+  admission(): AdmissionRefusal | undefined {
+    if (this.#open.size >= this.#limits.maxOpenTrajectories) return 'max-open-trajectories';
+    if (this.#bufferedBytes >= this.#limits.maxBufferedBytes) return 'max-buffered-bytes';
+    return undefined;
+  }
+
+  stats(): AssemblerStats {
+    return {
+      openTrajectories: this.#open.size,
+      bufferedBytes: this.#bufferedBytes,
+      retainedBytes: this.#retainedBytes,
+      duplicateSpans: this.#duplicateSpans,
+      conflictingSpans: this.#conflictingSpans,
+      lateSpans: this.#lateSpans,
+    };
+  }
+
+  /** The earliest time at which some open trajectory may close. */
+  nextDeadlineMs(): number | undefined {
+    return this.#heap.peekDeadline();
+  }
+
+  /** Adds one step; `activityMs` is the arrival time (serve) or the step's end time (replay). */
+  add(step: Step, activityMs: number): void {
+    const buffer = this.#bufferFor(step, activityMs);
+    const id = `${step.traceId}/${step.id}`;
+    const existing = buffer.steps.get(id);
+    if (existing !== undefined) {
+      this.#duplicate(buffer, existing, step);
+      return;
+    }
+    buffer.steps.set(id, step);
+    buffer.traceIds.add(step.traceId);
+    buffer.bytes += step.encodedBytes;
+    this.#bufferedBytes += step.encodedBytes;
+    if (step.parentId === undefined) buffer.rootSeen = true;
+    if (activityMs > buffer.lastActivityMs) buffer.lastActivityMs = activityMs;
+    this.#schedule(buffer);
+    if (buffer.steps.size >= this.#limits.maxSpansPerTrajectory) {
+      buffer.reasons.add('span-limit');
+      this.#close(buffer, 'span-limit', activityMs);
+    }
+  }
+
+  /** Marks the trajectory of `traceId` incomplete because the receiver refused spans of it. */
+  noteRefused(traceId: string, count: number, activityMs: number): void {
+    const key = this.#traceKey.get(traceId) ?? traceId;
+    const buffer = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
+    buffer.refusedSpans += count;
+    buffer.reasons.add('refused-spans');
+    this.#schedule(buffer);
+  }
+
+  /** Closes every trajectory whose deadline is at or before `nowMs`. */
+  advance(nowMs: number): void {
+    for (;;) {
+      const next = this.#heap.peekDeadline();
+      if (next === undefined || next > nowMs) break;
+      const entry = this.#heap.pop()!;
+      const buffer = this.#open.get(entry.key);
+      if (buffer === undefined || buffer.scheduledAtMs !== entry.deadlineMs) continue;
+      buffer.scheduledAtMs = undefined;
+      const deadline = this.#deadline(buffer);
+      if (deadline > nowMs) {
+        this.#schedule(buffer);
+        continue;
+      }
+      this.#close(buffer, buffer.rootSeen ? 'quiet-after-root' : 'idle-timeout', nowMs);
+    }
+    this.#expireRetained(nowMs);
+  }
+
+  /** Closes everything still open, e.g. at the end of a replay or on shutdown. */
+  flush(cause: 'end-of-input' | 'shutdown', nowMs: number): void {
+    for (const buffer of [...this.#open.values()]) this.#close(buffer, cause, nowMs);
+  }
+
+  /**
+   * Keeps one live heap entry per buffer. A deadline that moved later is found when its old
+   * entry comes due (and is pushed again then); one that moved earlier gets a new entry now.
+   */
+  #schedule(buffer: OpenBuffer): void {
+    const deadline = this.#deadline(buffer);
+    if (buffer.scheduledAtMs !== undefined && buffer.scheduledAtMs <= deadline) return;
+    buffer.scheduledAtMs = deadline;
+    this.#heap.push(deadline, buffer.key);
+  }
+
+  #deadline(buffer: OpenBuffer): number {
+    return buffer.lastActivityMs + (buffer.rootSeen ? this.#limits.quietPeriodMs : this.#limits.idleTimeoutMs);
+  }
+
+  #bufferFor(step: Step, activityMs: number): OpenBuffer {
+    const byTrace = this.#traceKey.get(step.traceId);
+    // A trace keyed by its own id so far joins its session once a span names one.
+    const joinsSession = step.sessionId !== undefined && (byTrace === undefined || byTrace === step.traceId);
+    const key = joinsSession ? step.sessionId! : (byTrace ?? step.traceId);
+    if (byTrace !== key) this.#traceKey.set(step.traceId, key);
+    const buffer = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
+    if (joinsSession && byTrace === step.traceId) this.#mergeTraceInto(step.traceId, buffer);
+    return buffer;
+  }
+
+  /** Spans of a trace that arrived before the one naming its session join the session. */
+  #mergeTraceInto(traceId: string, target: OpenBuffer): void {
+    const source = this.#open.get(traceId);
+    if (source === undefined || source === target) return;
+    for (const [id, step] of source.steps) target.steps.set(id, step);
+    for (const t of source.traceIds) {
+      target.traceIds.add(t);
+      this.#traceKey.set(t, target.key);
+    }
+    target.conflicts.push(...source.conflicts);
+    for (const r of source.reasons) target.reasons.add(r);
+    target.refusedSpans += source.refusedSpans;
+    target.bytes += source.bytes;
+    target.rootSeen ||= source.rootSeen;
+    target.lastActivityMs = Math.max(target.lastActivityMs, source.lastActivityMs);
+    this.#open.delete(traceId);
+    this.#schedule(target);
+  }
+
+  #openBuffer(key: string, activityMs: number): OpenBuffer {
+    const before = this.#closed.get(key);
+    const buffer: OpenBuffer = {
+      key,
+      revision: 1,
+      steps: new Map(),
+      traceIds: new Set(),
+      conflicts: [],
+      reasons: new Set(),
+      refusedSpans: 0,
+      bytes: 0,
+      rootSeen: false,
+      lastActivityMs: activityMs,
+      scheduledAtMs: undefined,
+    };
+    if (before !== undefined) {
+      this.#lateSpans++;
+      this.#closed.delete(key);
+      this.#retainedBytes -= before.steps === undefined ? 0 : before.bytes;
+      buffer.revision = before.revision + 1;
+      if (before.steps === undefined) {
+        buffer.reasons.add('previous-revision-not-retained');
+      } else {
+        for (const s of before.steps) {
+          buffer.steps.set(`${s.traceId}/${s.id}`, s);
+          if (s.parentId === undefined) buffer.rootSeen = true;
+        }
+        buffer.bytes = before.bytes;
+        this.#bufferedBytes += before.bytes;
+      }
+      for (const t of before.traceIds) {
+        buffer.traceIds.add(t);
+        this.#traceKey.set(t, key);
+      }
+    }
+    this.#open.set(key, buffer);
+    return buffer;
+  }
+
+  #duplicate(buffer: OpenBuffer, kept: Step, arrived: Step): void {
+    const keptDigest = stepDigest(kept);
+    const refusedDigest = stepDigest(arrived);
+    if (keptDigest === refusedDigest) {
+      this.#duplicateSpans++;
+      return;
+    }
+    this.#conflictingSpans++;
+    buffer.conflicts.push({ traceId: arrived.traceId, spanId: arrived.id, keptDigest, refusedDigest });
+  }
+
+  #close(buffer: OpenBuffer, cause: CloseCause, nowMs: number): void {
+    this.#open.delete(buffer.key);
+    this.#bufferedBytes -= buffer.bytes;
+    const steps = [...buffer.steps.values()].sort(compareSteps);
+    const reasons = new Set(buffer.reasons);
+    if (!buffer.rootSeen) reasons.add('root-not-seen');
+    if (hasOrphans(steps)) reasons.add('orphan-parents');
+    if (cause === 'idle-timeout') reasons.add('idle-timeout');
+    if (cause === 'shutdown') reasons.add('shutdown');
+    if (cause === 'end-of-input' && !buffer.rootSeen) reasons.add('end-of-input');
+    const incompleteReasons = [...reasons].sort();
+    const traceIds = [...buffer.traceIds].sort();
+    this.#retain(buffer, steps, traceIds, cause, nowMs);
+    this.#onClose({
+      key: buffer.key,
+      traceIds,
+      revision: buffer.revision,
+      complete: incompleteReasons.length === 0,
+      incompleteReasons,
+      steps,
+      conflicts: buffer.conflicts,
+      refusedSpans: buffer.refusedSpans,
+      closedBy: cause,
+    });
+  }
+
+  #retain(buffer: OpenBuffer, steps: Step[], traceIds: string[], cause: CloseCause, nowMs: number): void {
+    // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
+    const keepSteps = cause !== 'span-limit' && buffer.bytes <= this.#limits.maxRetainedBytes;
+    this.#closed.set(buffer.key, {
+      revision: buffer.revision,
+      steps: keepSteps ? steps : undefined,
+      traceIds,
+      bytes: buffer.bytes,
+      closedAtMs: nowMs,
+    });
+    if (keepSteps) this.#retainedBytes += buffer.bytes;
+    this.#expireRetained(nowMs);
+  }
+
+  /** Lets go of retained steps past the late-span window or the byte bound, then of old keys. */
+  #expireRetained(nowMs: number): void {
+    const limits = this.#limits;
+    for (const r of this.#closed.values()) {
+      if (r.steps === undefined) continue;
+      const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
+      if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
+      r.steps = undefined;
+      this.#retainedBytes -= r.bytes;
+    }
+    while (this.#closed.size > limits.maxRememberedKeys) {
+      const [key, r] = this.#closed.entries().next().value!;
+      this.#closed.delete(key);
+      if (r.steps !== undefined) this.#retainedBytes -= r.bytes;
+      for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
+    }
+  }
+}
+
+/** Steps in trajectory order: start time, then end time, then span id. */
+export function compareSteps(a: Step, b: Step): number {
+  if (a.startTimeUnixNano !== b.startTimeUnixNano) return a.startTimeUnixNano < b.startTimeUnixNano ? -1 : 1;
+  if (a.endTimeUnixNano !== b.endTimeUnixNano) return a.endTimeUnixNano < b.endTimeUnixNano ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
+
+function hasOrphans(steps: Step[]): boolean {
+  const ids = new Set<string>();
+  for (const s of steps) ids.add(`${s.traceId}/${s.id}`);
+  return steps.some((s) => s.parentId !== undefined && !ids.has(`${s.traceId}/${s.parentId}`));
+}
+
+/** Digest of a step's payload, computed only when two spans share an id. */
+function stepDigest(step: Step): string {
+  const json = JSON.stringify(step, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
+  return createHash('sha256').update(json).digest('hex');
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+
+/** Every bound of the assembler, named with its unit. */
+export const AssemblerLimitsSchema = z
+  .object({
+    /** After the root span ended, close once no span arrived for this long. */
+    quietPeriodMs: z.number().int().min(0).default(2_000),
+    /** Without a root span, close once no span arrived for this long. */
+    idleTimeoutMs: z.number().int().min(1).default(30_000),
+    /** Admission bound: at or above it, new requests are answered 503 with Retry-After. */
+    maxOpenTrajectories: z.number().int().min(1).default(10_000),
+    /** A trajectory reaching this many spans closes at once as incomplete (`span-limit`). */
+    maxSpansPerTrajectory: z.number().int().min(1).default(10_000),
+    /** Admission bound on the encoded bytes of all buffered spans. */
+    maxBufferedBytes: z.number().int().min(1).default(256 * 1024 * 1024),
+    /** How long a closed trajectory is kept so a late span re-emits it whole as a new revision. */
+    lateSpanWindowMs: z.number().int().min(0).default(60_000),
+    /** Bound on the encoded bytes of closed trajectories kept for late spans. */
+    maxRetainedBytes: z.number().int().min(0).default(64 * 1024 * 1024),
+    /** Bound on keys remembered (for revision numbers) after their steps were let go. */
+    maxRememberedKeys: z.number().int().min(0).default(100_000),
+  })
+  .strict();
+
+export type AssemblerLimits = z.infer<typeof AssemblerLimitsSchema>;

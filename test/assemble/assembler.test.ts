@@ -1,0 +1,205 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Assembler } from '../../src/assemble/assembler.ts';
+import { type AssemblerLimits, AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
+import type { Trajectory } from '../../src/assemble/trajectory.ts';
+import { makeStep } from '../helpers/steps.ts';
+
+function setup(overrides: Partial<AssemblerLimits> = {}) {
+  const closed: Trajectory[] = [];
+  const limits = AssemblerLimitsSchema.parse({ quietPeriodMs: 2_000, idleTimeoutMs: 30_000, ...overrides });
+  return { closed, assembler: new Assembler(limits, (t) => closed.push(t)) };
+}
+
+const T1 = '11111111111111111111111111111111';
+const T2 = '22222222222222222222222222222222';
+
+describe('Assembler closing rules', () => {
+  it('closes a trajectory once its root ended and the quiet period passed, not before', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'c1', parentId: 'r1' }), 1_000);
+    assembler.add(makeStep({ id: 'r1' }), 1_500);
+    assembler.advance(3_499);
+    expect(closed).toHaveLength(0);
+    assembler.advance(3_500);
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({ complete: true, incompleteReasons: [], closedBy: 'quiet-after-root', revision: 1 });
+    expect(closed[0]!.steps.map((s) => s.id)).toEqual(['c1', 'r1'].sort());
+  });
+
+  it('a span arriving in the quiet period pushes the close later', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r1' }), 1_000);
+    assembler.add(makeStep({ id: 'c1', parentId: 'r1' }), 2_500);
+    assembler.advance(3_000);
+    expect(closed).toHaveLength(0);
+    assembler.advance(4_500);
+    expect(closed[0]!.steps).toHaveLength(2);
+  });
+
+  it('without a root it waits for the idle timeout and says the capture is incomplete', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'c1', parentId: 'r1' }), 1_000);
+    assembler.advance(30_999);
+    expect(closed).toHaveLength(0);
+    assembler.advance(31_000);
+    expect(closed[0]).toMatchObject({
+      complete: false,
+      closedBy: 'idle-timeout',
+      incompleteReasons: ['idle-timeout', 'orphan-parents', 'root-not-seen'],
+    });
+  });
+
+  it('names orphan parents even when a root was seen', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r1' }), 0);
+    assembler.add(makeStep({ id: 'c1', parentId: 'never-exported' }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed[0]).toMatchObject({ complete: false, incompleteReasons: ['orphan-parents'], closedBy: 'end-of-input' });
+  });
+
+  it('at the end of input a structurally whole trajectory is complete; on shutdown it never is', () => {
+    const a = setup();
+    a.assembler.add(makeStep({ id: 'r1' }), 0);
+    a.assembler.flush('end-of-input', 0);
+    expect(a.closed[0]).toMatchObject({ complete: true, closedBy: 'end-of-input' });
+    const b = setup();
+    b.assembler.add(makeStep({ id: 'r1' }), 0);
+    b.assembler.flush('shutdown', 0);
+    expect(b.closed[0]).toMatchObject({ complete: false, incompleteReasons: ['shutdown'] });
+  });
+
+  it('orders steps by start time, then end time, then id', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'b', parentId: 'r', startTimeUnixNano: 5n, endTimeUnixNano: 9n }), 0);
+    assembler.add(makeStep({ id: 'a', parentId: 'r', startTimeUnixNano: 5n, endTimeUnixNano: 9n }), 0);
+    assembler.add(makeStep({ id: 'c', parentId: 'r', startTimeUnixNano: 5n, endTimeUnixNano: 7n }), 0);
+    assembler.add(makeStep({ id: 'r', startTimeUnixNano: 1n, endTimeUnixNano: 10n }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed[0]!.steps.map((s) => s.id)).toEqual(['r', 'c', 'a', 'b']);
+  });
+});
+
+describe('Assembler keys', () => {
+  it('keys by session id across traces, and pulls in spans that arrived before the session id', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'x1', traceId: T1, parentId: 'x0' }), 0);
+    assembler.add(makeStep({ id: 'x0', traceId: T1, sessionId: 'conv-7' }), 0);
+    assembler.add(makeStep({ id: 'y0', traceId: T2, sessionId: 'conv-7' }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({ key: 'conv-7', traceIds: [T1, T2], complete: true });
+    expect(closed[0]!.steps.map((s) => s.id).sort()).toEqual(['x0', 'x1', 'y0']);
+  });
+
+  it('keys by trace id when no session id is present', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', traceId: T1 }), 0);
+    assembler.add(makeStep({ id: 'r', traceId: T2 }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed.map((t) => t.key).sort()).toEqual([T1, T2]);
+  });
+});
+
+describe('Assembler never drops a span', () => {
+  it('deduplicates an exact duplicate export', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r' }), 0);
+    assembler.add(makeStep({ id: 'r' }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed[0]!.steps).toHaveLength(1);
+    expect(closed[0]!.conflicts).toEqual([]);
+    expect(assembler.stats().duplicateSpans).toBe(1);
+  });
+
+  it('records two payloads under one span id as a capture conflict, keeping the first', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', result: 'first' }), 0);
+    assembler.add(makeStep({ id: 'r', result: 'second' }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed[0]!.steps.map((s) => s.result)).toEqual(['first']);
+    expect(closed[0]!.conflicts).toHaveLength(1);
+    expect(closed[0]!.conflicts[0]!.keptDigest).not.toBe(closed[0]!.conflicts[0]!.refusedDigest);
+  });
+
+  it('a span arriving after close opens the next revision with every step so far', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r' }), 0);
+    assembler.advance(2_000);
+    assembler.add(makeStep({ id: 'late', parentId: 'r' }), 2_500);
+    assembler.advance(4_500);
+    expect(closed.map((t) => [t.revision, t.steps.length, t.complete])).toEqual([
+      [1, 1, true],
+      [2, 2, true],
+    ]);
+  });
+
+  it('when the closed revision is no longer kept, the next revision says so', () => {
+    const { closed, assembler } = setup({ lateSpanWindowMs: 1_000 });
+    assembler.add(makeStep({ id: 'r' }), 0);
+    assembler.advance(2_000);
+    assembler.advance(10_000);
+    assembler.add(makeStep({ id: 'late', parentId: 'r' }), 10_000);
+    assembler.flush('end-of-input', 10_000);
+    expect(closed[1]).toMatchObject({ revision: 2, complete: false });
+    expect(closed[1]!.incompleteReasons).toContain('previous-revision-not-retained');
+  });
+
+  it('closes at the span bound as incomplete and continues in a new revision', () => {
+    const { closed, assembler } = setup({ maxSpansPerTrajectory: 3 });
+    for (const id of ['r', 'a', 'b', 'c']) assembler.add(makeStep({ id, ...(id === 'r' ? {} : { parentId: 'r' }) }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed.map((t) => [t.revision, t.steps.length, t.incompleteReasons])).toEqual([
+      [1, 3, ['span-limit']],
+      [2, 1, ['orphan-parents', 'previous-revision-not-retained', 'root-not-seen', 'end-of-input'].sort()],
+    ]);
+  });
+
+  it('refuses admission at the open-trajectory and buffered-byte bounds', () => {
+    const a = setup({ maxOpenTrajectories: 2 });
+    a.assembler.add(makeStep({ id: 'r', traceId: T1 }), 0);
+    expect(a.assembler.admission()).toBeUndefined();
+    a.assembler.add(makeStep({ id: 'r', traceId: T2 }), 0);
+    expect(a.assembler.admission()).toBe('max-open-trajectories');
+    a.assembler.flush('end-of-input', 0);
+    expect(a.assembler.admission()).toBeUndefined();
+    const b = setup({ maxBufferedBytes: 150 });
+    b.assembler.add(makeStep({ id: 'r', encodedBytes: 100 }), 0);
+    expect(b.assembler.admission()).toBeUndefined();
+    b.assembler.add(makeStep({ id: 'c', parentId: 'r', encodedBytes: 100 }), 0);
+    expect(b.assembler.admission()).toBe('max-buffered-bytes');
+  });
+
+  it('marks a trajectory whose spans the receiver refused', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', traceId: T1 }), 0);
+    assembler.noteRefused(T1, 2, 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed[0]).toMatchObject({ complete: false, refusedSpans: 2, incompleteReasons: ['refused-spans'] });
+  });
+});
+
+describe('Assembler determinism', () => {
+  it('gives the same trajectory whatever order the spans of a trace arrive in', () => {
+    const steps = [
+      makeStep({ id: 'r', startTimeUnixNano: 0n, endTimeUnixNano: 100n }),
+      makeStep({ id: 'a', parentId: 'r', startTimeUnixNano: 10n, endTimeUnixNano: 20n }),
+      makeStep({ id: 'b', parentId: 'r', startTimeUnixNano: 10n, endTimeUnixNano: 20n }),
+      makeStep({ id: 'c', parentId: 'a', startTimeUnixNano: 12n, endTimeUnixNano: 15n }),
+    ];
+    const reference = (() => {
+      const { closed, assembler } = setup();
+      for (const s of steps) assembler.add(s, 0);
+      assembler.flush('end-of-input', 0);
+      return closed;
+    })();
+    fc.assert(
+      fc.property(fc.shuffledSubarray(steps, { minLength: steps.length, maxLength: steps.length }), (order) => {
+        const { closed, assembler } = setup();
+        for (const s of order) assembler.add(s, 0);
+        assembler.flush('end-of-input', 0);
+        expect(closed).toEqual(reference);
+      }),
+    );
+  });
+});
