@@ -8,5 +8,6 @@ export default defineConfig({
     // Integration tests start real servers on fixed loopback ports; files run one at a time
     // per worker and two workers match the two cores this project is built and tested on.
     maxWorkers: 2,
+    reporters: ['default', ['json', { outputFile: '.cache/vitest-report.json' }]],
   },
 });

@@ -1,0 +1,15 @@
+// Prints the plain closing line CI reads ("tests: N passed, N failed, N skipped") from
+// vitest's JSON report, so the count does not depend on vitest's own output format.
+import { readFileSync } from 'node:fs';
+
+const path = process.argv[2] ?? '.cache/vitest-report.json';
+let report: { numPassedTests: number; numFailedTests: number; numPendingTests: number; numTodoTests: number };
+try {
+  report = JSON.parse(readFileSync(path, 'utf8'));
+} catch (err) {
+  console.error(`test-summary: no vitest report at ${path}: ${(err as Error).message}`);
+  process.exit(1);
+}
+const skipped = report.numPendingTests + report.numTodoTests;
+console.log(`tests: ${report.numPassedTests} passed, ${report.numFailedTests} failed, ${skipped} skipped`);
+process.exit(report.numFailedTests === 0 && report.numPassedTests > 0 ? 0 : 1);

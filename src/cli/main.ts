@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+import { ConfigError, TrajwatchError } from '../errors.ts';
+import { replayCommand } from './replay.ts';
+import { serveCommand } from './serve.ts';
+import { validateConfigCommand } from './validate-config.ts';
+
+const HELP = `trajwatch — a streaming analyzer for AI-agent telemetry
+
+Usage: trajwatch <command> [options]
+
+Commands:
+  serve              receive OTLP/HTTP, assemble trajectories, run checks, write findings
+  replay FILE...     run the same pipeline over recorded OTLP files (JSON or protobuf, .gz too)
+  validate-config F  report every configuration error at once
+
+Run 'trajwatch <command> --help' for a command's options.
+`;
+
+const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
+  serve: serveCommand,
+  replay: replayCommand,
+  'validate-config': validateConfigCommand,
+};
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    process.stdout.write(HELP);
+    return name === undefined ? 2 : 0;
+  }
+  const command = COMMANDS[name];
+  if (command === undefined) {
+    process.stderr.write(`trajwatch: unknown command "${name}"\n\n${HELP}`);
+    return 2;
+  }
+  return command(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof ConfigError || err instanceof TrajwatchError) process.stderr.write(`trajwatch: ${err.message}\n`);
+    else if (err instanceof TypeError && (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      process.stderr.write(`trajwatch: ${err.message}\n`);
+    } else process.stderr.write(`trajwatch: unexpected failure: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = err instanceof ConfigError ? 1 : 2;
+  },
+);

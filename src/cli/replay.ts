@@ -1,0 +1,96 @@
+import { parseArgs } from 'node:util';
+import { createAnalyzer } from '../analyze.ts';
+import { DecodeError } from '../errors.ts';
+import { readOtlpFile } from '../ingest/otlp-file.ts';
+import { Pipeline } from '../pipeline.ts';
+import type { FindingSink } from '../sinks/finding-sink.ts';
+import { JsonlLog } from '../sinks/jsonl-log.ts';
+import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import { resolveConfig } from './resolve-config.ts';
+
+export const REPLAY_HELP = `Usage: trajwatch replay FILE... [options]
+
+Runs the serve pipeline over recorded OTLP trace files: OTLP/JSON (one request, or one per
+line) or protobuf, gzip-compressed or not. Trajectories close by the spans' own timestamps,
+so a replay gives the same output on any machine at any speed; whatever is still open at
+the end closes with the reason end-of-input.
+
+Options:
+  --trajectories OUT.jsonl  write closed trajectories, one JSON object per line
+  --findings OUT.jsonl      write findings, one JSON object per line
+  --config FILE             JSON configuration file (assembler limits, checks...)
+  --help                    this text
+
+Exit status: 0 when every file replayed, 1 when some file could not be read or decoded
+(the others are still replayed and written), 2 on a usage error.
+`;
+
+const PROGRESS_EVERY_MS = 1_000;
+
+export async function replayCommand(args: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      trajectories: { type: 'string' },
+      findings: { type: 'string' },
+      config: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help === true) {
+    process.stdout.write(REPLAY_HELP);
+    return 0;
+  }
+  if (positionals.length === 0) {
+    process.stderr.write(`replay: no input files\n\n${REPLAY_HELP}`);
+    return 2;
+  }
+  const config = await resolveConfig(values.config, []);
+  const trajectoryLog =
+    values.trajectories === undefined ? undefined : await JsonlLog.open(values.trajectories, { truncate: true });
+  const sinks: FindingSink[] =
+    values.findings === undefined
+      ? []
+      : [new LocalLogSink(await JsonlLog.open(values.findings, { truncate: true }), Infinity)];
+  const pipeline = new Pipeline({
+    limits: config.assembler,
+    clock: 'event',
+    analyze: createAnalyzer(config),
+    ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
+    sinks,
+  });
+
+  let failures = 0;
+  let lastProgress = Date.now();
+  const started = lastProgress;
+  for (const [i, file] of positionals.entries()) {
+    const requests = await readOtlpFile(file);
+    if (requests instanceof DecodeError) {
+      failures++;
+      process.stderr.write(`replay: ${file}: ${requests.message}\n`);
+      continue;
+    }
+    for (const request of requests) {
+      pipeline.accept(request);
+      for (const r of request.rejected) process.stderr.write(`replay: ${file}: span ${r.spanId ?? '?'} rejected: ${r.reason}\n`);
+    }
+    const now = Date.now();
+    if (now - lastProgress >= PROGRESS_EVERY_MS) {
+      lastProgress = now;
+      process.stderr.write(`replay: ${progress(i + 1, positionals.length, pipeline)}\n`);
+    }
+  }
+  await pipeline.drain('end-of-input');
+  await trajectoryLog?.close();
+  await Promise.all(sinks.map((s) => s.close()));
+  if (Date.now() - started >= PROGRESS_EVERY_MS || failures > 0) {
+    process.stderr.write(`replay: done: ${progress(positionals.length, positionals.length, pipeline)}\n`);
+  }
+  return failures === 0 ? 0 : 1;
+}
+
+function progress(done: number, total: number, pipeline: Pipeline): string {
+  const c = pipeline.counts;
+  return `${done}/${total} files, ${c.spansAccepted} spans (${c.spansRejected} rejected), ${c.trajectoriesClosed} trajectories, ${c.findingsEmitted} findings`;
+}

@@ -1,0 +1,70 @@
+import { readFile } from 'node:fs/promises';
+import type { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+import { type Config, ConfigSchema } from './schema.ts';
+
+/** Overrides from the environment, applied over the file and under command-line flags. */
+export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
+  TRAJWATCH_DATA_DIR: ['dataDir'],
+  TRAJWATCH_OTLP_HTTP: ['receiver', 'otlpHttp'],
+};
+
+/** A raw (unvalidated) configuration object and where it came from. */
+export interface RawConfig {
+  value: Record<string, unknown>;
+  source: string;
+}
+
+export async function readConfigFile(path: string): Promise<RawConfig> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`cannot read the config file: ${(err as Error).message}`], path);
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw new ConfigError([`not valid JSON: ${(err as Error).message}`], path);
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new ConfigError([`(root): expected a JSON object, got ${JSON.stringify(value)}`], path);
+  }
+  return { value: value as Record<string, unknown>, source: path };
+}
+
+/** Sets `path` in a nested raw object, creating objects on the way. */
+export function setPath(target: Record<string, unknown>, path: readonly string[], value: unknown): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === null || typeof next !== 'object' || Array.isArray(next)) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path.at(-1)!] = value;
+}
+
+export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+  for (const [name, path] of Object.entries(ENV_OVERRIDES)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') setPath(raw, path, value);
+  }
+}
+
+/** Validates everything at once; throws a ConfigError listing every problem with key and value. */
+export function validateConfig(raw: RawConfig): Config {
+  const parsed = ConfigSchema.safeParse(raw.value, { reportInput: true });
+  if (parsed.success) return parsed.data;
+  throw new ConfigError(parsed.error.issues.map(describeIssue), raw.source);
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const key = issue.path.length === 0 ? '(root)' : issue.path.join('.');
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((k) => `${key === '(root)' ? k : `${key}.${k}`}: unknown key`).join('; ');
+  }
+  const input = (issue as { input?: unknown }).input;
+  const shown = input === undefined ? 'missing' : JSON.stringify(input);
+  return `${key}: ${issue.message} (value: ${shown})`;
+}

@@ -1,0 +1,28 @@
+import { z } from 'zod';
+import { AssemblerLimitsSchema } from '../assemble/limits.ts';
+import { checksConfigSchema } from '../checks/config.ts';
+import { ProvenanceConfigSchema } from '../findings/provenance/config.ts';
+import { ReceiverConfigSchema } from '../ingest/receiver-config.ts';
+
+/** The whole configuration: strict (unknown keys are errors), every default embedded. */
+export const ConfigSchema = z
+  .object({
+    /** Where trajectories, findings and durable state are written. */
+    dataDir: z.string().min(1).default('./data'),
+    receiver: ReceiverConfigSchema.prefault({}),
+    assembler: AssemblerLimitsSchema.prefault({}),
+    /** Tool classes and rules of the L0 checks (docs/checks.md). */
+    checks: checksConfigSchema.prefault({}),
+    /** Treatment bundles and conditions readings attached to every finding. */
+    provenance: ProvenanceConfigSchema.prefault({}),
+    sinks: z
+      .object({
+        /** Bytes written to a local log but not yet durable above which new input is refused. */
+        maxPendingBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type Config = z.infer<typeof ConfigSchema>;

@@ -1,0 +1,148 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { DecodeError, LimitError } from '../errors.ts';
+import { gunzipCapped, readBody } from './body.ts';
+import { decodeOtlpJson } from './otlp-json-decode.ts';
+import { decodeOtlpProto } from './otlp-proto-decode.ts';
+import {
+  exportResponse,
+  JSON_TYPE,
+  PROTOBUF,
+  RPC_CODE,
+  rpcStatus,
+  type ResponseFormat,
+} from './otlp-response.ts';
+import type { ReceiverConfig } from './receiver-config.ts';
+import type { DecodedRequest } from './span.ts';
+
+/** Where decoded requests go: the pipeline. */
+export interface IngestTarget {
+  /** A reason to refuse new work now (answered 503 + Retry-After), or undefined. */
+  admission(): string | undefined;
+  /** Takes a decoded request; every span in it is kept or counted as rejected. */
+  accept(request: DecodedRequest): void;
+}
+
+/** What the receiver saw, for metrics: one call per request. */
+export interface RequestObserver {
+  (outcome: { status: number; contentType: string; spans: number; rejectedSpans: number; reason?: string }): void;
+}
+
+/** Extra routes served beside `/v1/traces` (health, metrics). */
+export type ExtraRoutes = Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
+
+const TRACES_PATH = '/v1/traces';
+
+/**
+ * The OTLP/HTTP trace receiver (opentelemetry-proto spec, CONVENTIONS.md): protobuf or JSON
+ * by Content-Type, optional gzip, answered in the request's content type.
+ */
+export function createHttpReceiver(
+  config: ReceiverConfig,
+  target: IngestTarget,
+  observe: RequestObserver = () => {},
+  routes: ExtraRoutes = {},
+): Server {
+  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?', 1)[0]!;
+    if (path !== TRACES_PATH) {
+      const route = routes[path];
+      if (route !== undefined) return route(req, res);
+      return reply(res, 404, 'json', RPC_CODE.NOT_FOUND, `no route for ${path}; OTLP traces go to POST ${TRACES_PATH}`);
+    }
+    if (req.method !== 'POST') {
+      res.setHeader('Allow', 'POST');
+      return reply(res, 405, 'json', RPC_CODE.UNIMPLEMENTED, `${req.method} is not allowed on ${TRACES_PATH}; use POST`);
+    }
+    const contentType = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
+    const format: ResponseFormat | undefined =
+      contentType === PROTOBUF ? 'protobuf' : contentType === JSON_TYPE ? 'json' : undefined;
+    const note = (status: number, spans: number, rejectedSpans: number, reason?: string) =>
+      observe({ status, contentType: format === undefined ? 'other' : contentType, spans, rejectedSpans, reason });
+
+    if (format === undefined) {
+      req.resume();
+      note(415, 0, 0, 'content-type');
+      return reply(
+        res,
+        415,
+        'json',
+        RPC_CODE.INVALID_ARGUMENT,
+        `unsupported Content-Type "${contentType}"; use ${PROTOBUF} or ${JSON_TYPE}`,
+      );
+    }
+    const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+    if (encoding !== 'gzip' && encoding !== 'identity') {
+      req.resume();
+      note(415, 0, 0, 'content-encoding');
+      return reply(res, 415, format, RPC_CODE.INVALID_ARGUMENT, `unsupported Content-Encoding "${encoding}"; use gzip or none`);
+    }
+    const busy = target.admission();
+    if (busy !== undefined) {
+      req.resume();
+      res.setHeader('Retry-After', String(config.retryAfterSeconds));
+      note(503, 0, 0, busy);
+      return reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${busy}); retry later`);
+    }
+
+    let body = await readBody(req, config.maxBodyBytes);
+    if (!(body instanceof Error) && encoding === 'gzip') body = await gunzipCapped(body, config.maxDecompressedBytes);
+    if (body instanceof LimitError) {
+      note(413, 0, 0, body.limit);
+      res.setHeader('Connection', 'close');
+      return reply(res, 413, format, RPC_CODE.INVALID_ARGUMENT, body.message);
+    }
+    if (body instanceof DecodeError) {
+      note(400, 0, 0, 'unreadable-body');
+      return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, body.message);
+    }
+    if (body.length > config.maxDecompressedBytes) {
+      note(413, 0, 0, 'maxDecompressedBytes');
+      return reply(
+        res,
+        413,
+        format,
+        RPC_CODE.INVALID_ARGUMENT,
+        `body exceeds maxDecompressedBytes (${config.maxDecompressedBytes} bytes)`,
+      );
+    }
+
+    const decoded = format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
+    if (decoded instanceof DecodeError) {
+      note(400, 0, 0, 'undecodable');
+      return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} body: ${decoded.message}`);
+    }
+    target.accept(decoded);
+    const rejected = decoded.rejected.length;
+    note(200, decoded.spans.length, rejected);
+    const partial =
+      rejected === 0 ? undefined : { rejectedSpans: rejected, errorMessage: summarizeRejections(decoded) };
+    send(res, 200, format, exportResponse(format, partial));
+  };
+
+  return createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      // Only a bug reaches here; answer 500 rather than leave the client hanging.
+      process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+      if (!res.headersSent) reply(res, 500, 'json', RPC_CODE.UNAVAILABLE, 'internal error');
+      else res.destroy();
+    });
+  });
+}
+
+function summarizeRejections(decoded: DecodedRequest): string {
+  const byReason = new Map<string, number>();
+  for (const r of decoded.rejected) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
+  return [...byReason].map(([reason, n]) => `${n} span(s): ${reason}`).join('; ');
+}
+
+function reply(res: ServerResponse, status: number, format: ResponseFormat, code: number, message: string): void {
+  send(res, status, format, rpcStatus(format, code, message));
+}
+
+function send(res: ServerResponse, status: number, format: ResponseFormat, body: Buffer): void {
+  res.writeHead(status, {
+    'Content-Type': format === 'protobuf' ? PROTOBUF : JSON_TYPE,
+    'Content-Length': body.length,
+  });
+  res.end(body);
+}

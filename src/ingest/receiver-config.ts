@@ -1,0 +1,17 @@
+import { z } from 'zod';
+import { HostPortSchema } from '../config/host-port.ts';
+
+export const ReceiverConfigSchema = z
+  .object({
+    /** Where the OTLP/HTTP receiver listens. Loopback by default: binding wider is explicit. */
+    otlpHttp: HostPortSchema.prefault('127.0.0.1:4318'),
+    /** Cap on the request body as sent (compressed or not); 413 above it. */
+    maxBodyBytes: z.number().int().min(1).default(16 * 1024 * 1024),
+    /** Cap on the body after gzip decompression (the spec recommends 64 MiB); 413 above it. */
+    maxDecompressedBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+    /** Sent with 429/503 answers. */
+    retryAfterSeconds: z.number().int().min(1).default(2),
+  })
+  .strict();
+
+export type ReceiverConfig = z.infer<typeof ReceiverConfigSchema>;

@@ -1,0 +1,106 @@
+import { Assembler } from './assemble/assembler.ts';
+import type { AssemblerLimits } from './assemble/limits.ts';
+import type { Trajectory } from './assemble/trajectory.ts';
+import { trajectoryToJson } from './assemble/trajectory-json.ts';
+import type { Finding } from './findings/schema.ts';
+import type { IngestTarget } from './ingest/http-receiver.ts';
+import type { DecodedRequest } from './ingest/span.ts';
+import { normalizeSpan } from './normalize/normalize.ts';
+import type { FindingSink } from './sinks/finding-sink.ts';
+import type { JsonlLog } from './sinks/jsonl-log.ts';
+
+/**
+ * Whose time closes trajectories: `arrival` (serve: the wall clock when spans arrive) or
+ * `event` (replay: the spans' own end times, so a replay is the same on any machine).
+ */
+export type Clock = 'arrival' | 'event';
+
+export interface PipelineOptions {
+  limits: AssemblerLimits;
+  clock: Clock;
+  /** Checks and findings for one closed trajectory: a pure function. */
+  analyze: (t: Trajectory) => Finding[];
+  trajectoryLog?: JsonlLog;
+  /** Bytes of trajectory lines not yet durable above which new input is refused. */
+  maxPendingTrajectoryBytes?: number;
+  sinks: FindingSink[];
+  /** Told of every closed trajectory and its findings (metrics, tests). */
+  onTrajectory?: (t: Trajectory, findings: readonly Finding[]) => void;
+}
+
+export interface PipelineCounts {
+  spansAccepted: number;
+  spansRejected: number;
+  trajectoriesClosed: number;
+  findingsEmitted: number;
+}
+
+/** decode → normalize → assemble → checks → findings → sinks, in one event loop. */
+export class Pipeline implements IngestTarget {
+  readonly assembler: Assembler;
+  readonly #options: PipelineOptions;
+  #watermarkMs = 0;
+  readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0 };
+
+  constructor(options: PipelineOptions) {
+    this.#options = options;
+    this.assembler = new Assembler(options.limits, (t) => this.#closed(t));
+  }
+
+  admission(): string | undefined {
+    const log = this.#options.trajectoryLog;
+    if (log?.failure !== undefined) return 'trajectory-log-unwritable';
+    if (log !== undefined && log.pendingBytes > (this.#options.maxPendingTrajectoryBytes ?? Infinity)) {
+      return 'trajectory-log-backlog';
+    }
+    for (const sink of this.#options.sinks) {
+      const reason = sink.backpressure();
+      if (reason !== undefined) return reason;
+    }
+    return this.assembler.admission();
+  }
+
+  accept(request: DecodedRequest): void {
+    const event = this.#options.clock === 'event';
+    const now = event ? 0 : Date.now();
+    for (const span of request.spans) {
+      const step = normalizeSpan(span);
+      const activity = event ? Number(step.endTimeUnixNano / 1_000_000n) : now;
+      if (activity > this.#watermarkMs) this.#watermarkMs = activity;
+      this.assembler.add(step, activity);
+    }
+    this.counts.spansAccepted += request.spans.length;
+    this.counts.spansRejected += request.rejected.length;
+    const refusedByTrace = new Map<string, number>();
+    for (const r of request.rejected) {
+      if (r.traceId !== undefined) refusedByTrace.set(r.traceId, (refusedByTrace.get(r.traceId) ?? 0) + 1);
+    }
+    for (const [traceId, n] of refusedByTrace) this.assembler.noteRefused(traceId, n, event ? this.#watermarkMs : now);
+    if (event) this.assembler.advance(this.#watermarkMs);
+  }
+
+  /** Closes what is due; `serve` calls it on a timer with the wall clock. */
+  tick(nowMs: number = Date.now()): void {
+    this.assembler.advance(nowMs);
+  }
+
+  /** Closes everything still open (end of a replay, or shutdown) and waits for the sinks. */
+  async drain(cause: 'end-of-input' | 'shutdown'): Promise<void> {
+    this.assembler.flush(cause, this.#options.clock === 'event' ? this.#watermarkMs : Date.now());
+    await this.flushed();
+  }
+
+  async flushed(): Promise<void> {
+    await this.#options.trajectoryLog?.flushed();
+    await Promise.all(this.#options.sinks.map((s) => s.flushed()));
+  }
+
+  #closed(t: Trajectory): void {
+    this.counts.trajectoriesClosed++;
+    this.#options.trajectoryLog?.append([JSON.stringify(trajectoryToJson(t))]);
+    const findings = this.#options.analyze(t);
+    this.counts.findingsEmitted += findings.length;
+    if (findings.length > 0) for (const sink of this.#options.sinks) sink.write(findings);
+    this.#options.onTrajectory?.(t, findings);
+  }
+}

@@ -1,0 +1,15 @@
+import type { Finding } from '../findings/schema.ts';
+
+/**
+ * Where findings go. Every implementation keeps order and never drops: when it cannot keep
+ * up it says so through `backpressure()`, and the receiver refuses new work until it can.
+ */
+export interface FindingSink {
+  readonly name: string;
+  write(findings: readonly Finding[]): void;
+  /** A reason to refuse new input now (backlog full, storage failing), or undefined. */
+  backpressure(): string | undefined;
+  /** Resolves when everything written so far is durable (local log) or acknowledged (Kafka). */
+  flushed(): Promise<void>;
+  close(): Promise<void>;
+}
