@@ -1,0 +1,58 @@
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
+
+async function configFile(content: string): Promise<string> {
+  const path = join(await mkdtemp(join(tmpdir(), 'trajwatch-config-')), 'config.json');
+  await writeFile(path, content);
+  return path;
+}
+
+describe('trajwatch validate-config', () => {
+  it('accepts a valid file', async () => {
+    const path = await configFile(JSON.stringify({ receiver: { otlpHttp: '127.0.0.1:9999' }, assembler: { quietPeriodMs: 500 } }));
+    const run = await runCli(['validate-config', path]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe(`${path}: valid\n`);
+  });
+
+  it('reports every error at once, each naming its key and value', async () => {
+    const path = await configFile(
+      JSON.stringify({
+        bogus: true,
+        receiver: { otlpHttp: 'no-port', maxBodyBytes: 0 },
+        assembler: { idleTimeoutMs: 'soon' },
+      }),
+    );
+    const run = await runCli(['validate-config', path]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`invalid configuration in ${path}`);
+    expect(run.stderr).toContain('bogus: unknown key');
+    expect(run.stderr).toMatch(/receiver\.otlpHttp: .*"no-port"/);
+    expect(run.stderr).toMatch(/receiver\.maxBodyBytes: .*\(value: 0\)/);
+    expect(run.stderr).toMatch(/assembler\.idleTimeoutMs: .*\(value: "soon"\)/);
+  });
+
+  it('says when the file is not JSON', async () => {
+    const run = await runCli(['validate-config', await configFile('{ nope')]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/not valid JSON/);
+  });
+
+  it('serve refuses to start on an invalid configuration', async () => {
+    const path = await configFile(JSON.stringify({ assembler: { maxOpenTrajectories: -5 } }));
+    const run = await runCli(['serve', '--config', path, '--otlp-http', '127.0.0.1:0']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/assembler\.maxOpenTrajectories/);
+  });
+
+  it('every command answers --help', async () => {
+    for (const command of ['serve', 'replay', 'validate-config']) {
+      const run = await runCli([command, '--help']);
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(new RegExp(`Usage: trajwatch ${command}`));
+    }
+  });
+});
