@@ -1,0 +1,86 @@
+import { hash } from 'node:crypto';
+import { parseJsonText } from './json-text.ts';
+
+/**
+ * The canonical JSON text of a JSON value, so that equal values give equal text:
+ * object keys sorted by UTF-16 code units, no insignificant whitespace, numbers in the
+ * shortest round-trip form (`1.0`, `1` and `1e0` all become `1`; `-0` becomes `0`), strings
+ * escaped as `JSON.stringify` does. This follows RFC 8785 (JCS), so numbers compare as IEEE-754
+ * doubles, exactly as `JSON.parse` reads them.
+ *
+ * Values JSON cannot hold are written as `JSON.stringify` would (non-finite numbers and
+ * `undefined`/functions in arrays as `null`, `undefined` object members dropped), except a
+ * bigint, which is written as its exact decimal digits.
+ *
+ * @example canonicalJson({ b: 1.0, a: [true, -0] }) === '{"a":[true,0],"b":1}'
+ */
+export function canonicalJson(value: unknown): string {
+  return write(value) ?? 'null';
+}
+
+/** `undefined` for values that `JSON.stringify` omits from objects. */
+function write(value: unknown): string | undefined {
+  switch (typeof value) {
+    case 'string':
+      return JSON.stringify(value);
+    case 'number':
+      // Number#toString is already the shortest round-trip form; only -0 needs care.
+      return Number.isFinite(value) ? (value === 0 ? '0' : String(value)) : 'null';
+    case 'boolean':
+      return value ? 'true' : 'false';
+    case 'bigint':
+      return value.toString();
+    case 'object':
+      if (value === null) return 'null';
+      return Array.isArray(value) ? writeArray(value) : writeObject(value as Record<string, unknown>);
+    default:
+      return undefined;
+  }
+}
+
+function writeArray(items: readonly unknown[]): string {
+  let out = '[';
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0) out += ',';
+    out += write(items[i]) ?? 'null';
+  }
+  return out + ']';
+}
+
+function writeObject(object: Record<string, unknown>): string {
+  // Default sort compares UTF-16 code units, which is the order RFC 8785 asks for.
+  const keys = Object.keys(object).sort();
+  let out = '{';
+  let first = true;
+  for (const key of keys) {
+    const member = write(object[key]);
+    if (member === undefined) continue;
+    if (!first) out += ',';
+    first = false;
+    out += JSON.stringify(key) + ':' + member;
+  }
+  return out + '}';
+}
+
+function sha256Hex(text: string): string {
+  return hash('sha256', text, 'hex');
+}
+
+/** sha256 hex of `'json:' + canonicalJson(value)`: the digest of arguments that parsed. */
+export function jsonDigest(value: unknown): string {
+  return sha256Hex('json:' + canonicalJson(value));
+}
+
+/** sha256 hex of `'text:' + raw`: the digest of arguments that are not JSON; never equals a JSON digest's preimage. */
+export function textDigest(raw: string): string {
+  return sha256Hex('text:' + raw);
+}
+
+/**
+ * The digest of captured tool-call arguments: `jsonDigest` of the parsed value when `raw` is
+ * JSON, else `textDigest(raw)`. Key order and whitespace do not change it.
+ */
+export function argsDigest(raw: string): string {
+  const parsed = parseJsonText(raw);
+  return parsed === undefined ? textDigest(raw) : jsonDigest(parsed.value);
+}

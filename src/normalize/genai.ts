@@ -1,0 +1,79 @@
+import type { Span } from '../ingest/span.ts';
+import { attrOrEventAttr, attrText, idAttr, textAttr } from './attributes.ts';
+import { baseStep, fill } from './base-step.ts';
+import type { ConventionMapper } from './mapper.ts';
+import type { Step, StepKind } from './step.ts';
+import { toolSchemasFromList } from './tool-schemas.ts';
+import { toToolArgs } from './tool-args.ts';
+
+/** GenAI ≥1.37 may put messages and tool definitions on this event instead of the span. */
+const DETAILS_EVENT = 'gen_ai.client.inference.operation.details';
+
+/**
+ * `gen_ai.operation.name` → step kind. Operations not listed (memory operations, Vercel AI
+ * SDK 7's `agent_step`, future ones) are `other`: an agent-loop iteration is not an agent run.
+ */
+const KIND_BY_OPERATION: Readonly<Record<string, StepKind>> = {
+  chat: 'llm',
+  generate_content: 'llm',
+  text_completion: 'llm',
+  execute_tool: 'tool',
+  invoke_agent: 'agent',
+  create_agent: 'agent',
+  invoke_workflow: 'agent',
+  embeddings: 'retrieval',
+  retrieval: 'retrieval',
+};
+
+function genaiKind(operation: string): StepKind {
+  return Object.hasOwn(KIND_BY_OPERATION, operation) ? (KIND_BY_OPERATION[operation] as StepKind) : 'other';
+}
+
+/**
+ * OpenTelemetry GenAI semantic conventions ≥1.37 (also Vercel AI SDK 7, pydantic-ai, Google
+ * ADK, Strands). Claims spans that carry `gen_ai.operation.name`; other `gen_ai.*` attributes
+ * alone do not claim a span (Vercel AI SDK ≤6 and OpenLLMetry set `gen_ai.request.model` too).
+ */
+export const genaiMapper: ConventionMapper = {
+  name: 'genai',
+  matches(span: Span): boolean {
+    return typeof span.attributes['gen_ai.operation.name'] === 'string';
+  },
+  toStep(span: Span): Step {
+    const attributes = span.attributes;
+    const kind = genaiKind(idAttr(attributes, 'gen_ai.operation.name') ?? '');
+    const step = baseStep(span, 'genai', kind);
+    readGenaiFacts(span, step);
+    return step;
+  },
+};
+
+/**
+ * Fills the GenAI facts of `step` that it does not already hold, by its kind. Shared with the
+ * mappers whose spans may carry GenAI attributes beside their own (Vercel AI SDK, OpenLLMetry).
+ */
+export function readGenaiFacts(span: Span, step: Step): void {
+  const attributes = span.attributes;
+  fill(step, 'toolName', idAttr(attributes, 'gen_ai.tool.name'));
+  fill(step, 'toolCallId', idAttr(attributes, 'gen_ai.tool.call.id'));
+  fill(step, 'agentName', idAttr(attributes, 'gen_ai.agent.name'));
+  fill(step, 'sessionId', idAttr(attributes, 'gen_ai.conversation.id'));
+  fill(step, 'model', idAttr(attributes, 'gen_ai.response.model') ?? idAttr(attributes, 'gen_ai.request.model'));
+
+  if (step.kind === 'tool') {
+    const args = attributes['gen_ai.tool.call.arguments'];
+    if (step.args === undefined && args !== undefined && args !== null) step.args = toToolArgs(args);
+    fill(step, 'result', textAttr(attributes, 'gen_ai.tool.call.result'));
+    return;
+  }
+  // Guarded so that serializing structured messages happens only when the fact is still missing.
+  if (step.input === undefined) {
+    fill(step, 'input', attrText(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.input.messages')));
+  }
+  if (step.result === undefined) {
+    fill(step, 'result', attrText(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.output.messages')));
+  }
+  if (step.toolSchemas === undefined) {
+    fill(step, 'toolSchemas', toolSchemasFromList(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.tool.definitions')));
+  }
+}

@@ -1,0 +1,42 @@
+import type { Span } from '../ingest/span.ts';
+import { genaiMapper } from './genai.ts';
+import { genericMapper } from './generic.ts';
+import type { ConventionMapper } from './mapper.ts';
+import { openinferenceMapper } from './openinference.ts';
+import { openllmetryMapper } from './openllmetry.ts';
+import type { Step } from './step.ts';
+import { vercelAiMapper } from './vercel-ai.ts';
+
+/**
+ * The mappers in the order they are tried; the first that matches reads the span.
+ * 1. openinference — `openinference.span.kind` is an explicit classification.
+ * 2. vercel-ai — AI SDK ≤6 operation ids; before genai because these spans carry some
+ *    `gen_ai.*` attributes too, and this mapper reads both vocabularies.
+ * 3. openllmetry — `traceloop.span.kind` / `llm.request.type`; before genai for the same
+ *    reason (its decorator args live in `traceloop.entity.input`).
+ * 4. genai — `gen_ai.operation.name` (GenAI ≥1.37, AI SDK 7, pydantic-ai, ADK, Strands).
+ * 5. generic — everything else.
+ */
+export const MAPPERS: readonly ConventionMapper[] = [
+  openinferenceMapper,
+  vercelAiMapper,
+  openllmetryMapper,
+  genaiMapper,
+  genericMapper,
+];
+
+/** The mapper that reads `span`: the first in `MAPPERS` that matches (generic at worst). */
+export function selectMapper(span: Span): ConventionMapper {
+  for (const mapper of MAPPERS) {
+    if (mapper.matches(span)) return mapper;
+  }
+  return genericMapper;
+}
+
+/**
+ * One span as a step, read by the first matching convention mapper. Never throws; facts the
+ * span does not carry are absent from the step.
+ */
+export function normalizeSpan(span: Span): Step {
+  return selectMapper(span).toStep(span);
+}
