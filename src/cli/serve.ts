@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { createAnalyzer } from '../analyze.ts';
 import { formatHostPort } from '../config/host-port.ts';
 import { createHttpReceiver } from '../ingest/http-receiver.ts';
+import { Metrics } from '../metrics/metrics.ts';
 import { Pipeline } from '../pipeline.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { LocalLogSink } from '../sinks/local-log-sink.ts';
@@ -47,17 +48,33 @@ export async function serveCommand(args: string[]): Promise<number> {
   const dataDir = resolve(config.dataDir);
   const trajectoryLog = await JsonlLog.open(join(dataDir, 'trajectories.jsonl'));
   const findingsSink = await LocalLogSink.open(join(dataDir, 'findings.jsonl'), config.sinks.maxPendingBytes);
+  let metrics: Metrics | undefined;
   const pipeline = new Pipeline({
     limits: config.assembler,
     clock: 'arrival',
-    analyze: createAnalyzer(config),
+    analyze: createAnalyzer(config, (issue) => metrics?.provenanceIssues.inc({ reason: issue.reason })),
     trajectoryLog,
     maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
     sinks: [findingsSink],
+    onTrajectory: (t, findings) => metrics?.observeTrajectory(t, findings),
   });
-  const server = createHttpReceiver(config.receiver, pipeline, undefined, {
+  metrics = new Metrics({
+    assembler: () => pipeline.assembler.stats(),
+    sinkBacklog: () => ({
+      'trajectory-log': { records: 0, bytes: trajectoryLog.pendingBytes },
+      'local-log': { records: 0, bytes: findingsSink.pendingBytes },
+    }),
+  });
+  const registry = metrics.registry;
+  const server = createHttpReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('http', o), {
     '/healthz': (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
+    },
+    '/metrics': (_req, res) => {
+      registry.metrics().then(
+        (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+        (err: unknown) => res.writeHead(500).end(String(err)),
+      );
     },
   });
   const ticker = setInterval(() => pipeline.tick(), TICK_MS);

@@ -5,8 +5,9 @@ import type { StepError } from './step.ts';
 /**
  * The step's error, from the most specific evidence the span carries:
  * 1. an `exception` event (`exception.type`, `exception.message`): the last one, since the
- *    exception that ended the span is recorded last; a missing type or message is filled from
- *    `error.type` and the status message;
+ *    exception that ended the span is recorded last; `error.type`, when set, names the type
+ *    (the instrumentation chose it deliberately, while `exception.type` is often a language's
+ *    generic class such as JavaScript's `Error`), and a missing message comes from the status;
  * 2. the `error.type` attribute (GenAI; `_OTHER` and MCP's `tool_error` included), with the
  *    status message;
  * 3. status code 2 (error), with its message.
@@ -20,7 +21,7 @@ export function readStepError(span: Span): StepError | undefined {
 
   if (exception !== undefined) {
     const error: StepError = { source: 'exception' };
-    const type = idAttr(exception.attributes, 'exception.type') ?? errorType;
+    const type = errorType ?? idAttr(exception.attributes, 'exception.type');
     const message = idAttr(exception.attributes, 'exception.message') ?? statusMessage;
     if (type !== undefined) error.type = type;
     if (message !== undefined) error.message = message;

@@ -17,6 +17,11 @@ export class LocalLogSink implements FindingSink {
     return new LocalLogSink(await JsonlLog.open(path), maxPendingBytes);
   }
 
+  /** Bytes appended but not yet durable. */
+  get pendingBytes(): number {
+    return this.#log.pendingBytes;
+  }
+
   write(findings: readonly Finding[]): void {
     this.#log.append(findings.map((f) => JSON.stringify(f)));
   }

@@ -150,7 +150,7 @@ describe('OTLP/HTTP receiver answers', () => {
     expect(get.headers.get('allow')).toBe('POST');
     const wrong = await fetch(url.replace('/v1/traces', '/v1/metrics'), { method: 'POST', body: '{}', headers: JSON_H });
     expect(wrong.status).toBe(404);
-    expect((await wrong.json()).message).toMatch(/no route for \/v1\/metrics/);
+    expect(((await wrong.json()) as { message: string }).message).toMatch(/no route for \/v1\/metrics/);
   });
 
   it('503 with Retry-After when the assembler is at its limit, and nothing half-accepted', async () => {

@@ -1,0 +1,190 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AssemblerStats } from '../assemble/assembler.ts';
+import type { Trajectory } from '../assemble/trajectory.ts';
+import type { Finding } from '../findings/schema.ts';
+
+/** Numbers read at scrape time from the parts that own them (no cost between scrapes). */
+export interface LiveReadings {
+  assembler: () => AssemblerStats;
+  /** Pending (not yet durable / acknowledged) records per sink. */
+  sinkBacklog?: () => Record<string, { records: number; bytes: number }>;
+}
+
+/**
+ * trajwatch's Prometheus metrics (`trajwatch_` prefix, `_total` counters, base units).
+ * Every refusal and drop is counted by reason: nothing disappears without a number.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  readonly requests = new Counter({
+    name: 'trajwatch_otlp_requests_total',
+    help: 'OTLP export requests answered, by transport, HTTP status and content type.',
+    labelNames: ['transport', 'status', 'content_type'] as const,
+    registers: [this.registry],
+  });
+  readonly requestsRefused = new Counter({
+    name: 'trajwatch_otlp_requests_refused_total',
+    help: 'OTLP export requests refused whole, by reason (limit, backpressure, bad input).',
+    labelNames: ['transport', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly spansReceived = new Counter({
+    name: 'trajwatch_spans_received_total',
+    help: 'Spans decoded and accepted into the assembler, by transport and content type.',
+    labelNames: ['transport', 'content_type'] as const,
+    registers: [this.registry],
+  });
+  readonly spansRefused = new Counter({
+    name: 'trajwatch_spans_refused_total',
+    help: 'Spans refused and reported to the sender (partial success), by transport and content type.',
+    labelNames: ['transport', 'content_type'] as const,
+    registers: [this.registry],
+  });
+  readonly trajectoriesClosed = new Counter({
+    name: 'trajwatch_trajectories_closed_total',
+    help: 'Trajectories closed, by completeness and by what closed them.',
+    labelNames: ['completeness', 'closed_by'] as const,
+    registers: [this.registry],
+  });
+  readonly incompleteReasons = new Counter({
+    name: 'trajwatch_trajectory_incomplete_reasons_total',
+    help: 'Reasons named by incomplete trajectories (one trajectory can name several).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly trajectorySteps = new Histogram({
+    name: 'trajwatch_trajectory_steps',
+    help: 'Steps per closed trajectory.',
+    buckets: [1, 5, 10, 25, 50, 100, 250, 1000, 10_000],
+    registers: [this.registry],
+  });
+  readonly l0Hits = new Counter({
+    name: 'trajwatch_l0_hits_total',
+    help: 'L0 patterns fired (candidates, not verdicts), by pattern.',
+    labelNames: ['pattern'] as const,
+    registers: [this.registry],
+  });
+  readonly repetitions = new Counter({
+    name: 'trajwatch_tool_repetitions_total',
+    // No tool-name label: names come from the telemetry, and a label must stay bounded.
+    help: 'Groups of identical tool calls (same tool, same canonical arguments) observed.',
+    registers: [this.registry],
+  });
+  readonly findings = new Counter({
+    name: 'trajwatch_findings_total',
+    help: 'Findings emitted, by analyst and severity.',
+    labelNames: ['analyst', 'severity'] as const,
+    registers: [this.registry],
+  });
+  readonly sinkRecords = new Counter({
+    name: 'trajwatch_sink_records_total',
+    help: 'Records handed to a sink and their outcome (written, acknowledged, failed, retried).',
+    labelNames: ['sink', 'outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly provenanceIssues = new Counter({
+    name: 'trajwatch_provenance_issues_total',
+    help: 'Treatment or conditions inputs refused (e.g. one id with two contents), by reason.',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(live: LiveReadings) {
+    collectDefaultMetrics({ register: this.registry });
+    const reg = [this.registry];
+    new Gauge({
+      name: 'trajwatch_trajectories_open',
+      help: 'Trajectories buffered and not yet closed.',
+      registers: reg,
+      collect() {
+        this.set(live.assembler().openTrajectories);
+      },
+    });
+    new Gauge({
+      name: 'trajwatch_buffered_bytes',
+      help: 'Encoded bytes of the spans buffered in open trajectories.',
+      registers: reg,
+      collect() {
+        this.set(live.assembler().bufferedBytes);
+      },
+    });
+    new Gauge({
+      name: 'trajwatch_retained_bytes',
+      help: 'Encoded bytes of closed trajectories kept for late spans.',
+      registers: reg,
+      collect() {
+        this.set(live.assembler().retainedBytes);
+      },
+    });
+    new Gauge({
+      name: 'trajwatch_spans_deduplicated',
+      help: 'Exact duplicate span exports merged since start.',
+      registers: reg,
+      collect() {
+        this.set(live.assembler().duplicateSpans);
+      },
+    });
+    new Gauge({
+      name: 'trajwatch_capture_conflicts',
+      help: 'Spans whose id arrived again with a different payload since start (first kept, recorded).',
+      registers: reg,
+      collect() {
+        this.set(live.assembler().conflictingSpans);
+      },
+    });
+    new Gauge({
+      name: 'trajwatch_late_spans',
+      help: 'Spans that arrived after their trajectory closed and opened a new revision, since start.',
+      registers: reg,
+      collect() {
+        this.set(live.assembler().lateSpans);
+      },
+    });
+    const backlog = live.sinkBacklog;
+    if (backlog !== undefined) {
+      new Gauge({
+        name: 'trajwatch_sink_backlog_records',
+        help: 'Records a sink holds that are not yet durable or acknowledged (the outbox depth for Kafka).',
+        labelNames: ['sink'] as const,
+        registers: reg,
+        collect() {
+          for (const [sink, b] of Object.entries(backlog())) this.set({ sink }, b.records);
+        },
+      });
+      new Gauge({
+        name: 'trajwatch_sink_backlog_bytes',
+        help: 'Bytes a sink holds that are not yet durable or acknowledged.',
+        labelNames: ['sink'] as const,
+        registers: reg,
+        collect() {
+          for (const [sink, b] of Object.entries(backlog())) this.set({ sink }, b.bytes);
+        },
+      });
+    }
+  }
+
+  /** Counts one answered OTLP request (the receivers' observer). */
+  observeRequest(
+    transport: 'http' | 'grpc',
+    o: { status: number | string; contentType: string; spans: number; rejectedSpans: number; reason?: string },
+  ): void {
+    const content_type = o.contentType;
+    this.requests.inc({ transport, status: String(o.status), content_type });
+    if (o.reason !== undefined) this.requestsRefused.inc({ transport, reason: o.reason });
+    if (o.spans > 0) this.spansReceived.inc({ transport, content_type }, o.spans);
+    if (o.rejectedSpans > 0) this.spansRefused.inc({ transport, content_type }, o.rejectedSpans);
+  }
+
+  /** Counts one closed trajectory and what the inline analysis found in it. */
+  observeTrajectory(t: Trajectory, findings: readonly Finding[]): void {
+    this.trajectoriesClosed.inc({ completeness: t.complete ? 'complete' : 'incomplete', closed_by: t.closedBy });
+    for (const reason of t.incompleteReasons) this.incompleteReasons.inc({ reason });
+    this.trajectorySteps.observe(t.steps.length);
+    for (const f of findings) {
+      this.findings.inc({ analyst: f.analyst_id, severity: f.severity });
+      if (f.analyst_id === 'l0') this.l0Hits.inc({ pattern: f.area });
+      if (f.analyst_id === 'tool-repetition') this.repetitions.inc();
+    }
+  }
+}
