@@ -1,0 +1,426 @@
+/**
+ * Decoder for OTLP/protobuf trace requests (`ExportTraceServiceRequest`), hand-written over
+ * the trace schema: it builds {@link Span}s directly from the wire bytes without an
+ * intermediate message tree. bench/decode.ts compares it with protobufjs.
+ */
+import { DecodeError } from '../errors.ts';
+import { int64FromHalves, maxAnyValueDepth, setAttribute } from './any-value.ts';
+import { ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
+import type { AttrValue, Attributes, DecodedRequest, SpanEvent, SpanKind, SpanLink, StatusCode } from './span.ts';
+import { spanProblem } from './span-validation.ts';
+
+/**
+ * Decodes an OTLP `ExportTraceServiceRequest` protobuf body into spans.
+ *
+ * A span failing the per-span checks (ids, times, enum ranges) lands in `rejected` with its
+ * reason and the rest is kept (OTLP partial success). A body that is not a well-formed
+ * request (truncated, wrong wire type, AnyValue nested deeper than
+ * {@link maxAnyValueDepth}) yields a {@link DecodeError}; this function does not throw on
+ * bad input. An empty body is a valid request with no spans.
+ *
+ * @example
+ * const result = decodeOtlpProto(body);
+ * if (result instanceof DecodeError) return badRequest(result.message);
+ */
+export function decodeOtlpProto(body: Uint8Array): DecodedRequest | DecodeError {
+  const reader = new ProtoReader(body);
+  const result: DecodedRequest = { spans: [], rejected: [] };
+  try {
+    decodeRequest(reader, result);
+  } catch (error) {
+    if (error instanceof DecodeError) return error;
+    throw error; // a defect in this decoder, not bad input
+  }
+  return result;
+}
+
+function decodeRequest(r: ProtoReader, out: DecodedRequest): void {
+  while (r.pos < r.length) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('ExportTraceServiceRequest', field, wireType, wireLen);
+      const end = r.readLengthEnd();
+      decodeResourceSpans(r, end, out);
+      r.expectEnd('ResourceSpans', end);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+}
+
+interface Scope {
+  name: string;
+  version?: string;
+}
+
+function decodeResourceSpans(r: ProtoReader, end: number, out: DecodedRequest): void {
+  // Filled in place when the resource field arrives, which may come after the spans.
+  const resource: Attributes = {};
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('ResourceSpans', field, wireType, wireLen);
+      const resourceEnd = r.readLengthEnd();
+      decodeResource(r, resourceEnd, resource);
+      r.expectEnd('Resource', resourceEnd);
+    } else if (field === 2) {
+      r.expectWireType('ResourceSpans', field, wireType, wireLen);
+      const scopeSpansEnd = r.readLengthEnd();
+      decodeScopeSpans(r, scopeSpansEnd, resource, out);
+      r.expectEnd('ScopeSpans', scopeSpansEnd);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+}
+
+function decodeResource(r: ProtoReader, end: number, attributes: Attributes): void {
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('Resource', field, wireType, wireLen);
+      decodeKeyValueInto(r, attributes, 0);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+}
+
+function decodeScopeSpans(r: ProtoReader, end: number, resource: Attributes, out: DecodedRequest): void {
+  const scope: Scope = { name: '' };
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 2) {
+      r.expectWireType('ScopeSpans', field, wireType, wireLen);
+      const spanEnd = r.readLengthEnd();
+      decodeSpan(r, spanEnd, resource, scope, out);
+      r.expectEnd('Span', spanEnd);
+    } else if (field === 1) {
+      r.expectWireType('ScopeSpans', field, wireType, wireLen);
+      const scopeEnd = r.readLengthEnd();
+      decodeScope(r, scopeEnd, scope);
+      r.expectEnd('InstrumentationScope', scopeEnd);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+}
+
+function decodeScope(r: ProtoReader, end: number, scope: Scope): void {
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('InstrumentationScope', field, wireType, wireLen);
+      scope.name = r.readString();
+    } else if (field === 2) {
+      r.expectWireType('InstrumentationScope', field, wireType, wireLen);
+      const version = r.readString();
+      if (version === '') delete scope.version;
+      else scope.version = version;
+    } else {
+      r.skip(wireType, field); // scope attributes are not part of Span
+    }
+  }
+}
+
+function decodeSpan(r: ProtoReader, end: number, resource: Attributes, scope: Scope, out: DecodedRequest): void {
+  const start = r.pos;
+  let traceId = '';
+  let spanId = '';
+  let parentSpanId = '';
+  let name = '';
+  let kind = 0;
+  let startTimeUnixNano = 0n;
+  let endTimeUnixNano = 0n;
+  const attributes: Attributes = {};
+  const events: SpanEvent[] = [];
+  const links: SpanLink[] = [];
+  let statusCode = 0;
+  let statusMessage = '';
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    switch (field) {
+      case 1:
+        r.expectWireType('Span', field, wireType, wireLen);
+        traceId = readHex(r);
+        break;
+      case 2:
+        r.expectWireType('Span', field, wireType, wireLen);
+        spanId = readHex(r);
+        break;
+      case 4:
+        r.expectWireType('Span', field, wireType, wireLen);
+        parentSpanId = readHex(r);
+        break;
+      case 5:
+        r.expectWireType('Span', field, wireType, wireLen);
+        name = r.readString();
+        break;
+      case 6:
+        r.expectWireType('Span', field, wireType, wireVarint);
+        kind = r.readVarint();
+        break;
+      case 7:
+        r.expectWireType('Span', field, wireType, wireFixed64);
+        startTimeUnixNano = r.readFixed64();
+        break;
+      case 8:
+        r.expectWireType('Span', field, wireType, wireFixed64);
+        endTimeUnixNano = r.readFixed64();
+        break;
+      case 9:
+        r.expectWireType('Span', field, wireType, wireLen);
+        decodeKeyValueInto(r, attributes, 0);
+        break;
+      case 11:
+        r.expectWireType('Span', field, wireType, wireLen);
+        events.push(decodeEvent(r));
+        break;
+      case 13:
+        r.expectWireType('Span', field, wireType, wireLen);
+        links.push(decodeLink(r));
+        break;
+      case 15: {
+        r.expectWireType('Span', field, wireType, wireLen);
+        const statusEnd = r.readLengthEnd();
+        while (r.pos < statusEnd) {
+          const statusTag = r.readTag();
+          const statusField = statusTag >>> 3;
+          const statusWireType = statusTag & 7;
+          if (statusField === 2) {
+            r.expectWireType('Status', statusField, statusWireType, wireLen);
+            statusMessage = r.readString();
+          } else if (statusField === 3) {
+            r.expectWireType('Status', statusField, statusWireType, wireVarint);
+            statusCode = r.readVarint();
+          } else {
+            r.skip(statusWireType, statusField);
+          }
+        }
+        r.expectEnd('Status', statusEnd);
+        break;
+      }
+      case 16:
+        r.expectWireType('Span', field, wireType, wireFixed32);
+        r.skip(wireType, field);
+        break;
+      default:
+        // 3 trace_state, 10/12/14 dropped counts and unknown fields are not carried by Span
+        r.skip(wireType, field);
+    }
+  }
+
+  const problem = spanProblem({ traceId, spanId, parentSpanId, startTimeUnixNano, endTimeUnixNano, kind, statusCode });
+  if (problem !== undefined) {
+    out.rejected.push({
+      ...(traceId === '' ? {} : { traceId }),
+      ...(spanId === '' ? {} : { spanId }),
+      reason: problem,
+    });
+    return;
+  }
+  out.spans.push({
+    traceId,
+    spanId,
+    ...(parentSpanId === '' ? {} : { parentSpanId }),
+    name,
+    kind: kind as SpanKind,
+    startTimeUnixNano,
+    endTimeUnixNano,
+    status: statusMessage === '' ? { code: statusCode as StatusCode } : { code: statusCode as StatusCode, message: statusMessage },
+    attributes,
+    events,
+    links,
+    resource,
+    scope,
+    encodedBytes: end - start,
+  });
+}
+
+/** Ids as lower-case hex; Node's native hex slice measured ~1.7x faster than a lookup-table loop. */
+function readHex(r: ProtoReader): string {
+  const end = r.readLengthEnd();
+  const hex = r.buf.toString('hex', r.pos, end);
+  r.pos = end;
+  return hex;
+}
+
+function decodeEvent(r: ProtoReader): SpanEvent {
+  const end = r.readLengthEnd();
+  let timeUnixNano = 0n;
+  let name = '';
+  const attributes: Attributes = {};
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('Span.Event', field, wireType, wireFixed64);
+      timeUnixNano = r.readFixed64();
+    } else if (field === 2) {
+      r.expectWireType('Span.Event', field, wireType, wireLen);
+      name = r.readString();
+    } else if (field === 3) {
+      r.expectWireType('Span.Event', field, wireType, wireLen);
+      decodeKeyValueInto(r, attributes, 0);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+  r.expectEnd('Span.Event', end);
+  return { name, timeUnixNano, attributes };
+}
+
+function decodeLink(r: ProtoReader): SpanLink {
+  const end = r.readLengthEnd();
+  let traceId = '';
+  let spanId = '';
+  const attributes: Attributes = {};
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('Span.Link', field, wireType, wireLen);
+      traceId = readHex(r);
+    } else if (field === 2) {
+      r.expectWireType('Span.Link', field, wireType, wireLen);
+      spanId = readHex(r);
+    } else if (field === 4) {
+      r.expectWireType('Span.Link', field, wireType, wireLen);
+      decodeKeyValueInto(r, attributes, 0);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+  r.expectEnd('Span.Link', end);
+  return { traceId, spanId, attributes };
+}
+
+/** Reads one length-prefixed KeyValue and stores it in `target`; a later duplicate key wins. */
+function decodeKeyValueInto(r: ProtoReader, target: { [key: string]: AttrValue }, depth: number): void {
+  const end = r.readLengthEnd();
+  let key = '';
+  let value: AttrValue = null;
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('KeyValue', field, wireType, wireLen);
+      key = r.readString();
+    } else if (field === 2) {
+      r.expectWireType('KeyValue', field, wireType, wireLen);
+      value = decodeAnyValue(r, depth);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+  r.expectEnd('KeyValue', end);
+  setAttribute(target, key, value);
+}
+
+/** Reads one length-prefixed AnyValue; `depth` counts the arrays and kvlists around it. */
+function decodeAnyValue(r: ProtoReader, depth: number): AttrValue {
+  const end = r.readLengthEnd();
+  let value: AttrValue = null; // no field set: the empty AnyValue
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    switch (field) {
+      case 1:
+        r.expectWireType('AnyValue', field, wireType, wireLen);
+        value = r.readString();
+        break;
+      case 2:
+        r.expectWireType('AnyValue', field, wireType, wireVarint);
+        value = r.readVarint() !== 0;
+        break;
+      case 3:
+        r.expectWireType('AnyValue', field, wireType, wireVarint);
+        r.readVarint64();
+        value = int64FromHalves(r.low, r.high);
+        break;
+      case 4:
+        r.expectWireType('AnyValue', field, wireType, wireFixed64);
+        value = r.readDouble();
+        break;
+      case 5:
+        r.expectWireType('AnyValue', field, wireType, wireLen);
+        value = decodeArrayValue(r, depth + 1);
+        break;
+      case 6:
+        r.expectWireType('AnyValue', field, wireType, wireLen);
+        value = decodeKeyValueList(r, depth + 1);
+        break;
+      case 7: {
+        r.expectWireType('AnyValue', field, wireType, wireLen);
+        const bytesEnd = r.readLengthEnd();
+        value = r.buf.toString('base64', r.pos, bytesEnd);
+        r.pos = bytesEnd;
+        break;
+      }
+      default:
+        r.skip(wireType, field);
+    }
+  }
+  r.expectEnd('AnyValue', end);
+  return value;
+}
+
+function checkDepth(r: ProtoReader, depth: number): void {
+  if (depth > maxAnyValueDepth) {
+    r.fail(`AnyValue nested deeper than maxAnyValueDepth (${maxAnyValueDepth}) at byte ${r.pos}`);
+  }
+}
+
+function decodeArrayValue(r: ProtoReader, depth: number): AttrValue[] {
+  checkDepth(r, depth);
+  const end = r.readLengthEnd();
+  const values: AttrValue[] = [];
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('ArrayValue', field, wireType, wireLen);
+      values.push(decodeAnyValue(r, depth));
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+  r.expectEnd('ArrayValue', end);
+  return values;
+}
+
+function decodeKeyValueList(r: ProtoReader, depth: number): { [key: string]: AttrValue } {
+  checkDepth(r, depth);
+  const end = r.readLengthEnd();
+  const values: { [key: string]: AttrValue } = {};
+  while (r.pos < end) {
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
+    if (field === 1) {
+      r.expectWireType('KeyValueList', field, wireType, wireLen);
+      decodeKeyValueInto(r, values, depth);
+    } else {
+      r.skip(wireType, field);
+    }
+  }
+  r.expectEnd('KeyValueList', end);
+  return values;
+}
