@@ -1,0 +1,175 @@
+import type { Trajectory } from '../assemble/trajectory.ts';
+import type { CheckResults, L0Hit, L0Pattern, RepetitionGroup } from '../checks/check-result.ts';
+import type { Step } from '../normalize/step.ts';
+import { TrajwatchError } from '../errors.ts';
+import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
+import { makePreparedFinding, prepareProvenance, type FindingDraft } from './make-finding.ts';
+import type { Provenance } from './provenance/provenance.ts';
+import type { Covariates, Finding, Severity } from './schema.ts';
+import { rootStep } from './step-order.ts';
+import { isoFromUnixNano } from './time.ts';
+
+/**
+ * Severity of a fired L0 candidate, by what the pattern would mean if confirmed:
+ * a failed step is often recovered (low); malformed structure or a gate after the fact
+ * is a defect worth a look (medium); a failure carried on as success, or an irreversible
+ * action with no gate, is what a reviewer should see first (high). Repetition is `info`:
+ * it is an observation, never a claim of waste.
+ */
+export const L0_SEVERITY: Readonly<Record<L0Pattern, Severity>> = {
+  'error-output': 'low',
+  'fault-passthrough': 'high',
+  'malformed-structure': 'medium',
+  'unguarded-send': 'high',
+  'out-of-order-gate': 'medium',
+};
+
+/** Method versions stamped on findings; bump when a check's semantics change. */
+export interface CheckMethodVersions {
+  l0: string;
+  repetition: string;
+}
+
+export const DEFAULT_METHOD_VERSIONS: CheckMethodVersions = { l0: '1', repetition: '1' };
+
+const compareFindings = (a: Finding, b: Finding): number =>
+  a.observed_at < b.observed_at ? -1 : a.observed_at > b.observed_at ? 1 : a.finding_id < b.finding_id ? -1 : a.finding_id > b.finding_id ? 1 : 0;
+
+class Context {
+  readonly t: Trajectory;
+  readonly #bySpan = new Map<string, Step>();
+  readonly covariatesBase: Covariates;
+
+  constructor(t: Trajectory) {
+    this.t = t;
+    for (const s of t.steps) this.#bySpan.set(`${s.traceId}/${s.id}`, s);
+    const root = rootStep(t.steps);
+    this.covariatesBase = {
+      started_at: root === undefined ? null : isoFromUnixNano(root.startTimeUnixNano),
+      capture_complete: t.complete,
+      ...(t.incompleteReasons.length > 0 ? { incomplete_reasons: [...t.incompleteReasons].sort() } : {}),
+    };
+  }
+
+  step(traceId: string, spanId: string): Step | undefined {
+    return this.#bySpan.get(`${traceId}/${spanId}`);
+  }
+
+  /** The latest end time among `steps`, else the trajectory's last end: from spans, never the clock. */
+  observedAt(steps: readonly (Step | undefined)[]): string {
+    let end: bigint | undefined;
+    for (const s of steps) if (s !== undefined && (end === undefined || s.endTimeUnixNano > end)) end = s.endTimeUnixNano;
+    if (end === undefined) for (const s of this.t.steps) if (end === undefined || s.endTimeUnixNano > end) end = s.endTimeUnixNano;
+    return isoFromUnixNano(end ?? 0n);
+  }
+
+  subject(step: Step | undefined): FindingDraft['subject'] {
+    return {
+      trajectory_key: this.t.key,
+      trace_ids: this.t.traceIds,
+      ...(step?.service === undefined ? {} : { service: step.service }),
+      ...(step?.agentName === undefined ? {} : { agent: step.agentName }),
+      revision: this.t.revision,
+    };
+  }
+}
+
+function uniqueRefs(points: readonly { traceId: string; spanId: string }[]): EvidenceRef[] {
+  const seen = new Set<string>();
+  const refs: EvidenceRef[] = [];
+  for (const p of points) {
+    const uri = spanUri(p.traceId, p.spanId);
+    if (seen.has(uri)) continue;
+    seen.add(uri);
+    refs.push(spanRef(p.traceId, p.spanId));
+  }
+  return refs;
+}
+
+function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
+  const anchorPoint = hit.evidence.find((e) => e.spanId === hit.anchor);
+  const anchor =
+    anchorPoint === undefined ? ctx.t.steps.find((s) => s.id === hit.anchor) : ctx.step(anchorPoint.traceId, anchorPoint.spanId);
+  // An anchor missing from the trajectory is a checks bug; the bare span id still keeps hits apart.
+  const anchorUri = anchor === undefined ? `anchor:${hit.anchor}` : spanUri(anchor.traceId, anchor.id);
+  const observedAt = ctx.observedAt(anchor === undefined ? hit.evidence.map((e) => ctx.step(e.traceId, e.spanId)) : [anchor]);
+  return {
+    analyst_id: 'l0',
+    area: hit.pattern,
+    subject: ctx.subject(anchor),
+    claim: `Candidate ${hit.pattern} (not a verdict): ${hit.detail}`,
+    id_basis: [anchorUri],
+    severity: L0_SEVERITY[hit.pattern],
+    layer: 'event',
+    method: { kind: 'computed', name: `l0.${hit.pattern}`, version },
+    verdict: 'fired',
+    evidence_refs: uniqueRefs(hit.evidence),
+    code_eval_hits: [{ pattern: hit.pattern, anchor: hit.anchor, detail: hit.detail }],
+    observed_at: observedAt,
+    covariates: { ...ctx.covariatesBase, observed_at: observedAt },
+  };
+}
+
+function repetitionDraft(ctx: Context, g: RepetitionGroup, complete: boolean, version: string): FindingDraft {
+  const steps = g.attempts.map((a) => ctx.step(a.traceId, a.spanId));
+  const observedAt = ctx.observedAt(steps);
+  // From an incomplete capture the count is what was seen, so it is a lower bound.
+  const times = complete ? `${g.count} times` : `at least ${g.count} times (incomplete capture)`;
+  return {
+    analyst_id: 'tool-repetition',
+    area: 'tool.repetition',
+    subject: ctx.subject(steps[0]),
+    claim: `\`${g.toolName}\` called ${times} with identical arguments`,
+    id_basis: [`args:${g.argsDigest}`],
+    severity: 'info',
+    layer: 'run',
+    method: { kind: 'computed', name: 'tool-repetition', version },
+    verdict: 'observed',
+    evidence_refs: uniqueRefs(g.attempts),
+    observation: {
+      kind: 'tool-repetition',
+      tool_name: g.toolName,
+      args_digest: g.argsDigest,
+      count: g.count,
+      attempts: g.attempts.map((a) => ({ trace_id: a.traceId, span_id: a.spanId })),
+      capture_complete: complete,
+    },
+    observed_at: observedAt,
+    covariates: { ...ctx.covariatesBase, observed_at: observedAt },
+  };
+}
+
+/**
+ * Findings for one checked trajectory: one per L0 hit (`analyst_id` `l0`, verdict `fired`),
+ * one per repetition group (`analyst_id` `tool-repetition`, verdict `observed`), sorted by
+ * `observed_at` then `finding_id`. Pure: the same input gives byte-identical findings.
+ * `none-observed` and `unavailable` repetition results produce no finding.
+ *
+ * `provenance` should come from `deriveProvenance`, which already refuses conflicting ids;
+ * passing conflicting provenance is a caller bug and throws.
+ */
+export function findingsFromChecks(
+  t: Trajectory,
+  results: CheckResults,
+  provenance: Provenance,
+  versions: CheckMethodVersions = DEFAULT_METHOD_VERSIONS,
+): Finding[] {
+  const prepared = prepareProvenance(provenance);
+  if (!prepared.ok) {
+    const { kind, id } = prepared.error;
+    throw new TrajwatchError(`provenance refused: ${kind} on id ${id}`, { context: { ...prepared.error } });
+  }
+  const ctx = new Context(t);
+  const drafts = results.l0.map((hit) => l0Draft(ctx, hit, versions.l0));
+  if (results.repetition.status === 'observed') {
+    const { complete } = results.repetition;
+    for (const g of results.repetition.groups) drafts.push(repetitionDraft(ctx, g, complete, versions.repetition));
+  }
+  // Equal claims on equal evidence are one finding (a check that reported a hit twice).
+  const byId = new Map<string, Finding>();
+  for (const d of drafts) {
+    const f = makePreparedFinding(d, prepared.value);
+    if (!byId.has(f.finding_id)) byId.set(f.finding_id, f);
+  }
+  return [...byId.values()].sort(compareFindings);
+}

@@ -1,0 +1,122 @@
+import { z } from 'zod';
+import { L0_PATTERNS } from '../checks/check-result.ts';
+import { EvidenceRefSchema } from './evidence-ref.ts';
+import { BundleSchema } from './provenance/treatment.ts';
+import { SnapshotSchema } from './provenance/conditions.ts';
+import { ISO_NANO_PATTERN } from './time.ts';
+
+export const FINDING_SCHEMA_VERSION = '1.1.0';
+export const SEVERITIES = ['info', 'low', 'medium', 'high'] as const;
+/** How far a claim holds: one event, one turn, one agent, the whole run. */
+export const FINDING_LAYERS = ['event', 'turn', 'agent', 'run'] as const;
+
+const isoNano = z.string().regex(ISO_NANO_PATTERN, 'ISO-8601 UTC with nine fractional digits');
+
+export const SubjectSchema = z
+  .object({
+    trajectory_key: z.string().min(1),
+    trace_ids: z.array(z.string().regex(/^[0-9a-f]{32}$/)).min(1),
+    service: z.string().optional(),
+    agent: z.string().optional(),
+    revision: z.number().int().min(1),
+  })
+  .strict();
+
+export const MethodSchema = z
+  .object({
+    kind: z.enum(['computed', 'judged']),
+    name: z.string().min(1),
+    version: z.string().min(1),
+  })
+  .strict();
+
+export const CodeEvalHitSchema = z
+  .object({
+    pattern: z.enum(L0_PATTERNS),
+    anchor: z.string().min(1),
+    detail: z.string(),
+  })
+  .strict();
+
+const AttemptSchema = z.object({ trace_id: z.string(), span_id: z.string() }).strict();
+
+/** Exact tool repetition: distinct physical attempts of one tool with one canonical argument set. */
+export const ToolRepetitionObservationSchema = z
+  .object({
+    kind: z.literal('tool-repetition'),
+    tool_name: z.string(),
+    args_digest: z.string(),
+    /** Distinct span ids; from an incomplete capture a lower bound. */
+    count: z.number().int().min(2),
+    attempts: z.array(AttemptSchema).min(2),
+    capture_complete: z.boolean(),
+  })
+  .strict();
+
+/**
+ * Any other analyst's structured observation (e.g. a judged answer) until it earns a typed
+ * member of this union: a name plus JSON values.
+ */
+export const RecordObservationSchema = z
+  .object({
+    kind: z.literal('record'),
+    name: z.string().min(1),
+    values: z.record(z.string(), z.json()),
+  })
+  .strict();
+
+export const ObservationSchema = z.discriminatedUnion('kind', [ToolRepetitionObservationSchema, RecordObservationSchema]);
+
+/** Readings that ride along with a finding without being part of its identity. */
+export const CovariatesSchema = z
+  .object({
+    host_load: z.number().nullable().optional(),
+    /** When the source spans say the observed thing happened (same as the finding's `observed_at`). */
+    observed_at: isoNano.optional(),
+    /** The root span's start, when seen. */
+    started_at: isoNano.nullable().optional(),
+    /** Whether the trajectory was a complete capture when this finding was made. */
+    capture_complete: z.boolean().optional(),
+    incomplete_reasons: z.array(z.string()).optional(),
+  })
+  .strict();
+
+/**
+ * A finding, schema 1.1.0. `treatment` and `conditions` are required and nullable: `null` =
+ * provenance unavailable, `[]` = looked and found none. `finding_id` covers the identity
+ * fields only (see identity.ts); everything else is evidence or covariate.
+ */
+export const FindingSchema = z
+  .object({
+    schema_version: z.literal(FINDING_SCHEMA_VERSION),
+    finding_id: z.string().regex(/^f1_[0-9a-f]{64}$/),
+    analyst_id: z.string().min(1),
+    area: z.string().min(1),
+    subject: SubjectSchema,
+    claim: z.string().min(1),
+    /**
+     * What makes two equal claims about one trajectory two facts (an L0 anchor span, a
+     * repetition's argument digest); part of identity, so `finding_id` can be recomputed from
+     * the record alone.
+     */
+    id_basis: z.array(z.string()).optional(),
+    severity: z.enum(SEVERITIES),
+    layer: z.enum(FINDING_LAYERS),
+    method: MethodSchema,
+    /** `fired` for an L0 candidate, `observed` for a computed observation such as repetition. */
+    verdict: z.enum(['fired', 'observed']).optional(),
+    evidence_refs: z.array(EvidenceRefSchema),
+    code_eval_hits: z.array(CodeEvalHitSchema).optional(),
+    observation: ObservationSchema.optional(),
+    treatment: z.array(BundleSchema).nullable(),
+    conditions: z.array(SnapshotSchema).nullable(),
+    observed_at: isoNano,
+    covariates: CovariatesSchema,
+  })
+  .strict();
+
+export type Finding = z.infer<typeof FindingSchema>;
+export type Severity = (typeof SEVERITIES)[number];
+export type FindingLayer = (typeof FINDING_LAYERS)[number];
+export type Observation = z.infer<typeof ObservationSchema>;
+export type Covariates = z.infer<typeof CovariatesSchema>;
