@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { ConfigError, TrajwatchError } from '../errors.ts';
 import { replayCommand } from './replay.ts';
+import { schemaCommand } from './schema.ts';
 import { serveCommand } from './serve.ts';
 import { validateConfigCommand } from './validate-config.ts';
 
@@ -12,6 +13,7 @@ Commands:
   serve              receive OTLP/HTTP, assemble trajectories, run checks, write findings
   replay FILE...     run the same pipeline over recorded OTLP files (JSON or protobuf, .gz too)
   validate-config F  report every configuration error at once
+  schema finding     print the finding JSON Schema for consumers in other languages
 
 Run 'trajwatch <command> --help' for a command's options.
 `;
@@ -20,6 +22,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   serve: serveCommand,
   replay: replayCommand,
   'validate-config': validateConfigCommand,
+  schema: schemaCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -56,3 +56,19 @@ describe('trajwatch validate-config', () => {
     }
   });
 });
+
+describe('trajwatch schema finding', () => {
+  it('prints a draft 2020-12 JSON Schema of a finding', async () => {
+    const run = await runCli(['schema', 'finding']);
+    expect(run.code).toBe(0);
+    const schema = JSON.parse(run.stdout) as { $schema: string; properties: Record<string, unknown>; required: string[] };
+    expect(schema.$schema).toMatch(/2020-12/);
+    expect(schema.required).toEqual(expect.arrayContaining(['schema_version', 'finding_id', 'claim', 'treatment', 'conditions']));
+  });
+
+  it('exits 2 for an unknown schema', async () => {
+    const run = await runCli(['schema', 'nope']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/expected one of finding/);
+  });
+});
