@@ -1,0 +1,135 @@
+/**
+ * The OTLP/gRPC trace receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`
+ * on @grpc/grpc-js, feeding the same decoder and pipeline as the HTTP receiver.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { AdmissionRefusal } from '../assemble/assembler.ts';
+import { formatHostPort, type HostPort } from '../config/host-port.ts';
+import { DecodeError } from '../errors.ts';
+import { STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
+import type { IngestTarget } from './http-receiver.ts';
+import { decodeOtlpProto } from './otlp-proto-decode.ts';
+import { exportResponse } from './otlp-response.ts';
+import type { DecodedRequest } from './span.ts';
+
+/** The full method path OTLP exporters call. */
+export const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+
+export interface GrpcReceiverConfig {
+  /**
+   * Cap on one request message after decompression (grpc-js checks it while inflating, so a
+   * gzip bomb stops early); above it the call fails with RESOURCE_EXHAUSTED, not retried.
+   */
+  maxDecompressedBytes: number;
+  /** The delay put in the RetryInfo of a throttled call. */
+  retryAfterSeconds: number;
+}
+
+/** What the gRPC receiver saw, for metrics: one call per Export handled by trajwatch. */
+export interface GrpcRequestObserver {
+  (outcome: { code: grpc.status; spans: number; rejectedSpans: number; reason?: string }): void;
+}
+
+/**
+ * The assembler's memory bounds: refusing for them is RESOURCE_EXHAUSTED. Every other
+ * refusal (a sink or log that is behind or failing) is UNAVAILABLE, the spec's backpressure
+ * code. Both carry RetryInfo, and OTLP clients retry both.
+ */
+const MEMORY_BOUNDS: ReadonlySet<string> = new Set<AdmissionRefusal>(['max-open-trajectories', 'max-buffered-bytes']);
+
+/**
+ * Raw-bytes method definition: grpc-js hands the handler the undecoded request, so trajwatch's
+ * own protobuf decoder runs (once), never a generated message class.
+ */
+const traceServiceDefinition: grpc.ServiceDefinition = {
+  Export: {
+    path: TRACE_EXPORT_PATH,
+    requestStream: false,
+    responseStream: false,
+    requestSerialize: (bytes: Buffer) => bytes,
+    requestDeserialize: (bytes: Buffer) => bytes,
+    responseSerialize: (bytes: Buffer) => bytes,
+    responseDeserialize: (bytes: Buffer) => bytes,
+  },
+};
+
+/**
+ * Creates (does not bind) the OTLP/gRPC server. gzip and deflate request compression are
+ * handled by grpc-js. Answers: OK with an `ExportTraceServiceResponse` (with `partialSuccess`
+ * when spans were refused); INVALID_ARGUMENT for an undecodable request; UNAVAILABLE or
+ * RESOURCE_EXHAUSTED with a google.rpc.RetryInfo when the pipeline refuses new work.
+ *
+ * @example
+ * const server = createGrpcReceiver(config.receiver, pipeline);
+ * const port = await bindGrpcReceiver(server, { host: '127.0.0.1', port: 4317 });
+ */
+export function createGrpcReceiver(
+  config: GrpcReceiverConfig,
+  target: IngestTarget,
+  observe: GrpcRequestObserver = () => {},
+): grpc.Server {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': config.maxDecompressedBytes,
+  });
+
+  const exportTraces = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
+    const busy = target.admission();
+    if (busy !== undefined) {
+      const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
+      const message = `trajwatch is at its limit (${busy}); retry later`;
+      const metadata = new grpc.Metadata();
+      metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, message, config.retryAfterSeconds));
+      observe({ code, spans: 0, rejectedSpans: 0, reason: busy });
+      callback({ code, details: message, metadata });
+      return;
+    }
+    const decoded = decodeOtlpProto(call.request);
+    if (decoded instanceof DecodeError) {
+      observe({ code: grpc.status.INVALID_ARGUMENT, spans: 0, rejectedSpans: 0, reason: 'undecodable' });
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: `undecodable OTLP protobuf request: ${decoded.message}` });
+      return;
+    }
+    target.accept(decoded);
+    const rejected = decoded.rejected.length;
+    observe({ code: grpc.status.OK, spans: decoded.spans.length, rejectedSpans: rejected });
+    const partial = rejected === 0 ? undefined : { rejectedSpans: rejected, errorMessage: summarizeRejections(decoded) };
+    callback(null, exportResponse('protobuf', partial));
+  };
+
+  server.addService(traceServiceDefinition, {
+    Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+      try {
+        exportTraces(call, callback);
+      } catch (err) {
+        // Only a bug reaches here; answer INTERNAL rather than leave the client hanging.
+        process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+        callback({ code: grpc.status.INTERNAL, details: 'internal error' });
+      }
+    },
+  });
+  return server;
+}
+
+/**
+ * Binds the server without TLS (loopback by default; binding wider is the operator's choice)
+ * and resolves with the bound port, which differs from `address.port` when that is 0.
+ */
+export function bindGrpcReceiver(server: grpc.Server, address: HostPort): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.bindAsync(formatHostPort(address), grpc.ServerCredentials.createInsecure(), (err, port) => {
+      if (err === null) resolve(port);
+      else reject(err);
+    });
+  });
+}
+
+/** Stops taking calls and resolves once in-flight calls have been answered. */
+export function closeGrpcReceiver(server: grpc.Server): Promise<void> {
+  return new Promise((resolve) => server.tryShutdown(() => resolve()));
+}
+
+function summarizeRejections(decoded: DecodedRequest): string {
+  const byReason = new Map<string, number>();
+  for (const r of decoded.rejected) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
+  return [...byReason].map(([reason, n]) => `${n} span(s): ${reason}`).join('; ');
+}

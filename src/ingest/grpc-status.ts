@@ -1,0 +1,44 @@
+/**
+ * The `grpc-status-details-bin` trailer: a google.rpc.Status whose details carry a
+ * google.rpc.RetryInfo, which is how an OTLP/gRPC server tells a throttled client how long
+ * to wait (opentelemetry-proto spec, "OTLP/gRPC Throttling").
+ */
+import { rpcStatus } from './otlp-response.ts';
+
+/** The trailer key gRPC libraries read rich status details from. */
+export const STATUS_DETAILS_KEY = 'grpc-status-details-bin';
+
+const RETRY_INFO_TYPE_URL = 'type.googleapis.com/google.rpc.RetryInfo';
+
+/**
+ * Encodes `google.rpc.Status { code, message, details: [Any(RetryInfo { retry_delay })] }`.
+ *
+ * @example
+ * metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(14, 'busy', 2));
+ */
+export function statusWithRetryInfo(code: number, message: string, retryDelaySeconds: number): Buffer {
+  const duration = field(1, varintBytes(Math.max(0, Math.floor(retryDelaySeconds))), 'varint');
+  const retryInfo = field(1, duration, 'bytes');
+  const any = Buffer.concat([
+    field(1, Buffer.from(RETRY_INFO_TYPE_URL, 'utf8'), 'bytes'),
+    field(2, retryInfo, 'bytes'),
+  ]);
+  // Protobuf messages concatenate: Status{code, message} followed by its repeated details field.
+  return Buffer.concat([rpcStatus('protobuf', code, message), field(3, any, 'bytes')]);
+}
+
+function field(number: number, payload: Buffer, wire: 'varint' | 'bytes'): Buffer {
+  if (wire === 'varint') return Buffer.concat([varintBytes(number << 3), payload]);
+  return Buffer.concat([varintBytes((number << 3) | 2), varintBytes(payload.length), payload]);
+}
+
+function varintBytes(value: number): Buffer {
+  const bytes: number[] = [];
+  let v = value;
+  while (v > 0x7f) {
+    bytes.push((v % 128) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  bytes.push(v);
+  return Buffer.from(bytes);
+}
