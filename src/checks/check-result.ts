@@ -39,9 +39,16 @@ export interface RepetitionGroup {
  * complete capture; an incomplete one with no repetition is `unavailable` with its reasons.
  */
 export type RepetitionObservation =
-  | { status: 'observed'; groups: RepetitionGroup[]; complete: boolean }
+  | { status: 'observed'; groups: RepetitionGroup[]; complete: boolean; excluded?: ExcludedAttempt[] }
   | { status: 'none-observed' }
-  | { status: 'unavailable'; reasons: string[] };
+  | { status: 'unavailable'; reasons: string[]; excluded?: ExcludedAttempt[] };
+
+/** A span left out of the repetition count, and why (e.g. two payloads under its span id). */
+export interface ExcludedAttempt {
+  traceId: string;
+  spanId: string;
+  reason: string;
+}
 
 export interface CheckResults {
   l0: L0Hit[];

@@ -1,0 +1,36 @@
+import type { Trajectory } from '../assemble/trajectory.ts';
+import type { L0Hit } from './check-result.ts';
+import type { ChecksConfig } from './config.ts';
+import { ref } from './hit-text.ts';
+import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
+
+/**
+ * `out-of-order-gate`: a gate that ran after the outbound action it should have guarded. The
+ * action a gate is taken to guard is the latest outbound call that started before it; the hit
+ * fires when that call had no successful gate before it. One hit per such gate, anchored at
+ * the gate, with the action as second evidence.
+ *
+ * The "no gate before the action" half is an absence claim: complete captures only.
+ */
+export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+  if (!t.complete) return [];
+  const roles = toolRoles(t, cfg);
+  if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
+  const guarded = guardedBefore(t, roles);
+  const hits: L0Hit[] = [];
+  let next = 0; // index into roles.outbound of the first action not yet before the gate
+  for (const g of roles.gates) {
+    while (next < roles.outbound.length && roles.outbound[next]! < g) next++;
+    if (next === 0) continue;
+    const action = t.steps[roles.outbound[next - 1]!]!;
+    if (guarded(action)) continue;
+    const gate = t.steps[g]!;
+    hits.push({
+      pattern: 'out-of-order-gate',
+      anchor: gate.id,
+      detail: `gate ${roleName(gate)} ran after outbound ${roleName(action)} (span ${action.id}), which had no successful gate before it`,
+      evidence: [ref(gate), ref(action)],
+    });
+  }
+  return hits;
+}

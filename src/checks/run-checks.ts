@@ -1,0 +1,69 @@
+import type { Trajectory } from '../assemble/trajectory.ts';
+import { L0_PATTERNS, type CheckResults, type L0Hit } from './check-result.ts';
+import type { ChecksConfig } from './config.ts';
+import { errorOutput } from './error-output.ts';
+import { faultPassthrough } from './fault-passthrough.ts';
+import { malformedStructure } from './malformed-structure.ts';
+import { outOfOrderGate } from './out-of-order-gate.ts';
+import { toolRepetition } from './tool-repetition.ts';
+import { unguardedSend } from './unguarded-send.ts';
+
+type Check = (t: Trajectory, cfg: ChecksConfig) => L0Hit[];
+
+/** The L0 checks, in the order of `L0_PATTERNS`. */
+const CHECKS: readonly Check[] = [errorOutput, faultPassthrough, malformedStructure, unguardedSend, outOfOrderGate];
+
+/**
+ * Run every inline check over one trajectory. Pure and deterministic: the same trajectory and
+ * config give byte-identical results. Hits are ordered by pattern (the order of
+ * `L0_PATTERNS`), then by the anchor's position in the trajectory, then anchor and detail.
+ *
+ * @example const { l0, repetition } = runChecks(trajectory, defaultChecksConfig);
+ */
+export function runChecks(trajectory: Trajectory, cfg: ChecksConfig): CheckResults {
+  const t = withDistinctSteps(trajectory);
+  const position = new Map<string, number>();
+  t.steps.forEach((step, i) => {
+    if (!position.has(step.id)) position.set(step.id, i);
+  });
+  const patternRank = new Map<string, number>(L0_PATTERNS.map((p, i) => [p, i]));
+  const at = (anchor: string) => position.get(anchor) ?? Number.MAX_SAFE_INTEGER;
+  const l0 = CHECKS.flatMap((check) => check(t, cfg)).sort(
+    (a, b) =>
+      patternRank.get(a.pattern)! - patternRank.get(b.pattern)! ||
+      at(a.anchor) - at(b.anchor) ||
+      compareText(a.anchor, b.anchor) ||
+      compareText(a.detail, b.detail),
+  );
+  return { l0, repetition: toolRepetition(t) };
+}
+
+/**
+ * The assembler deduplicates repeated exports of a span; should a trajectory still hold one
+ * span twice, the first copy is the step (as the assembler keeps the first), so no check
+ * reports one physical attempt twice.
+ */
+function withDistinctSteps(t: Trajectory): Trajectory {
+  const seen = new Set<string>();
+  let duplicates = false;
+  for (const step of t.steps) {
+    const key = `${step.traceId}/${step.id}`;
+    if (seen.has(key)) duplicates = true;
+    seen.add(key);
+  }
+  if (!duplicates) return t;
+  seen.clear();
+  return {
+    ...t,
+    steps: t.steps.filter((step) => {
+      const key = `${step.traceId}/${step.id}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    }),
+  };
+}
+
+function compareText(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}

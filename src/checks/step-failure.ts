@@ -1,0 +1,72 @@
+import type { Step } from '../normalize/step.ts';
+import type { CompiledRules } from './rules.ts';
+
+/** Why a step counts as failed, and what it said. */
+export interface StepFailure {
+  /** Where the failure was read: the span status, an exception event, `error.type`, or the result text. */
+  source: 'status' | 'exception' | 'error.type' | 'result';
+  type?: string;
+  /** The error text as captured: status/exception message, or the error payload. */
+  text?: string;
+}
+
+/**
+ * Whether a step failed, read from every place a convention may put it: status 2, an
+ * `exception` event, `error.type`, the normalizer's `error`, or (tools only) a result the
+ * error-payload rules recognize. `undefined` when nothing says it failed.
+ */
+export function stepFailure(step: Step, rules: CompiledRules): StepFailure | undefined {
+  const err = step.error;
+  const type = err?.type ?? stringAttr(step, 'error.type');
+  const text = nonEmpty(err?.message);
+  // The normalizer's error names the most specific evidence; the raw fields are read too, so
+  // a step built without one (or by a mapper that missed it) still counts.
+  if (err !== undefined) return withOptional(err.source, type, text ?? (err.source === 'result' ? nonEmpty(step.result) : undefined));
+  if (step.statusCode === 2) return withOptional('status', type, text);
+  if (step.eventNames.includes('exception')) return withOptional('exception', type, text);
+  if (stringAttr(step, 'error.type') !== undefined) return withOptional('error.type', type, text);
+  if (step.kind === 'tool' && step.result !== undefined && isErrorPayload(step.result, rules)) {
+    return { source: 'result', text: step.result };
+  }
+  return undefined;
+}
+
+/** Whether a tool result text is an error payload under the configured rules. */
+export function isErrorPayload(result: string, rules: CompiledRules): boolean {
+  const head = result.length > rules.scanChars ? result.slice(0, rules.scanChars) : result;
+  if (rules.errorResultPatterns.some((re) => re.test(head))) return true;
+  if (rules.jsonErrorKeys.length === 0 || !/^\s*\{/.test(head)) return false;
+  // Only a whole result within the scan bound is parsed: a bigger one is not probed.
+  if (result.length > rules.scanChars) return false;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(result);
+  } catch {
+    return false; // not JSON after all: the patterns above are the only test
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return false;
+  const record = parsed as Record<string, unknown>;
+  return rules.jsonErrorKeys.some((key) => truthy(record[key]));
+}
+
+function truthy(value: unknown): boolean {
+  if (value === undefined || value === null || value === false || value === '' || value === 0) return false;
+  if (typeof value === 'object' && Object.keys(value).length === 0) return false;
+  return true;
+}
+
+function stringAttr(step: Step, key: string): string | undefined {
+  const value = step.attributes[key];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+function nonEmpty(text: string | undefined): string | undefined {
+  return text === undefined || text.trim() === '' ? undefined : text;
+}
+
+function withOptional(source: StepFailure['source'], type?: string, text?: string): StepFailure {
+  const failure: StepFailure = { source };
+  if (type !== undefined) failure.type = type;
+  if (text !== undefined) failure.text = text;
+  return failure;
+}

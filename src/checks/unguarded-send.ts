@@ -1,0 +1,35 @@
+import type { Trajectory } from '../assemble/trajectory.ts';
+import type { L0Hit } from './check-result.ts';
+import type { ChecksConfig } from './config.ts';
+import { ref } from './hit-text.ts';
+import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
+
+/**
+ * `unguarded-send`: an outbound-class tool call with no successful gate-class step that ended
+ * before it started. One hit per such call, anchored at it.
+ *
+ * "No gate before" is an absence claim, so it is made from complete captures only: in an
+ * incomplete one the gate may simply not have been captured, and the check stays silent.
+ */
+export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+  if (!t.complete) return [];
+  const roles = toolRoles(t, cfg);
+  const guarded = guardedBefore(t, roles);
+  const hits: L0Hit[] = [];
+  for (const i of roles.outbound) {
+    const send = t.steps[i]!;
+    if (guarded(send)) continue;
+    const failedGates = roles.gates.filter((g) => roles.failed[g] && t.steps[g]!.endTimeUnixNano <= send.startTimeUnixNano);
+    const note =
+      failedGates.length === 0
+        ? ''
+        : ` (gates before it failed: ${failedGates.map((g) => roleName(t.steps[g]!)).join(', ')})`;
+    hits.push({
+      pattern: 'unguarded-send',
+      anchor: send.id,
+      detail: `outbound ${roleName(send)} ran with no successful gate before it${note}`,
+      evidence: [ref(send), ...failedGates.map((g) => ref(t.steps[g]!))],
+    });
+  }
+  return hits;
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { toolRepetition } from '../../src/checks/tool-repetition.ts';
+import { toToolArgs } from '../../src/normalize/tool-args.ts';
+import { conflictOn, tool, trajectory } from './builders.ts';
+
+const ref = (s: { traceId: string; id: string }) => ({ traceId: s.traceId, spanId: s.id });
+
+describe('exact tool repetition', () => {
+  it('groups calls whose args differ only in key order and whitespace', () => {
+    const a = tool('web_search', { at: 1, args: '{"query": "x", "year": 2021}' });
+    const b = tool('web_search', { at: 2, args: '{"year":2021.0,"query":"x"}' });
+    const c = tool('web_search', { at: 3, args: '{"query": "y", "year": 2021}' });
+    const obs = toolRepetition(trajectory([a, b, c]));
+    expect(obs).toEqual({
+      status: 'observed',
+      complete: true,
+      groups: [{ toolName: 'web_search', argsDigest: toToolArgs('{"query":"x","year":2021}').digest, count: 2, attempts: [ref(a), ref(b)] }],
+    });
+  });
+
+  it('keeps different tools and non-JSON text apart, comparing text exactly', () => {
+    const steps = [
+      tool('shell', { at: 1, args: 'ls  -la' }),
+      tool('shell', { at: 2, args: 'ls -la' }),
+      tool('other', { at: 3, args: 'ls -la' }),
+    ];
+    expect(toolRepetition(trajectory(steps))).toEqual({ status: 'none-observed' });
+  });
+
+  it('lists groups in trajectory order of their first attempt, attempts in order', () => {
+    const b1 = tool('b', { at: 1, args: '{}' });
+    const a1 = tool('a', { at: 2, args: '{}' });
+    const b2 = tool('b', { at: 3, args: '{}' });
+    const a2 = tool('a', { at: 4, args: '{}' });
+    const b3 = tool('b', { at: 5, args: '{}' });
+    const obs = toolRepetition(trajectory([a2, b3, a1, b1, b2]));
+    expect(obs.status === 'observed' && obs.groups.map((g) => [g.toolName, g.count, g.attempts.map((x) => x.spanId)])).toEqual([
+      ['b', 3, [b1.id, b2.id, b3.id]],
+      ['a', 2, [a1.id, a2.id]],
+    ]);
+  });
+
+  it('counts a duplicate export of one span once', () => {
+    const a = tool('fetch', { at: 1, args: '{"u": 1}' });
+    expect(toolRepetition(trajectory([a, { ...a }]))).toEqual({ status: 'none-observed' });
+    const b = tool('fetch', { at: 2, args: '{"u": 1}' });
+    const obs = toolRepetition(trajectory([a, { ...a }, b]));
+    expect(obs.status === 'observed' && obs.groups[0]!.count).toBe(2);
+  });
+
+  it('refuses a span under a capture conflict: not counted, named, and absence unavailable', () => {
+    const a = tool('fetch', { at: 1, args: '{"u": 1}' });
+    const b = tool('fetch', { at: 2, args: '{"u": 1}' });
+    expect(toolRepetition(trajectory([a, b], { conflicts: [conflictOn(b)] }))).toEqual({
+      status: 'unavailable',
+      reasons: ['capture-conflict'],
+      excluded: [{ traceId: b.traceId, spanId: b.id, reason: 'capture-conflict' }],
+    });
+    const c = tool('fetch', { at: 3, args: '{"u": 1}' });
+    const obs = toolRepetition(trajectory([a, b, c], { conflicts: [conflictOn(b)] }));
+    expect(obs).toMatchObject({ status: 'observed', complete: false, excluded: [{ spanId: b.id }] });
+    expect(obs.status === 'observed' && obs.groups[0]!.attempts).toEqual([ref(a), ref(c)]);
+  });
+
+  it('from an incomplete capture: repetition is observed, absence is unavailable with the reasons', () => {
+    const a = tool('fetch', { at: 1, args: '{}' });
+    const b = tool('fetch', { at: 2, args: '{}' });
+    const spec = { complete: false, incompleteReasons: ['orphan-parents' as const, 'idle-timeout' as const] };
+    expect(toolRepetition(trajectory([a, b], spec))).toMatchObject({ status: 'observed', complete: false });
+    expect(toolRepetition(trajectory([a], spec))).toEqual({ status: 'unavailable', reasons: ['orphan-parents', 'idle-timeout'] });
+  });
+
+  it('never groups calls whose args were not captured, and then cannot claim absence', () => {
+    const steps = [tool('fetch', { at: 1 }), tool('fetch', { at: 2 })];
+    expect(toolRepetition(trajectory(steps))).toEqual({ status: 'unavailable', reasons: ['tool-args-not-captured'] });
+  });
+});

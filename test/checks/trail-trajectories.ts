@@ -1,0 +1,83 @@
+/**
+ * The TRAIL dev traces (../shared/fixtures/trail-dev) as trajectories, built with the project's
+ * own decoder and normalizer: one trajectory per trace file, steps in trajectory order, complete
+ * when a root span is present and no parent is missing. Test, script and bench helper: labels
+ * are read here for measuring only, never by the analyzer.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
+import { DecodeError } from '../../src/errors.ts';
+import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
+import type { Span } from '../../src/ingest/span.ts';
+import { normalizeSpan } from '../../src/normalize/normalize.ts';
+import type { Step } from '../../src/normalize/step.ts';
+
+export const TRAIL_DIR = new URL('../../../shared/fixtures/trail-dev/', import.meta.url).pathname;
+
+export interface TrailLabel {
+  category: string;
+  location: string;
+  evidence?: string;
+  description?: string;
+  impact?: string;
+}
+
+export interface TrailTrace {
+  traceId: string;
+  /** The decoded spans, for assertions made independently of the normalizer. */
+  spans: Span[];
+  trajectory: Trajectory;
+  labels: TrailLabel[];
+}
+
+/** The trace ids of the fixture files, sorted. */
+export function trailTraceIds(dir = TRAIL_DIR): string[] {
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.otlp.json.gz'))
+    .map((f) => f.slice(0, -'.otlp.json.gz'.length))
+    .sort();
+}
+
+/** The OTLP/JSON text of one fixture (decompressed). */
+export function trailOtlpText(traceId: string, dir = TRAIL_DIR): string {
+  return gunzipSync(readFileSync(join(dir, `${traceId}.otlp.json.gz`))).toString('utf8');
+}
+
+/** Decode, normalize and assemble one fixture's spans into one trajectory. */
+export function trajectoryFromSpans(traceId: string, spans: Span[]): Trajectory {
+  const steps: Step[] = spans.map(normalizeSpan).sort(compareSteps);
+  const ids = new Set(steps.map((s) => s.id));
+  const reasons: IncompleteReason[] = [];
+  if (!steps.some((s) => s.parentId === undefined)) reasons.push('root-not-seen');
+  if (steps.some((s) => s.parentId !== undefined && !ids.has(s.parentId))) reasons.push('orphan-parents');
+  return {
+    key: traceId,
+    traceIds: [traceId],
+    revision: 1,
+    complete: reasons.length === 0,
+    incompleteReasons: reasons,
+    steps,
+    conflicts: [],
+    refusedSpans: 0,
+    closedBy: 'end-of-input',
+  };
+}
+
+/** Every TRAIL dev trace, decoded, as a trajectory with its labels. */
+export function loadTrailTraces(dir = TRAIL_DIR): TrailTrace[] {
+  return trailTraceIds(dir).map((traceId) => {
+    const decoded = decodeOtlpJson(trailOtlpText(traceId, dir));
+    if (decoded instanceof DecodeError) throw decoded;
+    if (decoded.rejected.length > 0) throw new Error(`${traceId}: decoder rejected ${decoded.rejected.length} spans`);
+    const labels = (JSON.parse(readFileSync(join(dir, `${traceId}.labels.json`), 'utf8')) as { errors: TrailLabel[] }).errors;
+    return { traceId, spans: decoded.spans, trajectory: trajectoryFromSpans(traceId, decoded.spans), labels };
+  });
+}
+
+function compareSteps(a: Step, b: Step): number {
+  if (a.startTimeUnixNano !== b.startTimeUnixNano) return a.startTimeUnixNano < b.startTimeUnixNano ? -1 : 1;
+  if (a.endTimeUnixNano !== b.endTimeUnixNano) return a.endTimeUnixNano < b.endTimeUnixNano ? -1 : 1;
+  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+}
