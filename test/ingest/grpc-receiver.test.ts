@@ -12,7 +12,6 @@ import type { IngestTarget } from '../../src/ingest/http-receiver.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { Pipeline } from '../../src/pipeline.ts';
-import { encodeOtlpJsonAsProto } from '../fixtures/otlp/protobufjs-codec.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 
@@ -28,14 +27,23 @@ function span(spanId: string, extra: Record<string, unknown> = {}) {
   };
 }
 
-function request(spans: unknown[]): Buffer {
-  return Buffer.from(
-    encodeOtlpJsonAsProto({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 't' }, spans }] }] }),
-  );
+function request(spans: ReturnType<typeof span>[]): Buffer {
+  const type = schemas.lookupType('ExportTraceServiceRequest');
+  const bytes = (hex: string) => Buffer.from(hex, 'hex');
+  const message = type.fromObject({
+    resourceSpans: [
+      {
+        scopeSpans: [
+          { spans: spans.map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId) })) },
+        ],
+      },
+    ],
+  });
+  return Buffer.from(type.encode(message).finish());
 }
 
-// An independent reading of the answers: protobufjs reflection over the google.rpc and OTLP
-// response schemas, written here from the .proto definitions.
+// An independent codec for requests and answers: protobufjs reflection over the parts of the
+// OTLP trace, collector and google.rpc schemas these tests use, written from the .proto files.
 const schemas = protobuf.Root.fromJSON({
   nested: {
     Duration: { fields: { seconds: { type: 'int64', id: 1 }, nanos: { type: 'int32', id: 2 } } },
@@ -46,6 +54,19 @@ const schemas = protobuf.Root.fromJSON({
     },
     PartialSuccess: { fields: { rejectedSpans: { type: 'int64', id: 1 }, errorMessage: { type: 'string', id: 2 } } },
     ExportTraceServiceResponse: { fields: { partialSuccess: { type: 'PartialSuccess', id: 1 } } },
+    OtlpSpan: {
+      fields: {
+        traceId: { type: 'bytes', id: 1 },
+        spanId: { type: 'bytes', id: 2 },
+        name: { type: 'string', id: 5 },
+        kind: { type: 'int32', id: 6 },
+        startTimeUnixNano: { type: 'fixed64', id: 7 },
+        endTimeUnixNano: { type: 'fixed64', id: 8 },
+      },
+    },
+    ScopeSpans: { fields: { spans: { rule: 'repeated', type: 'OtlpSpan', id: 2 } } },
+    ResourceSpans: { fields: { scopeSpans: { rule: 'repeated', type: 'ScopeSpans', id: 2 } } },
+    ExportTraceServiceRequest: { fields: { resourceSpans: { rule: 'repeated', type: 'ResourceSpans', id: 1 } } },
   },
 });
 
