@@ -3,7 +3,7 @@
  * (reflection over the real schema) and the OTLP/JSON decoder, on (a) the 26 real TRAIL
  * traces and (b) synthetic small agent spans.
  *
- * Run: node_modules/.bin/node bench/decode.ts [secondsPerCase]
+ * Run: node_modules/.bin/node bench/decode.ts [secondsPerCase]   (default 1; best of 5 slices)
  */
 import { Buffer } from 'node:buffer';
 import { decodeOtlpJson } from '../src/ingest/otlp-json-decode.ts';
@@ -98,9 +98,8 @@ const decoders: Decoder[] = [
   },
 ];
 
-function measure(decoder: Decoder, dataset: Dataset, seconds: number): { spansPerSecond: number; mbPerSecond: number } {
-  const warmUntil = performance.now() + Math.min(500, seconds * 300);
-  while (performance.now() < warmUntil) decoder.run(dataset);
+/** Spans/s and MB/s of one timed slice of `seconds`, after the caller has warmed up. */
+function measureOnce(decoder: Decoder, dataset: Dataset, seconds: number): { spansPerSecond: number; mbPerSecond: number } {
   let rounds = 0;
   const start = performance.now();
   const stopAt = start + seconds * 1000;
@@ -115,21 +114,31 @@ function measure(decoder: Decoder, dataset: Dataset, seconds: number): { spansPe
   };
 }
 
-const seconds = Number(process.argv[2] ?? 2);
+// Decoders run interleaved in several slices and each keeps its best slice: on a shared
+// machine the best slice is the one least disturbed by other load.
+const seconds = Number(process.argv[2] ?? 1);
+const slices = 5;
 const datasets = [trailDataset(), syntheticDataset(1000, 10), syntheticDataset(10, 200)];
 const rows: string[][] = [];
 for (const dataset of datasets) {
-  for (const decoder of decoders) {
-    const { spansPerSecond, mbPerSecond } = measure(decoder, dataset, seconds);
-    rows.push([dataset.name, decoder.name, Math.round(spansPerSecond).toLocaleString('en-US'), mbPerSecond.toFixed(1)]);
+  for (const decoder of decoders) measureOnce(decoder, dataset, 0.3); // warm-up
+  const best = decoders.map(() => ({ spansPerSecond: 0, mbPerSecond: 0 }));
+  for (let slice = 0; slice < slices; slice++) {
+    decoders.forEach((decoder, i) => {
+      const result = measureOnce(decoder, dataset, seconds / slices);
+      if (result.spansPerSecond > best[i]!.spansPerSecond) best[i] = result;
+    });
   }
+  decoders.forEach((decoder, i) => {
+    rows.push([dataset.name, decoder.name, Math.round(best[i]!.spansPerSecond).toLocaleString('en-US'), best[i]!.mbPerSecond.toFixed(1)]);
+  });
 }
 void sink;
 
 const header = ['dataset', 'decoder', 'spans/s', 'MB/s (input)'];
 const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
 const line = (cells: string[]) => `| ${cells.map((cell, i) => (i >= 2 ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(' | ')} |`;
-console.log(`node ${process.version}, ${seconds}s per case`);
+console.log(`node ${process.version}, ${seconds}s per case, best of ${slices} interleaved slices`);
 for (const dataset of datasets) {
   console.log(`${dataset.name}: ${dataset.spanCount} spans, ${protoBytes(dataset)} B protobuf, ${jsonBytes(dataset)} B JSON`);
 }

@@ -3,11 +3,14 @@
  * `ExportTraceServiceRequest` with OTLP's exceptions (ids as hex, enums as integers).
  * It yields the same {@link Span}s as the protobuf decoder for the same request.
  */
-import { Buffer } from 'node:buffer';
 import { DecodeError } from '../errors.ts';
-import { int64FromBigInt, maxAnyValueDepth, setAttribute } from './any-value.ts';
+import { maxAnyValueDepth } from './any-value.ts';
 import { normalizeHexId } from './hex.ts';
-import type { AttrValue, Attributes, DecodedRequest, Span, SpanEvent, SpanKind, SpanLink, StatusCode } from './span.ts';
+import { decodeAttributesInto } from './otlp-json-any-value.ts';
+import {
+  type Cursor, decimalInteger, estimateOverheadChars, fail, field, isObject, type JsonObject, list, message, optionalString, typeName,
+} from './otlp-json-walk.ts';
+import type { Attributes, DecodedRequest, Span, SpanEvent, SpanKind, SpanLink, StatusCode } from './span.ts';
 import { spanProblem } from './span-validation.ts';
 
 /**
@@ -47,53 +50,6 @@ export function decodeOtlpJsonValue(request: unknown): DecodedRequest | DecodeEr
   return result;
 }
 
-/**
- * Characters charged per value for what the estimate does not count: braces, quotes,
- * commas and the wrapper keys (`{"key":"","value":{"stringValue":""}},` is 36 characters
- * around the key and value), and per span for its ids, times and field names.
- */
-export const estimateOverheadChars = { perValue: 36, perSpan: 260 } as const;
-
-type JsonObject = { [key: string]: unknown };
-
-/** Where the walk is, for error messages; set as the walk descends, read only on failure. */
-interface Cursor {
-  path: string;
-  /** Running size estimate of the current span, in characters. */
-  chars: number;
-}
-
-function fail(cursor: Cursor, detail: string): never {
-  throw new DecodeError(`${cursor.path}: ${detail}`, { context: { path: cursor.path } });
-}
-
-function typeName(value: unknown): string {
-  return value === null ? 'null' : Array.isArray(value) ? 'array' : typeof value;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** A field by its lowerCamelCase name, else its proto name. */
-function field(object: JsonObject, camel: string, snake: string): unknown {
-  const value = object[camel];
-  return value === undefined || value === null ? object[snake] : value;
-}
-
-/** A repeated field: absent/null is empty, anything but an array is a DecodeError. */
-function list(cursor: Cursor, object: JsonObject, camel: string, snake: string): readonly unknown[] {
-  const value = field(object, camel, snake);
-  if (value === undefined || value === null) return [];
-  if (!Array.isArray(value)) fail(cursor, `${camel} must be an array, got ${typeName(value)}`);
-  return value;
-}
-
-function message(cursor: Cursor, value: unknown, what: string): JsonObject {
-  if (!isObject(value)) fail(cursor, `${what} must be an object, got ${typeName(value)}`);
-  return value;
-}
-
 function decodeRequest(request: unknown, out: DecodedRequest): void {
   const cursor: Cursor = { path: 'request', chars: 0 };
   const body = message(cursor, request, 'the request');
@@ -128,12 +84,6 @@ function decodeScope(cursor: Cursor, value: unknown): Span['scope'] {
   const name = optionalString(cursor, scope.name, 'scope.name');
   const version = optionalString(cursor, scope.version, 'scope.version');
   return version === '' ? { name } : { name, version };
-}
-
-function optionalString(cursor: Cursor, value: unknown, what: string): string {
-  if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') fail(cursor, `${what} must be a string, got ${typeName(value)}`);
-  return value;
 }
 
 const spanKindNames: Record<string, SpanKind> = {
@@ -263,92 +213,7 @@ function decodeLink(cursor: Cursor, value: unknown): SpanLink | undefined {
   return { traceId, spanId, attributes };
 }
 
-function decodeAttributesInto(cursor: Cursor, owner: JsonObject, camel: string, snake: string, target: Attributes): void {
-  const keyValues = list(cursor, owner, camel, snake);
-  for (let i = 0; i < keyValues.length; i++) decodeKeyValueInto(cursor, keyValues[i], target, 0);
-}
-
-function decodeKeyValueInto(cursor: Cursor, value: unknown, target: { [key: string]: AttrValue }, depth: number): void {
-  const keyValue = message(cursor, value, 'KeyValue');
-  const key = optionalString(cursor, keyValue.key, 'attribute key');
-  cursor.chars += key.length + estimateOverheadChars.perValue;
-  const anyValue = keyValue.value;
-  setAttribute(target, key, anyValue === undefined || anyValue === null ? null : decodeAnyValue(cursor, anyValue, key, depth));
-}
-
-/** `key` names the attribute the value belongs to, for error messages. */
-function decodeAnyValue(cursor: Cursor, value: unknown, key: string, depth: number): AttrValue {
-  const any = message(cursor, value, `value of attribute "${key}"`);
-  let v: unknown;
-  if ((v = field(any, 'stringValue', 'string_value')) !== undefined && v !== null) {
-    if (typeof v !== 'string') fail(cursor, `attribute "${key}": stringValue must be a string`);
-    cursor.chars += v.length;
-    return v;
-  }
-  if ((v = field(any, 'intValue', 'int_value')) !== undefined && v !== null) return int64(cursor, v, key);
-  if ((v = field(any, 'boolValue', 'bool_value')) !== undefined && v !== null) {
-    if (typeof v !== 'boolean') fail(cursor, `attribute "${key}": boolValue must be a boolean`);
-    return v;
-  }
-  if ((v = field(any, 'doubleValue', 'double_value')) !== undefined && v !== null) return double(cursor, v, key);
-  if ((v = field(any, 'arrayValue', 'array_value')) !== undefined && v !== null) {
-    if (depth >= maxAnyValueDepth) fail(cursor, `attribute "${key}": AnyValue nested deeper than maxAnyValueDepth (${maxAnyValueDepth})`);
-    const items = list(cursor, message(cursor, v, `attribute "${key}" arrayValue`), 'values', 'values');
-    const values: AttrValue[] = new Array(items.length);
-    for (let i = 0; i < items.length; i++) {
-      const item = items[i];
-      cursor.chars += estimateOverheadChars.perValue / 2;
-      values[i] = item === null ? null : decodeAnyValue(cursor, item, key, depth + 1);
-    }
-    return values;
-  }
-  if ((v = field(any, 'kvlistValue', 'kvlist_value')) !== undefined && v !== null) {
-    if (depth >= maxAnyValueDepth) fail(cursor, `attribute "${key}": AnyValue nested deeper than maxAnyValueDepth (${maxAnyValueDepth})`);
-    const entries = list(cursor, message(cursor, v, `attribute "${key}" kvlistValue`), 'values', 'values');
-    const values: { [key: string]: AttrValue } = {};
-    for (let i = 0; i < entries.length; i++) decodeKeyValueInto(cursor, entries[i], values, depth + 1);
-    return values;
-  }
-  if ((v = field(any, 'bytesValue', 'bytes_value')) !== undefined && v !== null) {
-    if (typeof v !== 'string') fail(cursor, `attribute "${key}": bytesValue must be a base64 string`);
-    cursor.chars += v.length;
-    // Re-encoding normalizes base64url and missing padding to the form the protobuf decoder yields.
-    return Buffer.from(v, 'base64').toString('base64');
-  }
-  return null;
-}
-
-const decimalInteger = /^-?[0-9]+$/;
-const minInt64 = -(2n ** 63n);
-const maxInt64 = 2n ** 63n - 1n;
 const maxUint64 = 2n ** 64n - 1n;
-
-function int64(cursor: Cursor, value: unknown, key: string): number | string {
-  if (typeof value === 'number') {
-    if (!Number.isInteger(value)) fail(cursor, `attribute "${key}": intValue ${value} is not an integer`);
-    return Number.isSafeInteger(value) ? value : int64FromBigInt(BigInt(value));
-  }
-  if (typeof value !== 'string' || !decimalInteger.test(value)) {
-    fail(cursor, `attribute "${key}": intValue ${JSON.stringify(value)} is not a decimal integer`);
-  }
-  if (value.length < 16) return Number(value); // at most 15 digits: always a safe integer
-  const big = BigInt(value);
-  if (big < minInt64 || big > maxInt64) fail(cursor, `attribute "${key}": intValue ${value} is outside int64`);
-  return int64FromBigInt(big);
-}
-
-function double(cursor: Cursor, value: unknown, key: string): number {
-  if (typeof value === 'number') return value;
-  if (typeof value === 'string') {
-    // The proto JSON mapping writes non-finite doubles (and allows any double) as strings.
-    if (value === 'NaN') return Number.NaN;
-    if (value === 'Infinity') return Number.POSITIVE_INFINITY;
-    if (value === '-Infinity') return Number.NEGATIVE_INFINITY;
-    const parsed = value.trim() === '' ? Number.NaN : Number(value);
-    if (!Number.isNaN(parsed)) return parsed;
-  }
-  return fail(cursor, `attribute "${key}": doubleValue ${JSON.stringify(value)} is not a number`);
-}
 
 function uint64(cursor: Cursor, value: unknown, what: string): bigint {
   if (value === undefined || value === null) return 0n;
