@@ -71,7 +71,7 @@ describe('Vercel AI SDK tool loop with telemetry on, into a running serve', () =
         book_table: tool({
           description: 'Book a restaurant table',
           inputSchema: z.object({ restaurant: z.string(), time: z.string(), people: z.number() }),
-          execute: async () => {
+          execute: async (): Promise<{ bookingId: string }> => {
             throw new Error('no tables available at 19:30');
           },
         }),
