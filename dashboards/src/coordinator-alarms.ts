@@ -1,0 +1,86 @@
+import { buildDashboard, type Dashboard, labelVariable, stat, table, timeseries, type ValueMapping } from './model.ts';
+
+const ALARMS = 'trajwatch_coordinator_alarms_total';
+const DECISIONS = 'trajwatch_decisions_total';
+// Every alarm query honours the three dashboard filters.
+const FILTER = 'question=~"$question",service=~"$service",agent=~"$agent"';
+const RATE = '[$__rate_interval]';
+
+const CERTIFIED: ValueMapping = {
+  type: 'value',
+  options: {
+    '0': { text: 'not certified', color: 'red', index: 0 },
+    '1': { text: 'certified', color: 'green', index: 1 },
+  },
+};
+
+/**
+ * The coordinator alarms dashboard: which questions raise alarms, where (service, agent),
+ * what the decision policy did with them, and whether each question's judge is calibrated.
+ */
+export function coordinatorAlarms(): Dashboard {
+  const calibration = stat(
+    'Calibration status per question',
+    'Whether each question has a current calibration certificate (1 certified, 0 not); an uncertified question cannot act, only escalate or record.',
+    [{ expr: 'max by (question) (trajwatch_calibration_certified{question=~"$question"})', legend: '{{question}}' }],
+    'none',
+    24,
+  );
+  calibration.mappings = [CERTIFIED];
+  calibration.height = 5;
+  return buildDashboard({
+    uid: 'trajwatch-coordinator-alarms',
+    title: 'trajwatch / Coordinator alarms',
+    description: 'Coordinator alarms by question, service and agent; escalations; calibration per question.',
+    tags: ['trajwatch', 'alarms'],
+    variables: [
+      labelVariable('question', 'Question', ALARMS),
+      labelVariable('service', 'Service', ALARMS),
+      labelVariable('agent', 'Agent', ALARMS),
+    ],
+    rows: [
+      {
+        title: 'Alarms',
+        panels: [
+          stat('Alarms in range', 'Coordinator alarms raised in the selected time range.', [{ expr: `sum(increase(${ALARMS}{${FILTER}}[$__range]))` }], 'none', 6),
+          stat(
+            'Escalations in range',
+            'Decisions that escalated to a person in the selected time range.',
+            [{ expr: `sum(increase(${DECISIONS}{action="escalate",question=~"$question"}[$__range]))` }],
+            'none',
+            6,
+          ),
+          timeseries('Alarm rate by question', 'Alarms per second, by the question that raised them.', [{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }], 'ops', 12),
+          timeseries('Alarm rate by service', 'Alarms per second, by the service (resource service.name) of the trajectory.', [{ expr: `sum by (service) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{service}}' }], 'ops'),
+          timeseries('Alarm rate by agent', 'Alarms per second, by the agent named in the trajectory.', [{ expr: `sum by (agent) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{agent}}' }], 'ops'),
+          table(
+            'Latest alarms by question, service and agent',
+            'Alarms in the selected range per (question, service, agent), most first.',
+            [{ expr: `sort_desc(sum by (question, service, agent) (increase(${ALARMS}{${FILTER}}[$__range])))` }],
+            24,
+          ),
+        ],
+      },
+      {
+        title: 'Decisions and calibration',
+        panels: [
+          timeseries('Decisions by action', 'What the decision policy did: act, escalate or record.', [{ expr: `sum by (action) (rate(${DECISIONS}{question=~"$question"}${RATE}))`, legend: '{{action}}' }], 'ops'),
+          timeseries(
+            'Escalations by question',
+            'Escalations per second, by question.',
+            [{ expr: `sum by (question) (rate(${DECISIONS}{action="escalate",question=~"$question"}${RATE}))`, legend: '{{question}}' }],
+            'ops',
+          ),
+          calibration,
+        ],
+      },
+      {
+        title: 'Candidates behind the alarms',
+        panels: [
+          timeseries('L0 hits by pattern', 'Inline L0 patterns fired (candidates, not verdicts).', [{ expr: `sum by (pattern) (rate(trajwatch_l0_hits_total${RATE}))`, legend: '{{pattern}}' }], 'ops'),
+          timeseries('Findings by analyst', 'Findings emitted, by analyst.', [{ expr: `sum by (analyst) (rate(trajwatch_findings_total${RATE}))`, legend: '{{analyst}}' }], 'ops'),
+        ],
+      },
+    ],
+  });
+}
