@@ -14,7 +14,7 @@ import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK, tracing } from '@opentelemetry/sdk-node';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import * as openaiModule from 'openai';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClientTarget, startClientTarget, toolSteps } from './harness.ts';
 
@@ -93,7 +93,7 @@ beforeAll(async () => {
   });
   sdk.start();
   // ESM imports bypass require hooks: OpenInference documents patching the module by hand.
-  instrumentation.manuallyInstrument(openaiModule);
+  instrumentation.manuallyInstrument(OpenAI);
 });
 afterAll(async () => {
   await sdk.shutdown();
@@ -104,13 +104,13 @@ afterAll(async () => {
 describe('OpenInference instrumentation of the openai client, into a running serve', () => {
   it('assembles the LLM, agent and tool steps with args, result, thrown error and session', async () => {
     const sessionId = 'openinference-session-1';
-    const client = new openaiModule.OpenAI({
+    const client = new OpenAI({
       apiKey: 'not-a-real-key',
       baseURL: `http://127.0.0.1:${(standIn.address() as AddressInfo).port}/v1`,
     });
     const agent = traceAgent(
       async (question: string) => {
-        const messages: openaiModule.OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: question }];
+        const messages: OpenAI.ChatCompletionMessageParam[] = [{ role: 'user', content: question }];
         for (;;) {
           const answer = await client.chat.completions.create({ model: 'gpt-4o-mini', messages, tools: TOOLS });
           const message = answer.choices[0]!.message;
