@@ -1,0 +1,406 @@
+import { readFileSync } from 'node:fs';
+import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
+import type { Admin, KafkaConfig, Message, Producer, SASLOptions, TopicMessages } from 'kafkajs';
+import { ConfigError, UpstreamError } from '../../errors.ts';
+import type { SinkRecord } from '../record.ts';
+import { resolveSaslPassword } from './config.ts';
+import type { KafkaSinkConfig } from './config.ts';
+import { kafkajsLogLevel, quietLogCreator } from './kafkajs-log.ts';
+import { Outbox } from './outbox.ts';
+import type { AppendResult, OutboxEntry } from './outbox.ts';
+
+export type SinkLogLevel = 'info' | 'warn' | 'error';
+/** Where the sink reports the first delivery failure and the recovery (not every retry). */
+export type SinkLog = (level: SinkLogLevel, message: string, context?: Record<string, unknown>) => void;
+
+export interface KafkaSinkOptions {
+  /** The outbox directory, e.g. `<dataDir>/outbox/kafka`. */
+  outboxDir: string;
+  log?: SinkLog;
+  /** Where `sasl.passwordEnv` is looked up (default `process.env`). */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Counters for metrics (wired later) and tests. Times in milliseconds. */
+export interface KafkaSinkStats {
+  /** Records written and not yet acknowledged by the broker. */
+  outboxRecords: number;
+  outboxBytes: number;
+  /** Records acknowledged by the broker since open (a re-send after a lost ack counts again). */
+  delivered: number;
+  batchesDelivered: number;
+  /** Failed produce attempts (each is retried). */
+  sendErrors: number;
+  /** True from a failed attempt until the next success. */
+  failing: boolean;
+  lastError: string | undefined;
+  refusedFull: number;
+  refusedTooLarge: number;
+  tornLinesIgnored: number;
+  /** Duration of successful produce requests. */
+  produceLatencyMs: { count: number; sum: number; max: number; last: number };
+}
+
+export interface CloseResult {
+  /** True when everything written had been acknowledged when the sink closed. */
+  flushed: boolean;
+  /** Records left in the outbox; the next sink over the same directory delivers them. */
+  pendingRecords: number;
+}
+
+const DISCONNECT_TIMEOUT_MS = 2_000;
+
+/**
+ * The Kafka sink: records go into a durable local {@link Outbox} first and a delivery loop
+ * sends them with an idempotent kafkajs producer (`acks: -1`, one request in flight, many
+ * records per request). A record leaves the outbox only after the broker acknowledged it, so
+ * delivery is at-least-once across broker outages and process restarts; consumers dedupe by
+ * `SinkRecord.id`. The outbox is bounded: when full, `write` refuses and `backpressure()`
+ * says so, and nothing is dropped.
+ *
+ * @example
+ * const sink = await KafkaSink.open(parseKafkaSinkConfig({ brokers: ['127.0.0.1:9092'] }),
+ *   { outboxDir: join(dataDir, 'outbox', 'kafka') });
+ * const result = sink.write([record]);   // { ok: false, reason: 'full' } → try again later
+ * await sink.close();
+ */
+export class KafkaSink {
+  readonly name = 'kafka';
+  readonly config: KafkaSinkConfig;
+  readonly #outbox: Outbox;
+  readonly #kafka: Kafka;
+  readonly #log: SinkLog;
+  #producer: Producer | undefined;
+  #topicsReady = false;
+  #closing = false;
+  #stopped = false;
+  #loop: Promise<void> = Promise.resolve();
+  /** Resolves the delivery loop's wait (new durable records, or stop). */
+  #wake: (() => void) | undefined;
+  /** Woken after every acknowledged batch: flushed(), whenWritable(). */
+  #ackListeners = new Set<() => void>();
+  #stats = {
+    delivered: 0,
+    batchesDelivered: 0,
+    sendErrors: 0,
+    failing: false,
+    lastError: undefined as string | undefined,
+    produceLatencyMs: { count: 0, sum: 0, max: 0, last: 0 },
+  };
+
+  private constructor(config: KafkaSinkConfig, outbox: Outbox, kafka: Kafka, log: SinkLog) {
+    this.config = config;
+    this.#outbox = outbox;
+    this.#kafka = kafka;
+    this.#log = log;
+  }
+
+  /**
+   * Opens the outbox (re-reading what an earlier run left undelivered) and starts delivering.
+   * Does not wait for the broker: an unreachable broker is retried in the background.
+   * @throws StorageError for an unusable or damaged outbox; ConfigError for unreadable secrets.
+   */
+  static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaSink> {
+    const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env));
+    const outbox = await Outbox.open(options.outboxDir, {
+      maxOutboxBytes: config.maxOutboxBytes,
+      maxOutboxRecords: config.maxOutboxRecords,
+      maxRecordBytes: config.maxRecordBytes,
+      segmentBytes: config.outboxSegmentBytes,
+    });
+    const sink = new KafkaSink(config, outbox, kafka, options.log ?? logToStderr);
+    sink.#loop = sink.#deliver();
+    return sink;
+  }
+
+  /**
+   * Queues records for delivery, all or none; never throws. Accepted records are fsync'd with
+   * the rest of this event-loop turn's writes, then sent; `flushed()` says when the broker has
+   * them. A refusal (`full`, `too-large`, `unwritable`, `closed`) leaves them with the caller.
+   */
+  write(records: readonly SinkRecord[]): AppendResult {
+    if (this.#closing) return { ok: false, reason: 'closed' };
+    const result = this.#outbox.append(records);
+    if (result.ok) {
+      // Only durable records are handed to the delivery loop.
+      this.#outbox.durable().then(
+        () => this.#wake?.(),
+        () => this.#wake?.(),
+      );
+    }
+    return result;
+  }
+
+  /** A reason to refuse new input now, or undefined when a record of maxRecordBytes fits. */
+  backpressure(): string | undefined {
+    if (this.#outbox.failure !== undefined) return 'kafka-outbox-unwritable';
+    if (!this.#outbox.hasRoomFor()) return 'kafka-outbox-full';
+    return undefined;
+  }
+
+  /** Resolves once a record of maxRecordBytes would fit in the outbox (or the sink closes). */
+  async whenWritable(): Promise<void> {
+    while (!this.#closing && !this.#outbox.hasRoomFor()) await this.#nextAck();
+  }
+
+  /** Resolves once everything written before the call has been acknowledged by the broker (or the sink closes). */
+  async flushed(): Promise<void> {
+    const last = this.#outbox.nextSeq - 1;
+    while (!this.#stopped) {
+      const oldest = this.#outbox.oldestPendingSeq;
+      if (oldest === undefined || oldest > last) return;
+      await this.#nextAck();
+    }
+  }
+
+  stats(): KafkaSinkStats {
+    const outbox = this.#outbox.stats();
+    return {
+      outboxRecords: outbox.pendingRecords,
+      outboxBytes: outbox.pendingBytes,
+      ...this.#stats,
+      produceLatencyMs: { ...this.#stats.produceLatencyMs },
+      refusedFull: outbox.refusedFull,
+      refusedTooLarge: outbox.refusedTooLarge,
+      tornLinesIgnored: outbox.tornLinesIgnored,
+    };
+  }
+
+  /**
+   * Refuses new writes, keeps delivering for at most `timeoutMs`, then stops and closes the
+   * producer and the outbox. Whatever is left stays in the outbox for the next run.
+   */
+  async close(timeoutMs: number = this.config.closeTimeoutMs): Promise<CloseResult> {
+    if (!this.#closing) {
+      this.#closing = true;
+      this.#notifyAck(); // whenWritable() waiters
+      await withTimeout(this.flushed(), timeoutMs);
+      this.#stopped = true;
+      this.#wake?.();
+      this.#notifyAck();
+      // A send in flight ends when the producer disconnects.
+      await withTimeout(this.#loop, DISCONNECT_TIMEOUT_MS);
+      await this.#dropProducer();
+      await withTimeout(this.#loop, DISCONNECT_TIMEOUT_MS);
+      await this.#outbox.close();
+    }
+    const pendingRecords = this.#outbox.pendingRecords;
+    return { flushed: pendingRecords === 0, pendingRecords };
+  }
+
+  async #deliver(): Promise<void> {
+    let delayMs = this.config.retryInitialMs;
+    while (!this.#stopped) {
+      let entries: OutboxEntry[] = [];
+      try {
+        entries = await this.#outbox.peek(this.config.batchSize, this.config.maxBatchBytes);
+        if (entries.length === 0) {
+          await this.#waitForWork();
+          continue;
+        }
+        await this.#send(entries);
+        await this.#outbox.ack(entries.map((e) => e.seq));
+        this.#stats.delivered += entries.length;
+        this.#stats.batchesDelivered += 1;
+        if (this.#stats.failing) {
+          this.#stats.failing = false;
+          this.#log('info', 'kafka delivery recovered', {
+            sendErrors: this.#stats.sendErrors,
+            outboxRecords: this.#outbox.pendingRecords,
+          });
+        }
+        delayMs = this.config.retryInitialMs;
+        this.#notifyAck();
+      } catch (err) {
+        if (this.#stopped) break;
+        this.#stats.sendErrors += 1;
+        this.#stats.lastError = describeError(err);
+        if (!this.#stats.failing) {
+          this.#stats.failing = true;
+          this.#log('warn', 'kafka delivery failing; records wait in the outbox and are retried', {
+            error: this.#stats.lastError,
+            outboxRecords: this.#outbox.pendingRecords,
+          });
+        }
+        // A fresh producer after any failure: kafkajs does not always recover a broken one.
+        await this.#dropProducer();
+        await this.#sleep(delayMs);
+        delayMs = Math.min(delayMs * 2, this.config.retryMaxMs);
+      }
+    }
+  }
+
+  async #send(entries: readonly OutboxEntry[]): Promise<void> {
+    const producer = await this.#ensureProducer();
+    const started = performance.now();
+    await producer.sendBatch({
+      acks: -1,
+      timeout: this.config.requestTimeoutMs,
+      compression: this.config.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+      topicMessages: toTopicMessages(entries, this.config.topics),
+    });
+    const latency = this.#stats.produceLatencyMs;
+    const elapsedMs = performance.now() - started;
+    latency.count += 1;
+    latency.sum += elapsedMs;
+    latency.max = Math.max(latency.max, elapsedMs);
+    latency.last = elapsedMs;
+  }
+
+  async #ensureProducer(): Promise<Producer> {
+    if (this.config.createTopics && !this.#topicsReady) {
+      await createTopics(this.#kafka.admin(), this.config);
+      this.#topicsReady = true;
+    }
+    if (this.#producer !== undefined) return this.#producer;
+    const producer = this.#kafka.producer({
+      idempotent: true,
+      // kafkajs keeps idempotent ordering only with one request in flight per broker.
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      // Few inner retries: the delivery loop retries forever with its own backoff.
+      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
+    });
+    this.#producer = producer;
+    await producer.connect();
+    return producer;
+  }
+
+  async #dropProducer(): Promise<void> {
+    const producer = this.#producer;
+    this.#producer = undefined;
+    if (producer !== undefined) await withTimeout(producer.disconnect().catch(() => undefined), DISCONNECT_TIMEOUT_MS);
+  }
+
+  #waitForWork(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wake = () => {
+        this.#wake = undefined;
+        resolve();
+      };
+      // A record may have become durable between the peek and now.
+      if (this.#outbox.oldestPendingSeq !== undefined && this.#outbox.stats().queuedRecords === 0) this.#wake();
+    });
+  }
+
+  #sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      let timer: NodeJS.Timeout | undefined;
+      const done = (): void => {
+        clearTimeout(timer);
+        this.#wake = undefined;
+        resolve();
+      };
+      timer = setTimeout(done, ms);
+      // Only stop interrupts a backoff; new records must not cut it short.
+      this.#wake = () => {
+        if (this.#stopped) done();
+      };
+    });
+  }
+
+  #nextAck(): Promise<void> {
+    return new Promise((resolve) => {
+      const listener = (): void => {
+        this.#ackListeners.delete(listener);
+        resolve();
+      };
+      this.#ackListeners.add(listener);
+    });
+  }
+
+  #notifyAck(): void {
+    for (const listener of [...this.#ackListeners]) listener();
+  }
+}
+
+function toTopicMessages(entries: readonly OutboxEntry[], topics: KafkaSinkConfig['topics']): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const { record } of entries) {
+    const topic = topics[record.topic];
+    let messages = byTopic.get(topic);
+    if (messages === undefined) byTopic.set(topic, (messages = []));
+    messages.push({
+      key: record.key,
+      value: record.value,
+      headers: { 'content-type': 'application/json', ...record.headers },
+    });
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+async function createTopics(admin: Admin, config: KafkaSinkConfig): Promise<void> {
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [config.topics.findings, config.topics.alarms].map((topic) => ({
+        topic,
+        numPartitions: config.topicPartitions,
+        replicationFactor: config.topicReplicationFactor,
+      })),
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** The kafkajs client options for `config`; reads the SASL secret and TLS files now. */
+export function kafkaClientConfig(config: KafkaSinkConfig, env: NodeJS.ProcessEnv): KafkaConfig {
+  const client: KafkaConfig = {
+    clientId: config.clientId,
+    brokers: config.brokers,
+    connectionTimeout: config.connectionTimeoutMs,
+    requestTimeout: config.requestTimeoutMs,
+    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
+    logLevel: kafkajsLogLevel(config.kafkajsLogLevel),
+    logCreator: quietLogCreator(config.kafkajsLogLevel),
+  };
+  if (config.sasl !== undefined) {
+    client.sasl = {
+      mechanism: config.sasl.mechanism,
+      username: config.sasl.username,
+      password: resolveSaslPassword(config.sasl, env),
+    } as SASLOptions;
+  }
+  if (config.ssl !== undefined) {
+    const { caFile, certFile, keyFile, rejectUnauthorized } = config.ssl;
+    client.ssl = {
+      rejectUnauthorized,
+      ...(caFile === undefined ? {} : { ca: [readPem(caFile, 'ssl.caFile')] }),
+      ...(certFile === undefined ? {} : { cert: readPem(certFile, 'ssl.certFile') }),
+      ...(keyFile === undefined ? {} : { key: readPem(keyFile, 'ssl.keyFile') }),
+    };
+  }
+  return client;
+}
+
+function readPem(path: string, key: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError([`${key}: cannot read ${path}: ${(err as Error).message}`], 'kafka sink');
+  }
+}
+
+function describeError(err: unknown): string {
+  const wrapped = err instanceof Error ? err : new UpstreamError(String(err));
+  const cause = wrapped.cause instanceof Error ? `: ${wrapped.cause.message}` : '';
+  return `${wrapped.name}: ${wrapped.message}${cause}`;
+}
+
+function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    const done = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    promise.then(done, done);
+  });
+}
+
+function logToStderr(level: SinkLogLevel, message: string, context: Record<string, unknown> = {}): void {
+  process.stderr.write(JSON.stringify({ level, logger: 'sinks.kafka', message, ...context }) + '\n');
+}

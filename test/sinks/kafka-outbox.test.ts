@@ -1,0 +1,262 @@
+import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StorageError } from '../../src/errors.ts';
+import { DEFAULT_OUTBOX_LIMITS, Outbox, toRanges } from '../../src/sinks/kafka/outbox.ts';
+import type { OutboxLimits } from '../../src/sinks/kafka/outbox.ts';
+import type { SinkRecord } from '../../src/sinks/record.ts';
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'trajwatch-outbox-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+});
+
+function record(id: string, topic: SinkRecord['topic'] = 'findings'): SinkRecord {
+  return {
+    topic,
+    key: `traj-${id.length % 3}`,
+    id,
+    value: JSON.stringify({ finding_id: id, text: 'ünïcode ✓' }),
+    headers: { schema_version: '1.1.0' },
+  };
+}
+
+async function appendDurably(outbox: Outbox, records: SinkRecord[]): Promise<void> {
+  const result = outbox.append(records);
+  expect(result.ok).toBe(true);
+  await outbox.durable();
+}
+
+async function pendingIds(outbox: Outbox): Promise<string[]> {
+  return (await outbox.peek(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)).map((e) => e.record.id);
+}
+
+async function segmentFiles(dir: string): Promise<string[]> {
+  return (await readdir(dir)).filter((n) => n.startsWith('seg-')).sort();
+}
+
+describe('Outbox', () => {
+  it('hands out durable records in append order and forgets them once acknowledged', async () => {
+    const dir = await tempDir();
+    const outbox = await Outbox.open(dir);
+    await appendDurably(outbox, [record('a'), record('b', 'alarms')]);
+    await appendDurably(outbox, [record('c')]);
+
+    const entries = await outbox.peek(10, 1 << 20);
+    expect(entries.map((e) => e.record)).toEqual([record('a'), record('b', 'alarms'), record('c')]);
+    expect(entries.map((e) => e.seq)).toEqual([0, 1, 2]);
+    expect((await outbox.peek(2, 1 << 20)).map((e) => e.record.id)).toEqual(['a', 'b']);
+
+    await outbox.ack([0, 1]);
+    expect(await pendingIds(outbox)).toEqual(['c']);
+    await outbox.ack([2]);
+    expect(outbox.stats()).toMatchObject({ pendingRecords: 0, pendingBytes: 0, ackedRecords: 3, segments: 0 });
+    expect(await segmentFiles(dir)).toEqual([]);
+    await outbox.close();
+  });
+
+  it('re-reads unacknowledged records after a restart, and only those', async () => {
+    const dir = await tempDir();
+    const first = await Outbox.open(dir);
+    await appendDurably(first, ['a', 'b', 'c', 'd'].map((id) => record(id)));
+    await first.ack([1, 3]);
+    await first.close();
+
+    const second = await Outbox.open(dir);
+    expect(await pendingIds(second)).toEqual(['a', 'c']);
+    await appendDurably(second, [record('e')]);
+    const seqs = (await second.peek(10, 1 << 20)).map((e) => e.seq);
+    expect(seqs[2]).toBeGreaterThan(3); // sequence numbers are not reused while acks of them exist
+    await second.close();
+
+    const third = await Outbox.open(dir);
+    expect(await pendingIds(third)).toEqual(['a', 'c', 'e']);
+    await third.close();
+  });
+
+  it('ignores and counts a torn final line, cuts it off, and keeps appending after it', async () => {
+    const dir = await tempDir();
+    const first = await Outbox.open(dir);
+    await appendDurably(first, [record('a'), record('b')]);
+    await first.close();
+    const [segment] = await segmentFiles(dir);
+    await appendFile(join(dir, segment!), '{"seq":2,"topic":"findings","key":"k","id":"torn","val');
+
+    const second = await Outbox.open(dir);
+    expect(second.stats().tornLinesIgnored).toBe(1);
+    expect(await pendingIds(second)).toEqual(['a', 'b']);
+    await appendDurably(second, [record('c')]);
+    await second.close();
+
+    const third = await Outbox.open(dir);
+    expect(third.stats().tornLinesIgnored).toBe(0);
+    expect(await pendingIds(third)).toEqual(['a', 'b', 'c']);
+    await third.close();
+  });
+
+  it('treats a terminated but garbled final line as torn too', async () => {
+    const dir = await tempDir();
+    const first = await Outbox.open(dir);
+    await appendDurably(first, [record('a')]);
+    await first.close();
+    const [segment] = await segmentFiles(dir);
+    await appendFile(join(dir, segment!), '\u0000\u0000\u0000\n');
+
+    const second = await Outbox.open(dir);
+    expect(second.stats().tornLinesIgnored).toBe(1);
+    expect(await pendingIds(second)).toEqual(['a']);
+    await second.close();
+  });
+
+  it('refuses to open over damaged earlier data with a StorageError naming the file and line', async () => {
+    const dir = await tempDir();
+    const first = await Outbox.open(dir);
+    await appendDurably(first, [record('a'), record('b'), record('c')]);
+    await first.close();
+    const [segment] = await segmentFiles(dir);
+    const path = join(dir, segment!);
+    const lines = (await readFile(path, 'utf8')).split('\n');
+    lines[1] = lines[1]!.slice(0, 20) + '#' + lines[1]!.slice(21);
+    await writeFile(path, lines.join('\n'));
+
+    const error = await Outbox.open(dir).catch((err: unknown) => err);
+    expect(error).toBeInstanceOf(StorageError);
+    expect((error as StorageError).message).toContain(segment);
+    expect((error as StorageError).message).toContain('line 2');
+  });
+
+  it('answers "full" at its record bound without accepting any of the call, and accepts again after acks', async () => {
+    const dir = await tempDir();
+    const limits: OutboxLimits = { ...DEFAULT_OUTBOX_LIMITS, maxOutboxRecords: 3 };
+    const outbox = await Outbox.open(dir, limits);
+    await appendDurably(outbox, [record('a'), record('b')]);
+
+    const refused = outbox.append([record('c'), record('d')]);
+    expect(refused).toEqual({ ok: false, reason: 'full', pendingRecords: 2, pendingBytes: outbox.pendingBytes });
+    expect(outbox.hasRoomFor(100)).toBe(true);
+    await appendDurably(outbox, [record('c')]);
+    expect(outbox.hasRoomFor(100)).toBe(false);
+    expect(outbox.append([record('d')]).ok).toBe(false);
+
+    await outbox.ack([0]);
+    await appendDurably(outbox, [record('d')]);
+    expect(await pendingIds(outbox)).toEqual(['b', 'c', 'd']);
+    expect(outbox.stats().refusedFull).toBe(2);
+    await outbox.close();
+  });
+
+  it('answers "full" at its byte bound, and "too-large" for a record over maxRecordBytes', async () => {
+    const dir = await tempDir();
+    const size = Buffer.byteLength(JSON.stringify({ seq: 0, ...record('a') })) + 1;
+    const limits: OutboxLimits = { ...DEFAULT_OUTBOX_LIMITS, maxOutboxBytes: size * 2, maxRecordBytes: size + 10 };
+    const outbox = await Outbox.open(dir, limits);
+    await appendDurably(outbox, [record('a'), record('b')]);
+    expect(outbox.append([record('c')])).toMatchObject({ ok: false, reason: 'full' });
+
+    const big = { ...record('big'), value: 'x'.repeat(size) };
+    expect(outbox.append([big])).toMatchObject({ ok: false, reason: 'too-large', id: 'big' });
+    expect(outbox.stats().refusedTooLarge).toBe(1);
+    await outbox.close();
+  });
+
+  it('rolls segments at segmentBytes and deletes each once everything in it is acknowledged', async () => {
+    const dir = await tempDir();
+    const outbox = await Outbox.open(dir, { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 400 });
+    for (let i = 0; i < 12; i += 1) await appendDurably(outbox, [record(`r${i}`)]);
+    const before = await segmentFiles(dir);
+    expect(before.length).toBeGreaterThan(2);
+
+    const all = await outbox.peek(100, 1 << 20);
+    await outbox.ack(all.slice(0, 6).map((e) => e.seq));
+    const after = await segmentFiles(dir);
+    expect(after.length).toBeLessThan(before.length);
+    expect(after.at(-1)).toBe(before.at(-1));
+
+    await outbox.ack(all.map((e) => e.seq));
+    expect(await segmentFiles(dir)).toEqual([]);
+    expect((await readFile(join(dir, 'acks.jsonl'), 'utf8')).length).toBe(0);
+    await outbox.close();
+  });
+
+  it('limits a peek by bytes but always returns at least one record', async () => {
+    const dir = await tempDir();
+    const outbox = await Outbox.open(dir);
+    await appendDurably(outbox, [record('a'), record('b'), record('c')]);
+    expect(await outbox.peek(10, 1)).toHaveLength(1);
+    await outbox.close();
+  });
+
+  it('refuses appends after close', async () => {
+    const outbox = await Outbox.open(await tempDir());
+    await outbox.close();
+    expect(outbox.append([record('a')])).toEqual({ ok: false, reason: 'closed' });
+  });
+
+  it('never loses an unacknowledged record under any interleaving of append, ack and restart', async () => {
+    type Op =
+      | { kind: 'append'; count: number }
+      | { kind: 'ack'; mask: boolean[] }
+      | { kind: 'restart' }
+      | { kind: 'tornRestart' };
+    const op: fc.Arbitrary<Op> = fc.oneof(
+      fc.record({ kind: fc.constant('append' as const), count: fc.integer({ min: 0, max: 5 }) }),
+      fc.record({ kind: fc.constant('ack' as const), mask: fc.array(fc.boolean(), { maxLength: 12 }) }),
+      fc.record({ kind: fc.constant('restart' as const) }),
+      fc.record({ kind: fc.constant('tornRestart' as const) }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 25 }), fc.integer({ min: 250, max: 2000 }), async (ops, segmentBytes) => {
+        const dir = await tempDir();
+        const limits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes };
+        let outbox = await Outbox.open(dir, limits);
+        const expected: string[] = [];
+        let nextId = 0;
+        for (const step of ops) {
+          if (step.kind === 'append') {
+            const records = Array.from({ length: step.count }, () => record(`id-${nextId++}`));
+            await appendDurably(outbox, records);
+            expected.push(...records.map((r) => r.id));
+          } else if (step.kind === 'ack') {
+            const entries = await outbox.peek(100, Number.MAX_SAFE_INTEGER);
+            const chosen = entries.filter((_, i) => step.mask[i] === true);
+            await outbox.ack(chosen.map((e) => e.seq));
+            const gone = new Set(chosen.map((e) => e.record.id));
+            expected.splice(0, expected.length, ...expected.filter((id) => !gone.has(id)));
+          } else {
+            await outbox.close();
+            if (step.kind === 'tornRestart') {
+              const last = (await segmentFiles(dir)).at(-1);
+              if (last !== undefined) await appendFile(join(dir, last), '{"seq":');
+            }
+            outbox = await Outbox.open(dir, limits);
+          }
+          expect(await pendingIds(outbox)).toEqual(expected);
+        }
+        await outbox.close();
+        const reopened = await Outbox.open(dir, limits);
+        expect(await pendingIds(reopened)).toEqual(expected);
+        await reopened.close();
+        await rm(dir, { recursive: true, force: true });
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe('toRanges', () => {
+  it('folds sorted integers into inclusive runs', () => {
+    expect(toRanges([1, 2, 3, 7, 9, 10])).toEqual([
+      [1, 3],
+      [7, 7],
+      [9, 10],
+    ]);
+    expect(toRanges([])).toEqual([]);
+  });
+});
