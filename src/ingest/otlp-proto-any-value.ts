@@ -17,7 +17,7 @@ export function decodeKeyValueInto(r: ProtoReader, target: { [key: string]: Attr
     const wireType = tag & 7;
     if (field === 1) {
       r.expectWireType('KeyValue', field, wireType, wireLen);
-      key = r.readString();
+      key = r.readKey();
     } else if (field === 2) {
       r.expectWireType('KeyValue', field, wireType, wireLen);
       value = decodeAnyValue(r, depth);

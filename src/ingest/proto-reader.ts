@@ -18,6 +18,16 @@ export const wireFixed32 = 5;
 /** Deepest nesting of (deprecated) groups inside an unknown field that {@link ProtoReader.skip} walks. */
 export const maxGroupDepth = 32;
 
+const keyCacheSlots = 1024;
+const keyCacheMaxBytes = 48;
+
+/** Direct-mapped cache of recently decoded keys by their bytes (at most 48 KiB); results never depend on it. */
+const keyCache = {
+  strings: new Array<string | undefined>(keyCacheSlots).fill(undefined),
+  lengths: new Int32Array(keyCacheSlots),
+  bytes: new Uint8Array(keyCacheSlots * keyCacheMaxBytes),
+};
+
 const wireTypeNames = ['varint', 'fixed64', 'len', 'start-group', 'end-group', 'fixed32', '6', '7'];
 
 export class ProtoReader {
@@ -120,6 +130,39 @@ export class ProtoReader {
     const start = this.pos;
     this.pos = end;
     return this.buf.toString('utf8', start, end);
+  }
+
+  /**
+   * A length-delimited string that is likely to repeat (attribute keys): short ones come
+   * from {@link keyCache}, skipping the UTF-8 decode and giving V8 the same string again.
+   */
+  readKey(): string {
+    const end = this.readLengthEnd();
+    const start = this.pos;
+    this.pos = end;
+    const length = end - start;
+    if (length > keyCacheMaxBytes) return this.buf.toString('utf8', start, end);
+    const buf = this.buf;
+    let hash = length;
+    for (let i = start; i < end; i++) hash = Math.imul(hash ^ buf[i]!, 0x0100_0193);
+    const slot = (hash >>> 0) & (keyCacheSlots - 1);
+    const base = slot * keyCacheMaxBytes;
+    const cached = keyCache.strings[slot];
+    if (cached !== undefined && keyCache.lengths[slot] === length) {
+      let same = true;
+      for (let i = 0; i < length; i++) {
+        if (keyCache.bytes[base + i] !== buf[start + i]) {
+          same = false;
+          break;
+        }
+      }
+      if (same) return cached;
+    }
+    const text = buf.toString('utf8', start, end);
+    keyCache.strings[slot] = text;
+    keyCache.lengths[slot] = length;
+    keyCache.bytes.set(buf.subarray(start, end), base);
+    return text;
   }
 
   readFixed64(): bigint {

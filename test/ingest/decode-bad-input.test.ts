@@ -143,6 +143,16 @@ describe('protobuf decoder on bad input', () => {
     expect(span.attributes).toEqual({ empty: null, dup: -5 });
   });
 
+  it('decodes every attribute key exactly when many distinct keys share key-cache slots', () => {
+    const keys = Array.from({ length: 5_000 }, (_, i) => `key.${String(i).padStart(5, '0')}`);
+    const body = request(concat(spanFields(), ...keys.map((key, i) => attribute(key, varintField(3, i)))));
+    for (let pass = 0; pass < 2; pass++) {
+      const span = decoded(decodeOtlpProto(body)).spans[0]!;
+      expect(Object.keys(span.attributes)).toEqual(keys);
+      expect(keys.every((key, i) => span.attributes[key] === i)).toBe(true);
+    }
+  });
+
   it('decodes int64 at the edges of the safe range exactly', () => {
     const span = decoded(decodeOtlpProto(request(concat(
       spanFields(),
