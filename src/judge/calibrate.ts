@@ -1,0 +1,209 @@
+import { z } from 'zod';
+import { canonicalDigest } from '../findings/digest.ts';
+import type { EvidenceRef } from '../findings/evidence-ref.ts';
+import { CERTIFICATE_FORMAT, type Certificate } from './certificate.ts';
+import { cohensKappa } from './kappa.ts';
+import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
+import { questionById, questionDigest, SEMANTIC_QUESTIONS } from './questions.ts';
+
+/** An independent human label for one question on one window. `unsure`/null are exclusions. */
+export const GoldRowSchema = z.strictObject({
+  questionId: z.string().min(1),
+  windowId: z.string().min(1),
+  label: z.enum(['yes', 'no', 'unsure', 'unavailable']).nullable(),
+  source: z.string().min(1),
+});
+export type GoldRow = z.infer<typeof GoldRowSchema>;
+
+/** What a certificate would bind besides the question: one model through one window policy. */
+export interface CalibrationTarget {
+  questionId: string;
+  questionVersion: string;
+  windowPolicyDigest: string;
+  requestedModel: string;
+  servedModel: string | null;
+}
+
+/** What the predictions say `missing` when a gold window has no recorded answer. */
+export const MISSING = '(missing)';
+
+export interface Disagreement {
+  windowId: string;
+  gold: string;
+  /** The recorded answer; `(missing)` when none; `(no answer)` when the call failed. */
+  predicted: string;
+  source: string;
+  /** The selected support event id (or `unresolved`) and the window's event map, when recorded. */
+  support: string | null;
+  eventMap: { id: string; uris: string[] }[] | null;
+}
+
+export interface QuestionReport {
+  target: CalibrationTarget;
+  /** Pairs scored: gold rows with a usable label, missing predictions included. */
+  n: number;
+  sourceCounts: Record<string, number>;
+  /** Gold rows labelled `unsure` or null: excluded, never read as "no". */
+  excludedGold: number;
+  /** Recorded answers without a gold row. */
+  missingLabels: number;
+  /** Gold rows without a recorded answer: each is a disagreement. */
+  missingPredictions: number;
+  /** Scored pairs whose recorded answer is `unsure` or no answer at all. */
+  abstentions: number;
+  /** confusion[gold][predicted] = count. */
+  confusion: Record<string, Record<string, number>>;
+  agreement: number | null;
+  kappa: number | null;
+  qualifies: boolean;
+  /** Why not, when it does not qualify. */
+  reasons: string[];
+  disagreements: Disagreement[];
+}
+
+export interface CalibrationReport {
+  minKappa: number;
+  questions: QuestionReport[];
+  /** Gold rows naming a question trajwatch does not ask. */
+  unknownQuestionRows: number;
+  /** Gold rows that repeat a (question, window) with a different label: refused, listed here. */
+  conflictingGold: { questionId: string; windowId: string }[];
+}
+
+interface Prediction {
+  windowId: string;
+  option: string | null;
+  support: string | null;
+  eventMap: { id: string; uris: string[] }[] | null;
+}
+
+/**
+ * Join gold rows with the answers recorded in a ledger, per question and per target (question
+ * version, window policy, requested and served model). Pure.
+ */
+export function calibrate(gold: readonly GoldRow[], records: readonly LedgerRecord[], minKappa: number): CalibrationReport {
+  const eventMaps = new Map<string, { id: string; uris: string[] }[]>();
+  for (const r of records) if (r.type === 'intent') eventMaps.set(r.window.windowId, r.window.eventMap);
+  // target key → predictions by window id
+  const targets = new Map<string, { target: CalibrationTarget; byWindow: Map<string, Prediction> }>();
+  for (const r of records) {
+    if (r.type !== 'result') continue;
+    for (const a of r.answers) addPrediction(targets, r, a.questionId, a.questionVersion, { windowId: r.key.invocationId, option: a.option, support: a.support, eventMap: eventMaps.get(r.key.invocationId) ?? null });
+  }
+  const goldByQuestion = new Map<string, Map<string, GoldRow>>();
+  const conflictingGold: CalibrationReport['conflictingGold'] = [];
+  let unknownQuestionRows = 0;
+  for (const g of gold) {
+    if (questionById(g.questionId) === undefined) {
+      unknownQuestionRows++;
+      continue;
+    }
+    const rows = goldByQuestion.get(g.questionId) ?? new Map<string, GoldRow>();
+    goldByQuestion.set(g.questionId, rows);
+    const prior = rows.get(g.windowId);
+    if (prior !== undefined && prior.label !== g.label) conflictingGold.push({ questionId: g.questionId, windowId: g.windowId });
+    else rows.set(g.windowId, g);
+  }
+  const conflicted = new Set(conflictingGold.map((c) => `${c.questionId}\u0000${c.windowId}`));
+  const questions: QuestionReport[] = [];
+  for (const q of SEMANTIC_QUESTIONS) {
+    const rows = [...(goldByQuestion.get(q.id)?.values() ?? [])].filter((g) => !conflicted.has(`${q.id}\u0000${g.windowId}`));
+    const own = [...targets.values()].filter((t) => t.target.questionId === q.id);
+    if (own.length === 0 && rows.length > 0) {
+      own.push({ target: { questionId: q.id, questionVersion: q.version, windowPolicyDigest: '', requestedModel: '', servedModel: null }, byWindow: new Map() });
+    }
+    for (const t of own) questions.push(score(t.target, t.byWindow, rows, minKappa));
+  }
+  return { minKappa, questions, unknownQuestionRows, conflictingGold };
+}
+
+function addPrediction(
+  targets: Map<string, { target: CalibrationTarget; byWindow: Map<string, Prediction> }>,
+  r: ResultRecord,
+  questionId: string,
+  questionVersion: string,
+  p: Prediction,
+): void {
+  const target: CalibrationTarget = { questionId, questionVersion, windowPolicyDigest: r.windowPolicyDigest, requestedModel: r.requestedModel, servedModel: r.servedModel };
+  const k = canonicalDigest(target);
+  const entry = targets.get(k) ?? { target, byWindow: new Map<string, Prediction>() };
+  targets.set(k, entry);
+  entry.byWindow.set(p.windowId, p);
+}
+
+function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, rows: readonly GoldRow[], minKappa: number): QuestionReport {
+  const report: QuestionReport = {
+    target,
+    n: 0,
+    sourceCounts: {},
+    excludedGold: 0,
+    missingLabels: 0,
+    missingPredictions: 0,
+    abstentions: 0,
+    confusion: {},
+    agreement: null,
+    kappa: null,
+    qualifies: false,
+    reasons: [],
+    disagreements: [],
+  };
+  const pairs: [string, string][] = [];
+  const labelled = new Set<string>();
+  for (const g of rows) {
+    labelled.add(g.windowId);
+    if (g.label === null || g.label === 'unsure') {
+      report.excludedGold++;
+      continue;
+    }
+    report.sourceCounts[g.source] = (report.sourceCounts[g.source] ?? 0) + 1;
+    const p = byWindow.get(g.windowId);
+    const predicted = p === undefined ? MISSING : (p.option ?? '(no answer)');
+    if (p === undefined) report.missingPredictions++;
+    else if (p.option === null || p.option === 'unsure') report.abstentions++;
+    pairs.push([g.label, predicted]);
+    const row = (report.confusion[g.label] ??= {});
+    row[predicted] = (row[predicted] ?? 0) + 1;
+    if (predicted !== g.label) {
+      report.disagreements.push({ windowId: g.windowId, gold: g.label, predicted, source: g.source, support: p?.support ?? null, eventMap: p?.eventMap ?? null });
+    }
+  }
+  for (const w of byWindow.keys()) if (!labelled.has(w)) report.missingLabels++;
+  report.n = pairs.length;
+  report.agreement = pairs.length === 0 ? null : pairs.filter(([g, p]) => g === p).length / pairs.length;
+  report.kappa = cohensKappa(pairs);
+  if (report.n === 0) report.reasons.push('no gold pairs');
+  if (report.kappa === null && report.n > 0) report.reasons.push('kappa undefined (one-class gold or degenerate sample)');
+  if (report.kappa !== null && report.kappa < minKappa) report.reasons.push(`kappa ${report.kappa.toFixed(3)} below ${minKappa}`);
+  if (report.missingPredictions > 0) report.reasons.push(`${report.missingPredictions} gold windows have no recorded answer`);
+  if (target.servedModel === null) report.reasons.push('served model unknown');
+  const q = questionById(target.questionId);
+  if (q === undefined || q.version !== target.questionVersion) report.reasons.push('answers recorded under another question version');
+  report.qualifies = report.reasons.length === 0;
+  return report;
+}
+
+/** The certificate a qualifying report earns. */
+export function certificateFor(report: QuestionReport, minKappa: number, evidenceRefs: EvidenceRef[], issuedAt: string): Certificate {
+  const q = questionById(report.target.questionId)!;
+  return {
+    format: CERTIFICATE_FORMAT,
+    questionId: q.id,
+    questionVersion: q.version,
+    questionDigest: questionDigest(q),
+    optionOrder: [...q.options],
+    windowPolicyDigest: report.target.windowPolicyDigest,
+    requestedModel: report.target.requestedModel,
+    servedModel: report.target.servedModel!,
+    goldN: report.n,
+    kappa: report.kappa!,
+    agreement: report.agreement!,
+    minKappa,
+    evidenceRefs,
+    issuedAt,
+  };
+}
+
+/** A stable file name for a target's certificate. */
+export function certificateFileName(target: CalibrationTarget): string {
+  return `${target.questionId}--${canonicalDigest(target).slice(0, 16)}.json`;
+}

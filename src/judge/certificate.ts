@@ -1,0 +1,138 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { ConfigError } from '../errors.ts';
+import { canonicalDigest } from '../findings/digest.ts';
+import { EvidenceRefSchema } from '../findings/evidence-ref.ts';
+import type { Certification } from './decision-policy.ts';
+import { ANSWER_OPTIONS, SEMANTIC_QUESTION_IDS, questionById, questionDigest } from './questions.ts';
+
+export const CERTIFICATE_FORMAT = 'trajwatch.certificate/1';
+const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+
+/**
+ * A calibration certificate: the evidence that one question, asked of one model through one
+ * window policy, agrees with independent human labels. Malformed certificates are refused at
+ * start-up; a well-formed one below the bar simply does not qualify (its question escalates).
+ */
+export const CertificateSchema = z
+  .strictObject({
+    format: z.literal(CERTIFICATE_FORMAT),
+    questionId: z.enum(SEMANTIC_QUESTION_IDS as [string, ...string[]]),
+    questionVersion: z.string().min(1),
+    /** Digest of the question's id, version, wording and option order. */
+    questionDigest: hex64,
+    optionOrder: z.array(z.enum(ANSWER_OPTIONS)).min(2),
+    windowPolicyDigest: hex64,
+    requestedModel: z.string().min(1),
+    servedModel: z.string().min(1),
+    goldN: z.int().min(0),
+    kappa: z.number().min(-1).max(1),
+    agreement: z.number().min(0).max(1),
+    /** The minimum kappa in force when it was issued. */
+    minKappa: z.number().min(0).max(1),
+    /** The gold file and ledger it was computed from; at least one. */
+    evidenceRefs: z.array(EvidenceRefSchema).min(1),
+    issuedAt: z.string().min(1),
+  });
+
+export type Certificate = z.infer<typeof CertificateSchema>;
+
+/** What a certificate must match at decision time. */
+export interface CertificationContext {
+  questionId: string;
+  windowPolicyDigest: string;
+  requestedModel: string;
+  /** Null when the server did not say which model served the request: nothing can match. */
+  servedModel: string | null;
+  minKappa: number;
+}
+
+/** Certificates installed at start-up, by question. */
+export class CertificateStore {
+  readonly #byQuestion = new Map<string, { id: string; cert: Certificate }[]>();
+
+  constructor(certificates: readonly { id: string; cert: Certificate }[]) {
+    for (const c of certificates) {
+      const list = this.#byQuestion.get(c.cert.questionId) ?? [];
+      list.push(c);
+      this.#byQuestion.set(c.cert.questionId, list);
+    }
+  }
+
+  /** Digest of every installed certificate's name and content: part of each invocation's inputs. */
+  digest(): string {
+    const all = [...this.#byQuestion.values()].flat().map((c) => ({ id: c.id, cert: c.cert }));
+    all.sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    return canonicalDigest(all);
+  }
+
+  get size(): number {
+    let n = 0;
+    for (const l of this.#byQuestion.values()) n += l.length;
+    return n;
+  }
+
+  /**
+   * Whether a certificate qualifies this question now: it must bind the current question
+   * (version, digest, option order), the window policy, the requested and the served model, and
+   * carry gold n > 0 and kappa at or above the minimum. The first mismatch found is the reason.
+   */
+  certify(ctx: CertificationContext): Certification {
+    const list = this.#byQuestion.get(ctx.questionId);
+    if (list === undefined || list.length === 0) return { valid: false, reason: 'uncalibrated' };
+    const q = questionById(ctx.questionId)!;
+    let reason = 'uncalibrated';
+    for (const { id, cert } of list) {
+      const mismatch =
+        cert.questionVersion !== q.version || cert.questionDigest !== questionDigest(q) || cert.optionOrder.join() !== q.options.join()
+          ? 'certificate-stale-question'
+          : cert.windowPolicyDigest !== ctx.windowPolicyDigest
+            ? 'certificate-window-policy-mismatch'
+            : cert.requestedModel !== ctx.requestedModel
+              ? 'certificate-model-mismatch'
+              : ctx.servedModel === null || cert.servedModel !== ctx.servedModel
+                ? 'certificate-served-model-mismatch'
+                : cert.goldN <= 0 || cert.kappa < ctx.minKappa
+                  ? 'certificate-below-minimum'
+                  : undefined;
+      if (mismatch === undefined) return { valid: true, certificateId: id };
+      reason = mismatch;
+    }
+    return { valid: false, reason };
+  }
+}
+
+/**
+ * Read every `*.json` in `dir` as a certificate. A missing directory means none installed;
+ * a file that does not parse or validate refuses start-up, naming the file and every problem.
+ */
+export async function loadCertificates(dir: string): Promise<CertificateStore> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((n) => n.endsWith('.json')).sort();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new CertificateStore([]);
+    throw err;
+  }
+  const issues: string[] = [];
+  const loaded: { id: string; cert: Certificate }[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await readFile(path, 'utf8'));
+    } catch (err) {
+      issues.push(`${path}: not JSON (${(err as Error).message})`);
+      continue;
+    }
+    const r = CertificateSchema.safeParse(raw);
+    if (!r.success) {
+      for (const i of r.error.issues) issues.push(`${path}: ${i.path.join('.') || '(root)'}: ${i.message}`);
+      continue;
+    }
+    loaded.push({ id: name.replace(/\.json$/, ''), cert: r.data });
+  }
+  if (issues.length > 0) throw new ConfigError(issues, `certificates in ${dir}`);
+  return new CertificateStore(loaded);
+}

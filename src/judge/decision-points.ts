@@ -1,0 +1,451 @@
+import type { Trajectory } from '../assemble/trajectory.ts';
+import type { CheckResults } from '../checks/check-result.ts';
+import { checksConfigSchema, type ChecksConfig } from '../checks/config.ts';
+import { toolRoles } from '../checks/tool-roles.ts';
+import { canonicalDigest } from '../findings/digest.ts';
+import { NO_PROVENANCE, type Provenance } from '../findings/provenance/provenance.ts';
+import type { Finding } from '../findings/schema.ts';
+import { BudgetMeter } from '../windows/budget.ts';
+import { extractWindows, windowRequests } from '../windows/extract.ts';
+import { windowPolicyDigest } from '../windows/policy.ts';
+import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
+import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
+import { loadCertificates, type CertificateStore } from './certificate.ts';
+import { ChatClient, type Receipt } from './client.ts';
+import { underDataDir, type JudgeConfig } from './config.ts';
+import { combineActions, decideQuestion, type Recommendation } from './decision-policy.ts';
+import { judgedFindings, repetitionFinding } from './judged-findings.ts';
+import { Ledger } from './ledger.ts';
+import type { AnswerRecord, InputDigests, LedgerKey, ResultRecord } from './ledger-record.ts';
+import { LEDGER_VERSION } from './ledger-record.ts';
+import { parseAnswers } from './parse-answers.ts';
+import { buildRequestBody, definitionDigest } from './prompt.ts';
+import { SEMANTIC_QUESTIONS } from './questions.ts';
+
+/** The decision point's id and version: the `point` of every ledger key. */
+export const TRACE_QUESTIONS_POINT = 'trace-questions@1';
+
+export interface DecisionPointsOptions {
+  /** Receives judged findings (to the sinks) and the alarms among them (to the alarms topic). */
+  onFindings: (findings: Finding[], alarms: Finding[]) => void;
+  /** Tool classes used to find outbound actions (the `checks` config); defaults apply otherwise. */
+  checks?: ChecksConfig;
+  /** Provenance of a trajectory; by default taken from its inline findings, else unavailable. */
+  provenance?: (t: Trajectory) => Provenance;
+  /** Told of unexpected failures (a ledger that stopped accepting writes); never thrown. */
+  onError?: (err: unknown) => void;
+  fetch?: typeof fetch;
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Wall clock for the budget and `recordedAt`; never used for identity. */
+  now?: () => number;
+}
+
+export interface DecisionPointStats {
+  windowsBuilt: number;
+  refused: Record<string, number>;
+  deferred: Record<string, number>;
+  calls: number;
+  replays: number;
+  conflicts: number;
+  unresolvedIntents: number;
+  duplicates: number;
+  failures: Record<string, number>;
+  redactions: number;
+  findings: number;
+  alarms: number;
+  ledgerErrors: number;
+}
+
+interface Job {
+  t: Trajectory;
+  checks: CheckResults;
+  window: TraceWindow;
+  body: Record<string, unknown>;
+  key: LedgerKey;
+  digests: InputDigests;
+  provenance: Provenance;
+  estimatedTokens: number;
+}
+
+const bump = (m: Record<string, number>, k: string) => {
+  m[k] = (m[k] ?? 0) + 1;
+};
+
+/**
+ * Sampled, bounded windows → one judge request per window → durable ledger → judged findings.
+ * `consider` never blocks and never throws; `drain` waits for the calls in flight.
+ */
+export class DecisionPoints {
+  readonly #cfg: JudgeConfig;
+  readonly #options: DecisionPointsOptions;
+  readonly #ledger: Ledger | undefined;
+  readonly #certs: CertificateStore | undefined;
+  readonly #client: ChatClient | undefined;
+  readonly #budget: BudgetMeter;
+  readonly #checksCfg: ChecksConfig;
+  readonly #policyDigest: string;
+  readonly #decisionDigest: string;
+  readonly #certificatesDigest: string;
+  readonly #requestDigest: string;
+  readonly #definitionDigest: string;
+  readonly #now: () => number;
+  readonly #abort = new AbortController();
+  readonly #queue: Job[] = [];
+  readonly #active = new Set<Promise<void>>();
+  #inFlight = 0;
+  #firstErrorLogged = false;
+  readonly #stats: DecisionPointStats = {
+    windowsBuilt: 0,
+    refused: {},
+    deferred: {},
+    calls: 0,
+    replays: 0,
+    conflicts: 0,
+    unresolvedIntents: 0,
+    duplicates: 0,
+    failures: {},
+    redactions: 0,
+    findings: 0,
+    alarms: 0,
+    ledgerErrors: 0,
+  };
+
+  private constructor(
+    cfg: JudgeConfig,
+    options: DecisionPointsOptions,
+    ledger: Ledger | undefined,
+    certs: CertificateStore | undefined,
+    certificatesDigest: string,
+  ) {
+    this.#cfg = cfg;
+    this.#options = options;
+    this.#ledger = ledger;
+    this.#certs = certs;
+    this.#now = options.now ?? Date.now;
+    this.#client = ledger === undefined ? undefined : new ChatClient(cfg.client, { ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.env ? { env: options.env } : {}) });
+    this.#budget = new BudgetMeter(cfg.budget, this.#now);
+    this.#checksCfg = options.checks ?? checksConfigSchema.parse({});
+    this.#policyDigest = windowPolicyDigest(cfg.windowPolicy);
+    this.#decisionDigest = canonicalDigest(cfg.decision);
+    this.#certificatesDigest = certificatesDigest;
+    this.#requestDigest = canonicalDigest({
+      model: cfg.client.model,
+      maxOutputTokens: cfg.client.maxOutputTokens,
+      logprobs: cfg.client.logprobs,
+      topLogprobs: cfg.client.topLogprobs,
+    });
+    this.#definitionDigest = definitionDigest();
+  }
+
+  /**
+   * Load certificates (a malformed one refuses start-up with a ConfigError) and open the ledger
+   * (a corrupt one, or one locked by a live process, refuses with a StorageError). When the
+   * judge is disabled nothing is opened and `consider` does nothing.
+   */
+  static async open(dataDir: string, config: JudgeConfig, options: DecisionPointsOptions): Promise<DecisionPoints> {
+    if (!config.enabled) return new DecisionPoints(config, options, undefined, undefined, canonicalDigest([]));
+    const certs = await loadCertificates(underDataDir(dataDir, config.certificatesDir));
+    const ledger = await Ledger.open(underDataDir(dataDir, config.ledgerDir));
+    return new DecisionPoints(config, options, ledger, certs, certs.digest());
+  }
+
+  get enabled(): boolean {
+    return this.#ledger !== undefined;
+  }
+
+  /** Whether opening took over a ledger lock left by a process that is no longer running. */
+  get tookOverDeadLock(): boolean {
+    return this.#ledger?.tookOverDeadLock ?? false;
+  }
+
+  stats(): DecisionPointStats {
+    return structuredClone(this.#stats);
+  }
+
+  /**
+   * Called for every closed trajectory after the inline checks. Builds the windows it asks for,
+   * records every refusal and deferral, replays what the ledger already answered, and queues
+   * the rest within budget. Returns at once; never throws.
+   */
+  consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): void {
+    if (this.#ledger === undefined) return;
+    try {
+      this.#consider(t, checks, inlineFindings);
+    } catch (err) {
+      this.#error(err);
+    }
+  }
+
+  /** Resolves when nothing is queued or in flight. */
+  async drain(): Promise<void> {
+    while (this.#active.size > 0) await Promise.allSettled([...this.#active]);
+  }
+
+  /** Cancels calls in flight (their outcome is still recorded), drains, releases the ledger. */
+  async close(): Promise<void> {
+    this.#abort.abort();
+    await this.drain();
+    await this.#ledger?.close();
+  }
+
+  #consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): void {
+    const policy = this.#cfg.windowPolicy;
+    const outbound = toolRoles(t, this.#checksCfg).outbound;
+    const requests = windowRequests(t, checks, outbound, this.#cfg.sampling, this.#policyDigest);
+    if (requests.length === 0) return;
+    const { windows, refusals } = extractWindows(t, requests, policy, this.#policyDigest);
+    for (const r of refusals) this.#skip('refused', r, null);
+    const provenance = this.#options.provenance?.(t) ?? provenanceOf(inlineFindings);
+    for (const window of windows) {
+      const body = buildRequestBody(window, {
+        model: this.#cfg.client.model,
+        maxOutputTokens: this.#cfg.client.maxOutputTokens,
+        logprobs: this.#cfg.client.logprobs,
+        topLogprobs: this.#cfg.client.topLogprobs,
+      });
+      const bytes = Buffer.byteLength(JSON.stringify(body));
+      if (bytes > policy.config.maxRequestBytes) {
+        this.#skip('refused', refusalOf(window, 'request-bytes', `${bytes} bytes, cap ${policy.config.maxRequestBytes}`), window.id);
+        continue;
+      }
+      this.#stats.windowsBuilt++;
+      this.#stats.redactions += window.redactions;
+      const digests = this.#digests(window);
+      const key: LedgerKey = { point: TRACE_QUESTIONS_POINT, runId: t.key, invocationId: window.id };
+      const found = this.#ledger!.lookup(key, digests);
+      if (found.kind === 'in-flight') {
+        this.#stats.duplicates++;
+        continue;
+      }
+      if (found.kind === 'replay') {
+        this.#stats.replays++;
+        this.#emit(t, checks, window, found.result, provenance);
+        continue;
+      }
+      if (found.kind === 'conflict' || found.kind === 'unresolved-intent') {
+        // Nothing new is paid for and nothing is appended: the key stays as the ledger has it.
+        const conflict = found.kind === 'conflict';
+        if (conflict) this.#stats.conflicts++;
+        else this.#stats.unresolvedIntents++;
+        const failure = conflict
+          ? { kind: 'ledger-conflict', message: `same key, changed inputs: ${found.changed.join(', ') || 'input'}` }
+          : { kind: 'intent-without-result', message: 'an earlier process recorded the intent but no result; use a new invocation to retry' };
+        this.#emit(t, checks, window, this.#unanswered(key, digests, window, failure, null, emptyReceipt()), provenance);
+        continue;
+      }
+      const estimatedTokens = Math.ceil(bytes / 4) + this.#cfg.client.maxOutputTokens;
+      const admitted = this.#budget.admit(estimatedTokens, this.#queue.length, this.#inFlight);
+      if (!admitted.ok) {
+        this.#skip('deferred', refusalOf(window, admitted.reason, `budget: ${admitted.reason}`), window.id);
+        continue;
+      }
+      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens });
+    }
+    this.#pump();
+  }
+
+  #pump(): void {
+    while (this.#inFlight < this.#cfg.budget.maxConcurrent && this.#queue.length > 0) {
+      const job = this.#queue.shift()!;
+      this.#inFlight++;
+      const p = this.#judge(job)
+        .catch((err: unknown) => this.#error(err))
+        .finally(() => {
+          this.#inFlight--;
+          this.#active.delete(p);
+          this.#pump();
+        });
+      this.#active.add(p);
+    }
+  }
+
+  async #judge(job: Job): Promise<void> {
+    const ledger = this.#ledger!;
+    const { window, key, digests } = job;
+    try {
+      await ledger.appendIntent({
+        v: LEDGER_VERSION,
+        type: 'intent',
+        key,
+        digests,
+        window: { windowId: window.id, kind: window.kind, eventMap: window.events.map((e) => ({ id: e.id, uris: e.evidenceRefs.map((r) => r.uri) })) },
+        requestedModel: this.#cfg.client.model,
+        owner: ledger.owner,
+        recordedAt: new Date(this.#now()).toISOString(),
+      });
+    } catch (err) {
+      // No durable intent: no inference, and nothing may act.
+      this.#stats.ledgerErrors++;
+      this.#error(err);
+      this.#emit(job.t, job.checks, window, this.#unanswered(key, digests, window, { kind: 'ledger-failure', message: 'intent not recorded' }, null, emptyReceipt()), job.provenance);
+      return;
+    }
+    this.#stats.calls++;
+    const outcome = await this.#client!.complete(job.body, this.#abort.signal);
+    this.#budget.settle(job.estimatedTokens, outcome.receipt.totalTokens);
+    let result: ResultRecord;
+    if (!outcome.ok) {
+      bump(this.#stats.failures, outcome.failure.kind);
+      result = this.#unanswered(key, digests, window, outcome.failure, null, outcome.receipt);
+    } else {
+      const parsed = parseAnswers(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID]);
+      if (!parsed.ok) {
+        bump(this.#stats.failures, 'bad-answer');
+        result = this.#unanswered(key, digests, window, { kind: 'bad-answer', message: parsed.reason }, outcome.servedModel, outcome.receipt);
+      } else {
+        const answers: AnswerRecord[] = parsed.answers.map((a, i) => {
+          const q = SEMANTIC_QUESTIONS[i]!;
+          const certification = this.#certs!.certify({
+            questionId: q.id,
+            windowPolicyDigest: window.policyDigest,
+            requestedModel: this.#cfg.client.model,
+            servedModel: outcome.servedModel,
+            minKappa: this.#cfg.decision.minKappa,
+          });
+          const recommendation = decideQuestion(a, this.#cfg.decision.questions[q.id]!, certification);
+          return {
+            questionId: q.id,
+            questionVersion: q.version,
+            option: a.option,
+            probabilities: a.probabilities,
+            unseenBound: a.unseenBound ?? null,
+            support: a.support,
+            recommendation,
+            certificateId: certification.valid ? certification.certificateId : null,
+          };
+        });
+        result = this.#result(key, digests, window, null, answers, outcome.servedModel, outcome.receipt);
+      }
+    }
+    try {
+      await ledger.appendResult(result);
+    } catch (err) {
+      // A result that is not durable cannot be replayed, so it may not act.
+      this.#stats.ledgerErrors++;
+      this.#error(err);
+      result = this.#unanswered(key, digests, window, { kind: 'ledger-failure', message: 'result not recorded' }, result.servedModel, result.receipt);
+    }
+    this.#emit(job.t, job.checks, window, result, job.provenance);
+  }
+
+  #result(
+    key: LedgerKey,
+    digests: InputDigests,
+    window: TraceWindow,
+    failure: ResultRecord['failure'],
+    answers: AnswerRecord[],
+    servedModel: string | null,
+    receipt: Receipt,
+  ): ResultRecord {
+    const action = combineActions(answers.map((a) => a.recommendation.action));
+    const recommendation: Recommendation =
+      action === 'act'
+        ? { action, route: 'coordinator-alarm', reason: 'calibrated' }
+        : { action, route: null, reason: action === 'escalate' ? 'a question escalated' : 'policy' };
+    return {
+      v: LEDGER_VERSION,
+      type: 'result',
+      key,
+      inputDigest: digests.input,
+      owner: this.#ledger!.owner,
+      requestedModel: this.#cfg.client.model,
+      servedModel,
+      windowPolicyDigest: window.policyDigest,
+      failure,
+      answers,
+      recommendation,
+      receipt: { ...receipt },
+      recordedAt: new Date(this.#now()).toISOString(),
+    };
+  }
+
+  /** A result in which every question escalates for the same reason: nothing was answered. */
+  #unanswered(
+    key: LedgerKey,
+    digests: InputDigests,
+    window: TraceWindow,
+    failure: { kind: string; status?: number; message: string },
+    servedModel: string | null,
+    receipt: Receipt,
+  ): ResultRecord {
+    const answers = SEMANTIC_QUESTIONS.map((q) => ({
+      questionId: q.id,
+      questionVersion: q.version,
+      option: null,
+      probabilities: null,
+      unseenBound: null,
+      support: null,
+      recommendation: { action: 'escalate' as const, route: null, reason: failure.kind },
+      certificateId: null,
+    }));
+    return this.#result(key, digests, window, failure, answers, servedModel, receipt);
+  }
+
+  #emit(t: Trajectory, checks: CheckResults, window: TraceWindow, result: ResultRecord, provenance: Provenance): void {
+    try {
+      const { findings, alarms } = judgedFindings(t, window, result, provenance);
+      findings.push(repetitionFinding(t, window, checks, provenance));
+      this.#stats.findings += findings.length;
+      this.#stats.alarms += alarms.length;
+      this.#options.onFindings(findings, alarms);
+    } catch (err) {
+      this.#error(err);
+    }
+  }
+
+  #skip(type: 'refused' | 'deferred', r: WindowRefusal, windowId: string | null): void {
+    bump(type === 'refused' ? this.#stats.refused : this.#stats.deferred, r.reason);
+    const p = this.#ledger!.appendSkip({
+      v: LEDGER_VERSION,
+      type,
+      runId: r.trajectoryKey,
+      revision: r.revision,
+      windowKind: r.kind,
+      anchor: r.anchor,
+      windowId,
+      triggers: r.triggers,
+      reason: r.reason,
+      detail: r.detail,
+      recordedAt: new Date(this.#now()).toISOString(),
+    }).catch((err: unknown) => {
+      this.#stats.ledgerErrors++;
+      this.#error(err);
+    });
+    const tracked = p.finally(() => this.#active.delete(tracked));
+    this.#active.add(tracked);
+  }
+
+  #digests(window: TraceWindow): InputDigests {
+    const parts = {
+      state: canonicalDigest({ kind: window.kind, limitations: window.limitations, events: window.events }),
+      request: this.#requestDigest,
+      definition: this.#definitionDigest,
+      windowPolicy: window.policyDigest,
+      decisionPolicy: this.#decisionDigest,
+      certificates: this.#certificatesDigest,
+    };
+    return { input: canonicalDigest(parts), ...parts };
+  }
+
+  #error(err: unknown): void {
+    if (this.#options.onError !== undefined) this.#options.onError(err);
+    else if (!this.#firstErrorLogged) {
+      this.#firstErrorLogged = true;
+      process.stderr.write(`trajwatch judge: ${(err as Error)?.message ?? String(err)}\n`);
+    }
+  }
+}
+
+function refusalOf(w: TraceWindow, reason: string, detail: string): WindowRefusal {
+  return { trajectoryKey: w.subject.trajectoryKey, revision: w.subject.revision, kind: w.kind, anchor: w.anchor, triggers: w.triggers, reason, detail };
+}
+
+function emptyReceipt(): Receipt {
+  return { promptTokens: null, completionTokens: null, totalTokens: null, cost: null, currency: null, attempts: 0 };
+}
+
+/** The provenance the inline findings of the same trajectory carry (they all share it). */
+function provenanceOf(findings: readonly Finding[]): Provenance {
+  const f = findings[0];
+  return f === undefined ? NO_PROVENANCE : { treatment: f.treatment, conditions: f.conditions };
+}

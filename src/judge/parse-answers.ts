@@ -1,0 +1,111 @@
+import type { AnswerOption } from './questions.ts';
+import { SEMANTIC_QUESTIONS } from './questions.ts';
+import { optionLetter } from './prompt.ts';
+
+/** One token of a Chat Completions `logprobs.content` list. */
+export interface TokenLogprob {
+  token: string;
+  logprob: number;
+  top_logprobs?: { token: string; logprob: number }[];
+}
+
+export interface ParsedAnswer {
+  questionId: string;
+  option: AnswerOption;
+  /** An event id of the window or `unresolved`. */
+  support: string;
+  probabilities: Partial<Record<AnswerOption, number>> | null;
+  /** Upper bound on the probability of an option absent from the top logprobs. */
+  unseenBound?: number;
+}
+
+export type ParseOutcome = { ok: true; answers: ParsedAnswer[] } | { ok: false; reason: string };
+
+const LINE = /^\s*(\d+)\s*[:.)]\s*([A-Za-z])\s*\|\s*([A-Za-z0-9_-]+)\s*$/;
+const LETTER_PREFIX = /^\s*\d+\s*[:.)]\s*/;
+
+/**
+ * Read the judge's reply. Anything but exactly one valid line per question, each with one of
+ * that question's letters and one of the allowed support ids, is garbage: the whole reply is
+ * refused rather than partly believed. Probabilities come from `logprobs` when given.
+ */
+export function parseAnswers(content: string, logprobs: TokenLogprob[] | null, supportChoices: readonly string[]): ParseOutcome {
+  const offsets = tokenOffsets(content, logprobs);
+  const answers: (ParsedAnswer | undefined)[] = [];
+  let lineStart = 0;
+  for (const rawLine of content.split('\n')) {
+    const start = lineStart;
+    lineStart += rawLine.length + 1;
+    const text = rawLine.replace(/\r$/, '');
+    if (text.trim() === '') continue;
+    const m = LINE.exec(text);
+    if (m === null) return { ok: false, reason: 'a line is not "<n>: <letter> | <event id>"' };
+    const n = Number(m[1]);
+    const q = SEMANTIC_QUESTIONS[n - 1];
+    if (q === undefined || answers[n - 1] !== undefined) return { ok: false, reason: `question number ${m[1]} unknown or repeated` };
+    const letter = m[2]!.toUpperCase();
+    const index = q.options.findIndex((_, k) => optionLetter(k) === letter);
+    if (index < 0) return { ok: false, reason: `letter ${letter} is not an option of question ${n}` };
+    if (!supportChoices.includes(m[3]!)) return { ok: false, reason: `support id ${m[3]} is not an event of the window` };
+    const letterAt = start + LETTER_PREFIX.exec(text)![0].length;
+    answers[n - 1] = { questionId: q.id, option: q.options[index]!, support: m[3]!, ...optionProbabilities(offsets, letterAt, q.options) };
+  }
+  for (let i = 0; i < SEMANTIC_QUESTIONS.length; i++) {
+    if (answers[i] === undefined) return { ok: false, reason: `no answer to question ${i + 1}` };
+  }
+  return { ok: true, answers: answers as ParsedAnswer[] };
+}
+
+interface Located {
+  start: number;
+  token: TokenLogprob;
+}
+
+/** Token start offsets, or null when there are no logprobs or they do not spell the content. */
+function tokenOffsets(content: string, logprobs: TokenLogprob[] | null): Located[] | null {
+  if (logprobs === null || logprobs.length === 0) return null;
+  const out: Located[] = [];
+  let at = 0;
+  for (const token of logprobs) {
+    if (typeof token.token !== 'string' || typeof token.logprob !== 'number') return null;
+    out.push({ start: at, token });
+    at += token.token.length;
+  }
+  return out.map((l) => l.token.token).join('') === content ? out : null;
+}
+
+/**
+ * Probabilities of each option at the answer letter's position: the alternatives the server
+ * listed for the token that writes the letter, read after that token's own prefix.
+ */
+function optionProbabilities(
+  offsets: Located[] | null,
+  letterAt: number,
+  options: readonly AnswerOption[],
+): Pick<ParsedAnswer, 'probabilities' | 'unseenBound'> {
+  if (offsets === null) return { probabilities: null };
+  const located = offsets.find((l) => l.start <= letterAt && letterAt < l.start + l.token.token.length);
+  if (located === undefined) return { probabilities: null };
+  const prefix = located.token.token.slice(0, letterAt - located.start);
+  const alternatives = located.token.top_logprobs ?? [];
+  const candidates = alternatives.some((a) => a.token === located.token.token)
+    ? alternatives
+    : [...alternatives, { token: located.token.token, logprob: located.token.logprob }];
+  const probabilities: Partial<Record<AnswerOption, number>> = {};
+  let listed = 0;
+  let lowest = 1;
+  for (const c of candidates) {
+    const p = Math.exp(c.logprob);
+    listed += p;
+    if (p < lowest) lowest = p;
+    if (!c.token.startsWith(prefix)) continue;
+    const rest = c.token.slice(prefix.length).trimStart();
+    if (rest.length === 0 || (rest.length > 1 && /[A-Za-z0-9]/.test(rest[1]!))) continue;
+    const index = options.findIndex((_, k) => optionLetter(k) === rest[0]!.toUpperCase());
+    if (index < 0) continue;
+    const option = options[index]!;
+    probabilities[option] = (probabilities[option] ?? 0) + p;
+  }
+  // An option not listed had at most the lowest listed probability, and at most what is left.
+  return { probabilities, unseenBound: Math.max(0, Math.min(lowest, 1 - listed)) };
+}

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { calibrate, certificateFor, type GoldRow } from '../../src/judge/calibrate.ts';
+import { CertificateSchema } from '../../src/judge/certificate.ts';
+import type { LedgerRecord, ResultRecord } from '../../src/judge/ledger-record.ts';
+import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+
+const H = (c: string) => c.repeat(64);
+const Q0 = SEMANTIC_QUESTIONS[0]!.id;
+
+/** A result record whose first question answered `option` (others "no"). */
+function result(windowId: string, option: ResultRecord['answers'][number]['option'], servedModel: string | null = 'served-1'): ResultRecord {
+  return {
+    v: 1,
+    type: 'result',
+    key: { point: 'trace-questions@1', runId: 'run', invocationId: windowId },
+    inputDigest: H('a'),
+    owner: 'o',
+    requestedModel: 'judge',
+    servedModel,
+    windowPolicyDigest: H('b'),
+    failure: null,
+    answers: SEMANTIC_QUESTIONS.map((q, i) => ({
+      questionId: q.id,
+      questionVersion: q.version,
+      option: i === 0 ? option : 'no',
+      probabilities: null,
+      unseenBound: null,
+      support: i === 0 ? 'e1' : 'unresolved',
+      recommendation: { action: 'record', route: null, reason: 'policy' },
+      certificateId: null,
+    })),
+    recommendation: { action: 'record', route: null, reason: 'policy' },
+    receipt: { promptTokens: null, completionTokens: null, totalTokens: null, cost: null, currency: null, attempts: 1 },
+    recordedAt: 'x',
+  };
+}
+const gold = (windowId: string, label: GoldRow['label'], source = 'reviewer-a'): GoldRow => ({ questionId: Q0, windowId, label, source });
+
+describe('calibrate', () => {
+  it('reports n, sources, exclusions, missing labels and predictions, abstentions, confusion, kappa and every disagreement', () => {
+    const records: LedgerRecord[] = [result('w1', 'yes'), result('w2', 'no'), result('w3', 'yes'), result('w4', 'no'), result('w5', 'unsure'), result('w9', 'no')];
+    const rows = [gold('w1', 'yes'), gold('w2', 'no'), gold('w3', 'no', 'reviewer-b'), gold('w4', 'no'), gold('w5', 'yes'), gold('w6', 'yes'), gold('w7', 'unsure'), gold('w8', null)];
+    const report = calibrate(rows, records, 0.6);
+    const q = report.questions.find((x) => x.target.questionId === Q0)!;
+    expect(q.n).toBe(6);
+    expect(q.sourceCounts).toEqual({ 'reviewer-a': 5, 'reviewer-b': 1 });
+    expect(q.excludedGold).toBe(2);
+    expect(q.missingLabels).toBe(1); // w9
+    expect(q.missingPredictions).toBe(1); // w6
+    expect(q.abstentions).toBe(1); // w5 answered unsure
+    expect(q.confusion).toEqual({ yes: { yes: 1, unsure: 1, '(missing)': 1 }, no: { no: 2, yes: 1 } });
+    expect(q.agreement).toBeCloseTo(3 / 6, 12);
+    // gold yes 3, no 3; predicted yes 2, no 2, unsure 1, missing 1: pe = .5·(2/6) + .5·(2/6) = 1/3; κ = (1/2 − 1/3)/(2/3) = 0.25
+    expect(q.kappa).toBeCloseTo(0.25, 12);
+    expect(q.disagreements.map((d) => [d.windowId, d.gold, d.predicted])).toEqual([
+      ['w3', 'no', 'yes'],
+      ['w5', 'yes', 'unsure'],
+      ['w6', 'yes', '(missing)'],
+    ]);
+    expect(q.qualifies).toBe(false);
+  });
+
+  it('qualifies a question with enough agreement and writes a valid certificate for it only', () => {
+    const records = ['w1', 'w2', 'w3', 'w4'].map((w, i) => result(w, i < 2 ? 'yes' : 'no'));
+    const rows = [gold('w1', 'yes'), gold('w2', 'yes'), gold('w3', 'no'), gold('w4', 'no')];
+    const report = calibrate(rows, records, 0.6);
+    const q = report.questions.find((x) => x.target.questionId === Q0)!;
+    expect(q).toMatchObject({ n: 4, kappa: 1, qualifies: true });
+    // Other questions have no gold: they do not qualify.
+    expect(report.questions.filter((x) => x.qualifies)).toHaveLength(1);
+    const cert = certificateFor(q, 0.6, [{ kind: 'artifact', uri: 'file:/gold.jsonl' }], '2026-01-01T00:00:00Z');
+    expect(CertificateSchema.safeParse(cert).success).toBe(true);
+    expect(cert).toMatchObject({ questionId: Q0, goldN: 4, kappa: 1, servedModel: 'served-1', windowPolicyDigest: H('b') });
+  });
+
+  it('does not qualify one-class gold (kappa null) or an unknown served model', () => {
+    const oneClass = calibrate([gold('w1', 'no'), gold('w2', 'no')], [result('w1', 'no'), result('w2', 'no')], 0.6);
+    expect(oneClass.questions.find((x) => x.target.questionId === Q0)).toMatchObject({ n: 2, kappa: null, qualifies: false });
+    const unknownServed = calibrate([gold('w1', 'yes'), gold('w2', 'no')], [result('w1', 'yes', null), result('w2', 'no', null)], 0.6);
+    const q = unknownServed.questions.find((x) => x.target.questionId === Q0)!;
+    expect(q.kappa).toBe(1);
+    expect(q.qualifies).toBe(false);
+    expect(q.reasons).toContain('served model unknown');
+  });
+
+  it('reports an empty sample with null kappa, and refuses conflicting gold rows', () => {
+    const empty = calibrate([gold('w1', 'unsure')], [result('w1', 'yes')], 0.6);
+    expect(empty.questions.find((x) => x.target.questionId === Q0)).toMatchObject({ n: 0, kappa: null, agreement: null, qualifies: false });
+    const conflict = calibrate([gold('w1', 'yes'), gold('w1', 'no')], [result('w1', 'yes')], 0.6);
+    expect(conflict.conflictingGold).toEqual([{ questionId: Q0, windowId: 'w1' }]);
+  });
+});

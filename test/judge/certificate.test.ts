@@ -1,0 +1,66 @@
+import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../src/errors.ts';
+import { loadCertificates } from '../../src/judge/certificate.ts';
+import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { validCertificate } from './certificate-fixture.ts';
+
+const Q = SEMANTIC_QUESTIONS[0]!;
+const POLICY = 'd'.repeat(64);
+
+async function dirWith(files: Record<string, unknown>): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'trajwatch-certs-'));
+  await mkdir(dir, { recursive: true });
+  for (const [name, body] of Object.entries(files)) await writeFile(join(dir, name), typeof body === 'string' ? body : JSON.stringify(body));
+  return dir;
+}
+
+const ctx = { questionId: Q.id, windowPolicyDigest: POLICY, requestedModel: 'judge', servedModel: 'judge-served', minKappa: 0.6 };
+
+describe('certificates', () => {
+  it('treats a missing directory as none installed', async () => {
+    const store = await loadCertificates(join(tmpdir(), 'no-such-dir-trajwatch'));
+    expect(store.certify(ctx)).toEqual({ valid: false, reason: 'uncalibrated' });
+  });
+
+  it('certifies only the exact question, option order, window policy, requested and served model', async () => {
+    const store = await loadCertificates(await dirWith({ 'c1.json': validCertificate() }));
+    expect(store.certify(ctx)).toEqual({ valid: true, certificateId: 'c1' });
+    expect(store.certify({ ...ctx, questionId: SEMANTIC_QUESTIONS[1]!.id })).toEqual({ valid: false, reason: 'uncalibrated' });
+    expect(store.certify({ ...ctx, windowPolicyDigest: 'e'.repeat(64) }).valid).toBe(false);
+    expect(store.certify({ ...ctx, requestedModel: 'other' })).toEqual({ valid: false, reason: 'certificate-model-mismatch' });
+    expect(store.certify({ ...ctx, servedModel: 'judge-served-v2' })).toEqual({ valid: false, reason: 'certificate-served-model-mismatch' });
+    expect(store.certify({ ...ctx, servedModel: null })).toEqual({ valid: false, reason: 'certificate-served-model-mismatch' });
+    expect(store.certify({ ...ctx, minKappa: 0.8 })).toEqual({ valid: false, reason: 'certificate-below-minimum' });
+  });
+
+  it('does not let a reordered option list or a stale question digest qualify', async () => {
+    const store = await loadCertificates(
+      await dirWith({ 'a.json': validCertificate({ optionOrder: ['no', 'yes', 'unsure', 'unavailable'] }), 'b.json': validCertificate({ questionDigest: '0'.repeat(64) }) }),
+    );
+    expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-stale-question' });
+  });
+
+  it('keeps a well-formed certificate below the bar installed but not qualifying (gold n 0, low kappa)', async () => {
+    const store = await loadCertificates(await dirWith({ 'a.json': validCertificate({ goldN: 0 }), 'b.json': validCertificate({ kappa: 0.3 }) }));
+    expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-below-minimum' });
+  });
+
+  it('refuses malformed certificates at start-up, naming each file and problem', async () => {
+    const dir = await dirWith({
+      'ok.json': validCertificate(),
+      'bad-json.json': '{not json',
+      'no-refs.json': validCertificate({ evidenceRefs: [] }),
+      'extra.json': { ...validCertificate(), note: 'x' },
+    });
+    const err = await loadCertificates(dir).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    const issues = (err as ConfigError).issues.join('\n');
+    expect(issues).toMatch(/bad-json\.json: not JSON/);
+    expect(issues).toMatch(/no-refs\.json: evidenceRefs/);
+    expect(issues).toMatch(/extra\.json/);
+    expect(issues).not.toMatch(/ok\.json/);
+  });
+});
