@@ -6,7 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { AdmissionRefusal } from '../assemble/assembler.ts';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
-import { STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
+import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
 import type { IngestTarget } from './http-receiver.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
@@ -79,6 +79,7 @@ export function createGrpcReceiver(
       const message = `trajwatch is at its limit (${busy}); retry later`;
       const metadata = new grpc.Metadata();
       metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, message, config.retryAfterSeconds));
+      metadata.set(RETRY_INFO_KEY, retryInfo(config.retryAfterSeconds));
       observe({ code, spans: 0, rejectedSpans: 0, reason: busy });
       callback({ code, details: message, metadata });
       return;

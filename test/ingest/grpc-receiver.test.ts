@@ -120,7 +120,11 @@ function statusDetails(error: grpc.ServiceError) {
   const retry = schemas.lookupType('RetryInfo').toObject(schemas.lookupType('RetryInfo').decode(status.details[0]!.value), {
     longs: Number,
   }) as { retryDelay: { seconds: number } };
-  return { status, retry };
+  const bare = error.metadata.get('google.rpc.retryinfo-bin')[0] as Buffer;
+  const pythonRetry = schemas.lookupType('RetryInfo').toObject(schemas.lookupType('RetryInfo').decode(bare), {
+    longs: Number,
+  }) as { retryDelay: { seconds: number } };
+  return { status, retry, pythonRetry };
 }
 
 describe('OTLP/gRPC receiver answers', () => {
@@ -168,10 +172,11 @@ describe('OTLP/gRPC receiver answers', () => {
     const { error } = await call(address, other);
     expect(error?.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(error?.details).toMatch(/max-open-trajectories/);
-    const { status, retry } = statusDetails(error!);
+    const { status, retry, pythonRetry } = statusDetails(error!);
     expect(status.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(status.details[0]!.typeUrl).toBe('type.googleapis.com/google.rpc.RetryInfo');
     expect(retry.retryDelay.seconds).toBe(3);
+    expect(pythonRetry.retryDelay.seconds).toBe(3);
     expect(pipeline.counts.spansAccepted).toBe(1);
   });
 
@@ -184,6 +189,7 @@ describe('OTLP/gRPC receiver answers', () => {
     expect(error?.code).toBe(grpc.status.UNAVAILABLE);
     expect(error?.details).toMatch(/trajectory-log-backlog/);
     expect(statusDetails(error!).retry.retryDelay.seconds).toBe(5);
+    expect(statusDetails(error!).pythonRetry.retryDelay.seconds).toBe(5);
     expect(accepted).toEqual([]);
   });
 
