@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/errors.ts';
-import { DEFAULT_OUTBOX_LIMITS, Outbox, toRanges } from '../../src/sinks/kafka/outbox.ts';
+import { toRanges } from '../../src/sinks/kafka/outbox-files.ts';
+import { DEFAULT_OUTBOX_LIMITS, Outbox } from '../../src/sinks/kafka/outbox.ts';
 import type { OutboxLimits } from '../../src/sinks/kafka/outbox.ts';
 import type { SinkRecord } from '../../src/sinks/record.ts';
 

@@ -1,0 +1,112 @@
+import type { Finding } from '../../findings/schema.ts';
+import type { FindingSink } from '../finding-sink.ts';
+import type { SinkRecord } from '../record.ts';
+import type { KafkaSinkConfig } from './config.ts';
+import { KafkaSink } from './sink.ts';
+import type { KafkaSinkOptions } from './sink.ts';
+
+/** A finding as a Kafka record: keyed by trajectory, deduped by `finding_id`. */
+export function findingRecord(finding: Finding): SinkRecord {
+  return {
+    topic: 'findings',
+    key: finding.subject.trajectory_key,
+    id: finding.finding_id,
+    value: JSON.stringify(finding),
+    headers: { schema_version: finding.schema_version },
+  };
+}
+
+/**
+ * The pipeline's {@link FindingSink} over a {@link KafkaSink}. `write` cannot refuse, so
+ * findings that meet a full outbox wait here, in order, and move into the outbox as
+ * delivery frees room; meanwhile `backpressure()` reports the full outbox so the receiver
+ * refuses new input, which bounds this overflow to the findings already in flight.
+ */
+export class KafkaFindingSink implements FindingSink {
+  readonly name = 'kafka';
+  readonly kafka: KafkaSink;
+  #overflow: SinkRecord[] = [];
+  #draining: Promise<void> | undefined;
+  #refusedTooLarge = 0;
+
+  constructor(kafka: KafkaSink) {
+    this.kafka = kafka;
+  }
+
+  /** Opens the outbox in `options.outboxDir` and starts delivering (see {@link KafkaSink.open}). */
+  static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaFindingSink> {
+    return new KafkaFindingSink(await KafkaSink.open(config, options));
+  }
+
+  /** Findings waiting for room in the outbox (not yet durable). */
+  get overflowRecords(): number {
+    return this.#overflow.length;
+  }
+
+  /** Findings larger than `maxRecordBytes`, which no broker would take: logged and counted. */
+  get refusedTooLarge(): number {
+    return this.#refusedTooLarge;
+  }
+
+  write(findings: readonly Finding[]): void {
+    if (findings.length === 0) return;
+    const records = findings.map(findingRecord);
+    if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
+    // Per record from here, so a too-large one cannot hold back the rest.
+    this.#overflow.push(...records);
+    this.#draining ??= this.#drain();
+  }
+
+  backpressure(): string | undefined {
+    return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? 'kafka-outbox-full' : undefined);
+  }
+
+  async flushed(): Promise<void> {
+    while (this.#draining !== undefined) await this.#draining;
+    await this.kafka.flushed();
+  }
+
+  /** Delivers for at most the configured `closeTimeoutMs`; what is left stays in the outbox. */
+  async close(): Promise<void> {
+    const result = await this.kafka.close();
+    const lost = this.#overflow.length;
+    if (lost > 0 || !result.flushed) {
+      process.stderr.write(
+        JSON.stringify({
+          level: lost > 0 ? 'error' : 'warn',
+          logger: 'sinks.kafka',
+          message: 'closed with findings undelivered',
+          leftInOutbox: result.pendingRecords,
+          neverWritten: lost,
+        }) + '\n',
+      );
+    }
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#overflow.length > 0) {
+      const result = this.kafka.write([this.#overflow[0]!]);
+      if (result.ok) {
+        this.#overflow.shift();
+      } else if (result.reason === 'too-large') {
+        this.#refusedTooLarge += 1;
+        process.stderr.write(
+          JSON.stringify({
+            level: 'error',
+            logger: 'sinks.kafka',
+            message: 'finding larger than maxRecordBytes not sent',
+            finding_id: result.id,
+            bytes: result.bytes,
+          }) + '\n',
+        );
+        this.#overflow.shift();
+      } else if (result.reason === 'closed') {
+        break;
+      } else {
+        // full, or a write failure the outbox retries: wait for room (or close).
+        await Promise.race([this.kafka.whenWritable(), new Promise((r) => setTimeout(r, 1_000))]);
+      }
+    }
+    this.#draining = undefined;
+  }
+}
