@@ -25,6 +25,8 @@ if [[ ! -x "$GOBIN/builder" ]]; then
 fi
 echo "otelcol: building the Collector (several minutes on 2 cores)" >&2
 start=$(date +%s)
-"$GOBIN/builder" --config "$here/manifest.yaml" --output-path "$out" >&2
+# The manifest with this checkout's output path filled in (dist.output_path).
+sed "s|^dist:$|dist:\n  output_path: $out|" "$here/manifest.yaml" > "$out/manifest.yaml"
+"$GOBIN/builder" --config "$out/manifest.yaml" >&2
 echo "otelcol: built in $(( $(date +%s) - start )) s" >&2
 echo "$bin"

@@ -1,0 +1,87 @@
+// Structural checks of the shipped Grafana dashboards: what Grafana's dashboard model needs
+// to load and place every panel. (Grafana's own schema is CUE inside Grafana's server, which
+// is not packaged here; dashboards-prometheus.test.ts runs every query for real.)
+import { describe, expect, it } from 'vitest';
+import { DASHBOARDS } from '../../dashboards/src/index.ts';
+import { DATASOURCE } from '../../dashboards/src/model.ts';
+import { readShippedDashboards } from './shipped-dashboards.ts';
+
+const shipped = readShippedDashboards();
+const GRID_WIDTH = 24;
+const PANEL_TYPES = new Set(['row', 'timeseries', 'stat', 'table']);
+
+describe('shipped dashboards', () => {
+  it('are exactly what dashboards/src generates (run `npm run dashboards` after editing)', () => {
+    expect(shipped.map((d) => d.file)).toEqual(DASHBOARDS.map((d) => d.file).sort());
+    for (const { file, build } of DASHBOARDS) {
+      expect(shipped.find((d) => d.file === file)?.json, file).toEqual(JSON.parse(JSON.stringify(build())));
+    }
+  });
+
+  it('have distinct uids (at most 40 characters) and titles', () => {
+    const uids = shipped.map((d) => d.json.uid);
+    expect(new Set(uids).size).toBe(uids.length);
+    for (const uid of uids) expect(uid).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+    expect(new Set(shipped.map((d) => d.json.title)).size).toBe(shipped.length);
+  });
+
+  describe.each(shipped.map((d) => [d.file, d.json] as const))('%s', (_file, json) => {
+    const panels = json.panels.filter((p) => p.type !== 'row');
+
+    it('numbers panels uniquely and uses only known panel types', () => {
+      const ids = json.panels.map((p) => p.id);
+      expect(new Set(ids).size).toBe(ids.length);
+      for (const p of json.panels) expect(PANEL_TYPES.has(p.type), `${p.title}: ${p.type}`).toBe(true);
+    });
+
+    it('gives every panel the provisioned datasource and at least one target with an expr', () => {
+      expect(panels.length).toBeGreaterThan(0);
+      for (const p of panels) {
+        expect(p.datasource, p.title).toEqual(DATASOURCE);
+        expect(p.targets?.length, p.title).toBeGreaterThan(0);
+        const refIds = p.targets!.map((t) => t.refId);
+        expect(new Set(refIds).size, p.title).toBe(refIds.length);
+        for (const t of p.targets!) {
+          expect(t.expr.trim(), `${p.title} ${t.refId}`).not.toBe('');
+          expect(t.datasource, `${p.title} ${t.refId}`).toEqual(DATASOURCE);
+        }
+      }
+    });
+
+    it('places every panel inside the 24-column grid without overlaps', () => {
+      const boxes = json.panels.map((p) => ({ title: p.title, ...(p.gridPos as { h: number; w: number; x: number; y: number }) }));
+      for (const b of boxes) {
+        for (const k of ['h', 'w', 'x', 'y'] as const) expect(Number.isInteger(b[k]), `${b.title}.${k}`).toBe(true);
+        expect(b.w).toBeGreaterThan(0);
+        expect(b.h).toBeGreaterThan(0);
+        expect(b.x + b.w, b.title).toBeLessThanOrEqual(GRID_WIDTH);
+      }
+      for (const [i, a] of boxes.entries()) {
+        for (const b of boxes.slice(i + 1)) {
+          const overlap = a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h;
+          expect(overlap, `${a.title} overlaps ${b.title}`).toBe(false);
+        }
+      }
+    });
+
+    it('uses only variables it defines (plus Grafana built-ins)', () => {
+      const defined = new Set(json.templating.list.map((v) => v.name));
+      for (const p of panels) {
+        for (const t of p.targets!) {
+          for (const [, name] of t.expr.matchAll(/\$(\w+)/g)) {
+            expect(name!.startsWith('__') || defined.has(name!), `${p.title}: $${name}`).toBe(true);
+          }
+        }
+      }
+    });
+  });
+
+  it('the alarms dashboard filters by question, service and agent and shows calibration per question', () => {
+    const alarms = shipped.find((d) => d.file === 'coordinator-alarms.json')!.json;
+    expect(alarms.templating.list.map((v) => v.name)).toEqual(['question', 'service', 'agent']);
+    const exprs = alarms.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
+    for (const by of ['question', 'service', 'agent']) expect(exprs.some((e) => e.includes(`sum by (${by}) (rate(trajwatch_coordinator_alarms_total`))).toBe(true);
+    expect(exprs.some((e) => e.includes('trajwatch_calibration_certified'))).toBe(true);
+    expect(exprs.some((e) => e.includes('action="escalate"'))).toBe(true);
+  });
+});
