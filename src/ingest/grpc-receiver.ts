@@ -25,9 +25,16 @@ export interface GrpcReceiverConfig {
   retryAfterSeconds: number;
 }
 
-/** What the gRPC receiver saw, for metrics: one call per Export handled by trajwatch. */
+const GRPC_CONTENT_TYPE = 'application/grpc';
+
+/**
+ * What the gRPC receiver saw, for metrics: one call per Export call. `status` is the gRPC
+ * status name (`OK`, `INVALID_ARGUMENT`...), or `NOT_DELIVERED` when grpc-js ended the call
+ * before the request reached trajwatch (over `maxDecompressedBytes`, not decompressible, or
+ * cancelled by the client: grpc-js does not say which).
+ */
 export interface GrpcRequestObserver {
-  (outcome: { code: grpc.status; spans: number; rejectedSpans: number; reason?: string }): void;
+  (outcome: { status: string; contentType: typeof GRPC_CONTENT_TYPE; spans: number; rejectedSpans: number; reason?: string }): void;
 }
 
 /**
@@ -68,8 +75,37 @@ export function createGrpcReceiver(
   target: IngestTarget,
   observe: GrpcRequestObserver = () => {},
 ): grpc.Server {
+  const note = (code: grpc.status, spans: number, rejectedSpans: number, reason?: string) =>
+    observe({ status: grpc.status[code], contentType: GRPC_CONTENT_TYPE, spans, rejectedSpans, reason });
+
+  // grpc-js refuses an oversized or undecompressible message itself, before any handler runs;
+  // this interceptor is the only place such a call can still be counted.
+  const countUndelivered: grpc.ServerInterceptor = (_method, call) => {
+    let delivered = false;
+    let answered = false;
+    return new grpc.ServerInterceptingCall(call, {
+      start: (next) =>
+        next({
+          onReceiveMessage: (message, pass) => {
+            delivered = true;
+            pass(message);
+          },
+          onCancel: () => {
+            if (!delivered && !answered) {
+              observe({ status: 'NOT_DELIVERED', contentType: GRPC_CONTENT_TYPE, spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' });
+            }
+          },
+        }),
+      sendStatus: (status, pass) => {
+        answered = true;
+        pass(status);
+      },
+    });
+  };
+
   const server = new grpc.Server({
     'grpc.max_receive_message_length': config.maxDecompressedBytes,
+    interceptors: [countUndelivered],
   });
 
   const exportTraces = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
@@ -80,19 +116,19 @@ export function createGrpcReceiver(
       const metadata = new grpc.Metadata();
       metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, message, config.retryAfterSeconds));
       metadata.set(RETRY_INFO_KEY, retryInfo(config.retryAfterSeconds));
-      observe({ code, spans: 0, rejectedSpans: 0, reason: busy });
+      note(code, 0, 0, busy);
       callback({ code, details: message, metadata });
       return;
     }
     const decoded = decodeOtlpProto(call.request);
     if (decoded instanceof DecodeError) {
-      observe({ code: grpc.status.INVALID_ARGUMENT, spans: 0, rejectedSpans: 0, reason: 'undecodable' });
+      note(grpc.status.INVALID_ARGUMENT, 0, 0, 'undecodable');
       callback({ code: grpc.status.INVALID_ARGUMENT, details: `undecodable OTLP protobuf request: ${decoded.message}` });
       return;
     }
     target.accept(decoded);
     const rejected = decoded.rejected.length;
-    observe({ code: grpc.status.OK, spans: decoded.spans.length, rejectedSpans: rejected });
+    note(grpc.status.OK, decoded.spans.length, rejected);
     const partial = rejected === 0 ? undefined : { rejectedSpans: rejected, errorMessage: summarizeRejections(decoded) };
     callback(null, exportResponse('protobuf', partial));
   };
@@ -104,6 +140,7 @@ export function createGrpcReceiver(
       } catch (err) {
         // Only a bug reaches here; answer INTERNAL rather than leave the client hanging.
         process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+        note(grpc.status.INTERNAL, 0, 0, 'internal-error');
         callback({ code: grpc.status.INTERNAL, details: 'internal error' });
       }
     },

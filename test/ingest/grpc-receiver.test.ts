@@ -6,6 +6,7 @@ import {
   bindGrpcReceiver,
   closeGrpcReceiver,
   createGrpcReceiver,
+  type GrpcRequestObserver,
   TRACE_EXPORT_PATH,
 } from '../../src/ingest/grpc-receiver.ts';
 import type { IngestTarget } from '../../src/ingest/http-receiver.ts';
@@ -84,8 +85,12 @@ afterEach(async () => {
   clients = [];
 });
 
+type Outcome = Parameters<GrpcRequestObserver>[0];
+let outcomes: Outcome[] = [];
+
 async function startWith(target: IngestTarget, receiver: Record<string, unknown> = {}) {
-  const server = createGrpcReceiver(ReceiverConfigSchema.parse(receiver), target);
+  outcomes = [];
+  const server = createGrpcReceiver(ReceiverConfigSchema.parse(receiver), target, (o) => outcomes.push(o));
   servers.push(server);
   const port = await bindGrpcReceiver(server, { host: '127.0.0.1', port: 0 });
   return `127.0.0.1:${port}`;
@@ -227,5 +232,19 @@ describe('OTLP/gRPC receiver answers', () => {
       ),
     );
     expect(error?.code).toBe(grpc.status.UNIMPLEMENTED);
+  });
+
+  it('tells its observer of every call, also those grpc-js ended before trajwatch saw the request', async () => {
+    const { address } = await start({ maxDecompressedBytes: 64 * 1024 });
+    await call(address, request([span('aaaaaaaaaaaaaaaa'), span('0000000000000000')]));
+    await call(address, Buffer.from([0x0a, 0xff, 0xff, 0xff]));
+    await call(address, request([span('bbbbbbbbbbbbbbbb', { name: 'x'.repeat(128 * 1024) })]));
+    // grpc-js notes the cancel after the client already has its answer: wait for it, bounded.
+    for (let i = 0; i < 100 && outcomes.length < 3; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(outcomes).toEqual([
+      { status: 'OK', contentType: 'application/grpc', spans: 1, rejectedSpans: 1, reason: undefined },
+      { status: 'INVALID_ARGUMENT', contentType: 'application/grpc', spans: 0, rejectedSpans: 0, reason: 'undecodable' },
+      { status: 'NOT_DELIVERED', contentType: 'application/grpc', spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' },
+    ]);
   });
 });
