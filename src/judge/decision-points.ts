@@ -181,8 +181,13 @@ export class DecisionPoints {
     while (this.#active.size > 0) await Promise.allSettled([...this.#active]);
   }
 
-  /** Cancels calls in flight (their outcome is still recorded), drains, releases the ledger. */
+  /**
+   * Records queued windows as deferred (`shutdown`), cancels calls in flight (their outcome is
+   * still recorded, and escalates), drains, releases the ledger.
+   */
   async close(): Promise<void> {
+    // Queued windows were never paid for: record them as deferred rather than start them cancelled.
+    for (const job of this.#queue.splice(0)) this.#skip('deferred', refusalOf(job.window, 'shutdown', 'closed before dispatch'), job.window.id);
     this.#abort.abort();
     await this.drain();
     await this.#ledger?.close();

@@ -244,6 +244,25 @@ describe('decision points end to end: trajectory → windows → scripted model 
     expect(deferred.filter((l) => l.type === 'deferred').map((l) => l.reason)).toContain('calls-per-minute');
   });
 
+  it('on close, cancels the call in flight (recorded, escalated) and defers queued windows as shutdown', async () => {
+    const a = await setup(() => ({ hang: true }), { budget: { maxConcurrent: 1 } });
+    const findings: Finding[] = [];
+    const dp = await DecisionPoints.open(a.dataDir, a.cfg, { checks: CHECKS, onFindings: (f) => findings.push(...f), onError: () => undefined });
+    const t = releaseRun();
+    dp.consider(t, runChecks(t, CHECKS), []);
+    // Whether the first call has reached the server or not, it is dispatched and then cancelled.
+    await dp.close();
+    const stats = dp.stats();
+    expect(stats.calls).toBe(1);
+    expect(stats.failures.cancelled).toBe(1);
+    expect(stats.deferred.shutdown).toBeGreaterThan(0);
+    expect(q0Findings(findings).map((f) => rec(f).reason)).toEqual(['cancelled']);
+    const types = (await readFile(join(a.dataDir, 'judge', LEDGER_FILE), 'utf8')).trimEnd().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+    expect(types.filter((x) => x === 'intent')).toHaveLength(1);
+    expect(types.filter((x) => x === 'result')).toHaveLength(1);
+    expect(types.filter((x) => x === 'deferred')).toHaveLength(stats.deferred.shutdown!);
+  });
+
   it('refuses to start on a malformed certificate or a corrupt ledger', async () => {
     const a = await setup(positive);
     await installCertificate(a.dataDir, a.cfg, { evidenceRefs: [] });
