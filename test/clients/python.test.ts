@@ -8,6 +8,9 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../../src/ingest/grpc-receiver.ts';
+import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
+import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { type ClientTarget, startClientTarget, toolSteps } from './harness.ts';
 
 const run = promisify(execFile);
@@ -69,6 +72,43 @@ describe('OpenTelemetry Python SDK into a running serve', () => {
       expect(fetch!.args?.parsed).toEqual({ url: 'https://example.invalid/otlp' });
       expect(fetch!.error).toMatchObject({ type: 'ToolFailed', message: 'connection refused: https://example.invalid/otlp' });
       expect(fetch!.result).toBeUndefined();
+    });
+  }
+
+  for (const refusal of ['trajectory-log-backlog', 'max-buffered-bytes']) {
+    it(`retries, as the real exporter does, a gRPC export throttled for ${refusal}, and loses nothing`, async () => {
+      // A receiver whose target refuses the first call, then accepts: the Python exporter
+      // must read the retryable status (and its RetryInfo) and send the same batch again.
+      const statuses: string[] = [];
+      const accepted: DecodedRequest[] = [];
+      let refusals = 1;
+      const server = createGrpcReceiver(
+        ReceiverConfigSchema.parse({ retryAfterSeconds: 1 }),
+        { admission: () => (refusals-- > 0 ? refusal : undefined), accept: (r) => accepted.push(r) },
+        (o) => statuses.push(o.status),
+      );
+      const port = await bindGrpcReceiver(server, { host: '127.0.0.1', port: 0 });
+      try {
+        const { stdout } = await run(python, [AGENT, `python-throttled-${refusal}`], {
+          env: {
+            PATH: process.env.PATH,
+            OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'grpc',
+            OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${port}`,
+          },
+        });
+        expect(stdout.trim()).toBe('exported 6 spans');
+      } finally {
+        await closeGrpcReceiver(server);
+      }
+      expect(statuses).toEqual([refusal === 'max-buffered-bytes' ? 'RESOURCE_EXHAUSTED' : 'UNAVAILABLE', 'OK']);
+      expect(accepted.flatMap((r) => r.spans.map((s) => s.name)).sort()).toEqual([
+        'chat gpt-4o-mini',
+        'chat gpt-4o-mini',
+        'chat gpt-4o-mini',
+        'execute_tool fetch_page',
+        'execute_tool search_docs',
+        'invoke_agent research-assistant',
+      ]);
     });
   }
 });
