@@ -80,16 +80,20 @@ export async function startClientTarget(): Promise<ClientTarget> {
     grpcServedBy: serveHasGrpc ? 'serve' : 'in-process',
     trajectory: async (key) => {
       const found: TrajectoryRow[] = [];
+      const seen = new Set<string>();
       await Promise.any(
         files.map((file) =>
           waitForLines<TrajectoryRow>(file, (rows) => {
+            for (const r of rows) seen.add(r.key);
             const mine = rows.filter((r) => r.key === key);
             if (mine.length === 0) return false;
             found.push(mine[mine.length - 1]!);
             return true;
           }),
         ),
-      );
+      ).catch(() => {
+        throw new Error(`no trajectory keyed "${key}"; keys written: ${[...seen].join(', ') || 'none'}`);
+      });
       return found[0]!;
     },
     stop: async () => {
