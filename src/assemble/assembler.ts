@@ -60,6 +60,8 @@ export class Assembler {
   readonly #traceKey = new Map<string, string>();
   /** Closed trajectories, oldest first: steps kept for late spans, then only the revision. */
   readonly #closed = new Map<string, Retained>();
+  /** The subset of `#closed` whose steps are still kept, oldest first. */
+  readonly #withSteps = new Map<string, Retained>();
   readonly #heap = new DeadlineHeap();
   #bufferedBytes = 0;
   #retainedBytes = 0;
@@ -213,6 +215,7 @@ export class Assembler {
     if (before !== undefined) {
       this.#lateSpans++;
       this.#closed.delete(key);
+      this.#withSteps.delete(key);
       this.#retainedBytes -= before.steps === undefined ? 0 : before.bytes;
       buffer.revision = before.revision + 1;
       if (before.steps === undefined) {
@@ -251,7 +254,7 @@ export class Assembler {
     const steps = [...buffer.steps.values()].sort(compareSteps);
     const reasons = new Set(buffer.reasons);
     if (!buffer.rootSeen) reasons.add('root-not-seen');
-    if (hasOrphans(steps)) reasons.add('orphan-parents');
+    if (hasOrphans(buffer.steps)) reasons.add('orphan-parents');
     if (cause === 'idle-timeout') reasons.add('idle-timeout');
     if (cause === 'shutdown') reasons.add('shutdown');
     if (cause === 'end-of-input' && !buffer.rootSeen) reasons.add('end-of-input');
@@ -274,31 +277,35 @@ export class Assembler {
   #retain(buffer: OpenBuffer, steps: Step[], traceIds: string[], cause: CloseCause, nowMs: number): void {
     // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
     const keepSteps = cause !== 'span-limit' && buffer.bytes <= this.#limits.maxRetainedBytes;
-    this.#closed.set(buffer.key, {
+    const retained: Retained = {
       revision: buffer.revision,
       steps: keepSteps ? steps : undefined,
       traceIds,
       bytes: buffer.bytes,
       closedAtMs: nowMs,
-    });
-    if (keepSteps) this.#retainedBytes += buffer.bytes;
+    };
+    this.#closed.set(buffer.key, retained);
+    if (keepSteps) {
+      this.#withSteps.set(buffer.key, retained);
+      this.#retainedBytes += buffer.bytes;
+    }
     this.#expireRetained(nowMs);
   }
 
   /** Lets go of retained steps past the late-span window or the byte bound, then of old keys. */
   #expireRetained(nowMs: number): void {
     const limits = this.#limits;
-    for (const r of this.#closed.values()) {
-      if (r.steps === undefined) continue;
+    for (const [key, r] of this.#withSteps) {
       const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
       if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
       r.steps = undefined;
+      this.#withSteps.delete(key);
       this.#retainedBytes -= r.bytes;
     }
     while (this.#closed.size > limits.maxRememberedKeys) {
       const [key, r] = this.#closed.entries().next().value!;
       this.#closed.delete(key);
-      if (r.steps !== undefined) this.#retainedBytes -= r.bytes;
+      if (this.#withSteps.delete(key)) this.#retainedBytes -= r.bytes;
       for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
     }
   }
@@ -311,10 +318,12 @@ export function compareSteps(a: Step, b: Step): number {
   return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }
 
-function hasOrphans(steps: Step[]): boolean {
-  const ids = new Set<string>();
-  for (const s of steps) ids.add(`${s.traceId}/${s.id}`);
-  return steps.some((s) => s.parentId !== undefined && !ids.has(`${s.traceId}/${s.parentId}`));
+/** Whether some step names a parent that is not in the trajectory (keys are `trace/span`). */
+function hasOrphans(steps: ReadonlyMap<string, Step>): boolean {
+  for (const s of steps.values()) {
+    if (s.parentId !== undefined && !steps.has(`${s.traceId}/${s.parentId}`)) return true;
+  }
+  return false;
 }
 
 /** Digest of a step's payload, computed only when two spans share an id. */

@@ -4,7 +4,12 @@ import type { ChecksConfig } from './config.ts';
 export interface ToolClassRules {
   include: RegExp[];
   exclude: RegExp[];
+  /** Memo of `toolClassMatch` by tool name; tool names repeat across every trajectory. */
+  memo: Map<string, number | undefined>;
 }
+
+/** Bound on each class's memo; past it the memo starts over (names come from telemetry). */
+const MAX_MEMOIZED_NAMES = 4096;
 
 /** The checks configuration with every pattern compiled: what the check functions read. */
 export interface CompiledRules {
@@ -26,8 +31,8 @@ export function compiledRules(cfg: ChecksConfig): CompiledRules {
   let rules = cache.get(cfg);
   if (rules === undefined) {
     rules = {
-      outbound: { include: compile(cfg.outbound.include), exclude: compile(cfg.outbound.exclude) },
-      gates: { include: compile(cfg.gates.include), exclude: compile(cfg.gates.exclude) },
+      outbound: { include: compile(cfg.outbound.include), exclude: compile(cfg.outbound.exclude), memo: new Map() },
+      gates: { include: compile(cfg.gates.include), exclude: compile(cfg.gates.exclude), memo: new Map() },
       errorResultPatterns: compile(cfg.errorPayload.resultPatterns),
       jsonErrorKeys: [...cfg.errorPayload.jsonErrorKeys],
       scanChars: cfg.errorPayload.scanChars,
@@ -57,6 +62,14 @@ export function toolNameWords(name: string): string {
  * gate, `send_for_review` is outbound.
  */
 export function toolClassMatch(name: string, rules: ToolClassRules): number | undefined {
+  if (rules.memo.has(name)) return rules.memo.get(name);
+  if (rules.memo.size >= MAX_MEMOIZED_NAMES) rules.memo.clear();
+  const position = matchToolClass(name, rules);
+  rules.memo.set(name, position);
+  return position;
+}
+
+function matchToolClass(name: string, rules: ToolClassRules): number | undefined {
   const words = toolNameWords(name);
   if (rules.exclude.some((re) => re.test(name) || re.test(words))) return undefined;
   let first: number | undefined;
