@@ -64,7 +64,9 @@ fetch_jars() {
   mv "$tmp" "$libs_dir"
 }
 
-jvm_opts=(-Xmx"$heap" -Xms128m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -Djava.awt.headless=true
+# C1 only: on a busy two-core CI machine the C2 compiler threads slow startup more than the
+# (small) test traffic gains from them.
+jvm_opts=(-Xmx"$heap" -Xms128m -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:TieredStopAtLevel=1 -Djava.awt.headless=true
   -Dlog4j2.configurationFile="$script_dir/log4j2.xml")
 # Short-lived tools (format, readiness probe): start fast rather than run fast.
 tool_opts=(-Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless=true
@@ -93,6 +95,11 @@ transaction.state.log.min.isr=1
 share.coordinator.state.topic.replication.factor=1
 share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
+# Small internal topics and a quick heartbeat: a single test node starts and restarts faster.
+offsets.topic.num.partitions=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.num.partitions=1
+broker.heartbeat.interval.ms=500
 # Topics are created explicitly (the sink's createTopics option, or the tests), never by accident.
 auto.create.topics.enable=false
 num.network.threads=2

@@ -279,8 +279,9 @@ export class KafkaSink {
         this.#wake = undefined;
         resolve();
       };
-      // A record may have become durable between the peek and now.
-      if (this.#outbox.oldestPendingSeq !== undefined && this.#outbox.stats().queuedRecords === 0) this.#wake();
+      // Stop, or a record becoming durable, may have come while the loop was not yet waiting.
+      if (this.#stopped) this.#wake();
+      else if (this.#outbox.oldestPendingSeq !== undefined && this.#outbox.stats().queuedRecords === 0) this.#wake();
     });
   }
 
@@ -297,6 +298,7 @@ export class KafkaSink {
       this.#wake = () => {
         if (this.#stopped) done();
       };
+      if (this.#stopped) done();
     });
   }
 
