@@ -23,6 +23,7 @@ function finding(i: number): Finding {
 describe('findingRecord', () => {
   it('keys by trajectory, dedupes by finding_id and carries the schema version', () => {
     const f = finding(7);
+    expect(findingRecord(f, 'alarms').topic).toBe('alarms');
     expect(findingRecord(f)).toEqual({
       topic: 'findings',
       key: 'session-1',
@@ -43,14 +44,16 @@ describe.skipIf(brokers === undefined)('KafkaFindingSink against a real broker',
         { outboxDir: dir },
       );
       const findings = Array.from({ length: 45 }, (_, i) => finding(i));
-      sink.write(findings.slice(0, 8));
-      sink.write(findings.slice(8)); // does not fit: fills the outbox, the rest waits in order
+      sink.write(findings.slice(0, 8), 'findings');
+      sink.write(findings.slice(8), 'findings'); // does not fit: fills the outbox, the rest waits in order
       expect(sink.overflowRecords).toBe(35);
+      expect(sink.backlog().records).toBe(45);
       expect(sink.backpressure()).toBe('kafka-outbox-full');
 
       await sink.flushed();
       expect(sink.overflowRecords).toBe(0);
       expect(sink.backpressure()).toBeUndefined();
+      expect(sink.backlog()).toEqual({ records: 0, bytes: 0 });
       expect(sink.kafka.stats().delivered).toBe(45);
       await sink.close();
 

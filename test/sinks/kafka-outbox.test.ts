@@ -1,6 +1,9 @@
+import { spawn } from 'node:child_process';
 import { appendFile, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/errors.ts';
@@ -191,6 +194,53 @@ describe('Outbox', () => {
     const outbox = await Outbox.open(dir);
     await appendDurably(outbox, [record('a'), record('b'), record('c')]);
     expect(await outbox.peek(10, 1)).toHaveLength(1);
+    await outbox.close();
+  });
+
+  it('keeps every record whose append was confirmed durable when the process is killed mid-stream', async () => {
+    const dir = await tempDir();
+    const outboxUrl = pathToFileURL(join(import.meta.dirname, '../../src/sinks/kafka/outbox.ts')).href;
+    // A writer process appending (and acknowledging some) as fast as it can, printing each
+    // confirmed-durable id, until it is SIGKILLed at an arbitrary point.
+    const script = `
+      import { Outbox } from ${JSON.stringify(outboxUrl)};
+      const outbox = await Outbox.open(process.argv[1], { maxOutboxBytes: 1 << 30, maxOutboxRecords: 1e6, maxRecordBytes: 1 << 20, segmentBytes: 8192 });
+      for (let i = 0; ; i += 1) {
+        const ids = [0, 1, 2].map((k) => 'c' + (i * 3 + k));
+        outbox.append(ids.map((id) => ({ topic: 'findings', key: 'k', id, value: JSON.stringify({ id, pad: 'x'.repeat(200) }), headers: {} })));
+        await outbox.durable();
+        if (i % 5 === 4) {
+          const entries = await outbox.peek(3, 1 << 20);
+          const line = entries.map((e) => e.record.id).join(' ') + '\\n';
+          process.stdout.write('acking ' + line);
+          await outbox.ack(entries.map((e) => e.seq));
+          process.stdout.write('acked ' + line);
+        }
+        process.stdout.write('durable ' + ids.join(' ') + '\\n');
+      }`;
+    const child = spawn(process.execPath, ['--input-type=module', '-e', script, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const seen = { durable: new Set<string>(), acking: new Set<string>(), acked: new Set<string>() };
+    const { durable, acking, acked } = seen;
+    const lines = createInterface({ input: child.stdout });
+    await new Promise<void>((resolve) => {
+      lines.on('line', (line) => {
+        const [kind, ...ids] = line.split(' ');
+        for (const id of ids) seen[kind as keyof typeof seen].add(id);
+        if (durable.size >= 1500 && child.exitCode === null) {
+          child.kill('SIGKILL');
+          resolve();
+        }
+      });
+    });
+    await new Promise((resolve) => child.once('exit', resolve));
+
+    const outbox = await Outbox.open(dir);
+    const pending = new Set(await pendingIds(outbox));
+    // An ack cut short by the kill may or may not have reached the disk: either is fine.
+    const lost = [...durable].filter((id) => !acking.has(id) && !pending.has(id));
+    expect(lost).toEqual([]);
+    expect([...acked].filter((id) => pending.has(id))).toEqual([]);
+    expect(outbox.stats().tornLinesIgnored).toBeLessThanOrEqual(2);
     await outbox.close();
   });
 

@@ -1,14 +1,14 @@
 import type { Finding } from '../../findings/schema.ts';
-import type { FindingSink } from '../finding-sink.ts';
+import type { FindingSink, FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { KafkaSink } from './sink.ts';
 import type { KafkaSinkOptions } from './sink.ts';
 
 /** A finding as a Kafka record: keyed by trajectory, deduped by `finding_id`. */
-export function findingRecord(finding: Finding): SinkRecord {
+export function findingRecord(finding: Finding, stream: FindingStream = 'findings'): SinkRecord {
   return {
-    topic: 'findings',
+    topic: stream,
     key: finding.subject.trajectory_key,
     id: finding.finding_id,
     value: JSON.stringify(finding),
@@ -48,9 +48,9 @@ export class KafkaFindingSink implements FindingSink {
     return this.#refusedTooLarge;
   }
 
-  write(findings: readonly Finding[]): void {
+  write(findings: readonly Finding[], stream: FindingStream = 'findings'): void {
     if (findings.length === 0) return;
-    const records = findings.map(findingRecord);
+    const records = findings.map((f) => findingRecord(f, stream));
     if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
     // Per record from here, so a too-large one cannot hold back the rest.
     this.#overflow.push(...records);
@@ -59,6 +59,13 @@ export class KafkaFindingSink implements FindingSink {
 
   backpressure(): string | undefined {
     return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? 'kafka-outbox-full' : undefined);
+  }
+
+  /** Not yet acknowledged by the broker: in the outbox, or waiting for room in it. */
+  backlog(): { records: number; bytes: number } {
+    const stats = this.kafka.stats();
+    const overflowBytes = this.#overflow.reduce((sum, r) => sum + r.value.length, 0);
+    return { records: stats.outboxRecords + this.#overflow.length, bytes: stats.outboxBytes + overflowBytes };
   }
 
   async flushed(): Promise<void> {
