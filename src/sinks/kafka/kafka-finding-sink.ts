@@ -64,7 +64,7 @@ export class KafkaFindingSink implements FindingSink {
   /** Not yet acknowledged by the broker: in the outbox, or waiting for room in it. */
   backlog(): { records: number; bytes: number } {
     const stats = this.kafka.stats();
-    const overflowBytes = this.#overflow.reduce((sum, r) => sum + r.value.length, 0);
+    const overflowBytes = this.#overflow.reduce((sum, r) => sum + Buffer.byteLength(r.value), 0);
     return { records: stats.outboxRecords + this.#overflow.length, bytes: stats.outboxBytes + overflowBytes };
   }
 
