@@ -28,6 +28,7 @@ Options:
   --protocol P          http/protobuf (default), http/json or grpc
   --compression C       gzip or none (default none)
   --conversation ID     gen_ai.conversation.id, the trajectory key (default: a new UUID)
+  --timeout-ms N        how long the exporter keeps trying, retries included (default 10000)
   --help                this text
 `;
 
@@ -57,10 +58,10 @@ const TURNS: ToolTurn[] = [
 ];
 const FINAL_ANSWER = 'I refunded order A-77 (129.90 EUR) and emailed you the confirmation.';
 
-function exporterFor(protocol: Protocol, endpoint: string, compression: 'gzip' | 'none') {
+function exporterFor(protocol: Protocol, endpoint: string, compression: 'gzip' | 'none', timeoutMillis: number) {
   const base = endpoint.replace(/\/+$/, '');
   // The exporters' CompressionAlgorithm enum is a string enum of exactly these values.
-  const options = { compression: compression as never };
+  const options = { compression: compression as never, timeoutMillis };
   if (protocol === 'grpc') return new GrpcExporter({ url: base, ...options });
   const url = base.endsWith('/v1/traces') ? base : `${base}/v1/traces`;
   return protocol === 'http/json' ? new HttpJsonExporter({ url, ...options }) : new HttpProtoExporter({ url, ...options });
@@ -149,6 +150,7 @@ async function main(): Promise<number> {
       protocol: { type: 'string', default: 'http/protobuf' },
       compression: { type: 'string', default: 'none' },
       conversation: { type: 'string' },
+      'timeout-ms': { type: 'string', default: '10000' },
       help: { type: 'boolean' },
     },
   });
@@ -165,10 +167,15 @@ async function main(): Promise<number> {
     process.stderr.write(`demo: --compression must be gzip or none, got "${values.compression}"\n`);
     return 2;
   }
+  const timeoutMs = Number(values['timeout-ms']);
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
+    process.stderr.write(`demo: --timeout-ms must be a positive integer, got "${values['timeout-ms']}"\n`);
+    return 2;
+  }
   const conversationId = values.conversation ?? `demo-${randomUUID()}`;
 
   // The exporter reports each batch's outcome; the demo keeps the last failure to say so.
-  const exporter = exporterFor(protocol, values.endpoint, values.compression);
+  const exporter = exporterFor(protocol, values.endpoint, values.compression, timeoutMs);
   let exported = 0;
   let failure: string | undefined;
   const counting: tracing.SpanExporter = {

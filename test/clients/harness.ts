@@ -4,7 +4,9 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
+import { createAnalyzer } from '../../src/analyze.ts';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
+import { ConfigSchema } from '../../src/config/schema.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../../src/ingest/grpc-receiver.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { Pipeline } from '../../src/pipeline.ts';
@@ -60,7 +62,7 @@ const GRPC_LISTENING = /otlp-grpc listening on 127\.0\.0\.1:(\d+)/;
  * differs.
  */
 export async function startClientTarget(): Promise<ClientTarget> {
-  const serveHasGrpc = 'otlpGrpc' in ReceiverConfigSchema.shape;
+  const serveHasGrpc = ConfigSchema.safeParse({ receiver: { otlpGrpc: '127.0.0.1:0' } }).success;
   const serve = await startServe(serveHasGrpc ? { receiver: { otlpGrpc: '127.0.0.1:0' } } : {});
   const files = [join(serve.dataDir, 'trajectories.jsonl')];
   let grpcPort: number;
@@ -119,7 +121,7 @@ async function startInProcessGrpc(file: string) {
   const pipeline = new Pipeline({
     limits: AssemblerLimitsSchema.parse({ quietPeriodMs: 200 }),
     clock: 'arrival',
-    analyze: () => [],
+    analyze: createAnalyzer(ConfigSchema.parse({})),
     trajectoryLog: log,
     sinks: [],
   });

@@ -91,7 +91,15 @@ describe('OpenTelemetry Node SDK (NodeSDK) into a running serve', () => {
   });
 
   it('the demo says so and exits 1 when nothing listens at the endpoint', async () => {
-    const failed = await run(process.execPath, [DEMO, '--endpoint', 'http://127.0.0.1:9', '--protocol', 'http/protobuf']).then(
+    const failed = await run(process.execPath, [
+      DEMO,
+      '--endpoint',
+      'http://127.0.0.1:9',
+      '--protocol',
+      'http/protobuf',
+      '--timeout-ms',
+      '500',
+    ]).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
     );

@@ -1,7 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createAnalyzer } from '../../src/analyze.ts';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
+import { ConfigSchema } from '../../src/config/schema.ts';
 import {
   bindGrpcReceiver,
   closeGrpcReceiver,
@@ -85,6 +87,9 @@ afterEach(async () => {
   clients = [];
 });
 
+// The real analyzer: whatever shape the pipeline wants from it, this stays in step.
+const analyze = createAnalyzer(ConfigSchema.parse({}));
+
 type Outcome = Parameters<GrpcRequestObserver>[0];
 let outcomes: Outcome[] = [];
 
@@ -97,7 +102,7 @@ async function startWith(target: IngestTarget, receiver: Record<string, unknown>
 }
 
 async function start(receiver: Record<string, unknown> = {}, assembler: Record<string, unknown> = {}) {
-  const pipeline = new Pipeline({ limits: AssemblerLimitsSchema.parse(assembler), clock: 'arrival', analyze: () => [], sinks: [] });
+  const pipeline = new Pipeline({ limits: AssemblerLimitsSchema.parse(assembler), clock: 'arrival', analyze, sinks: [] });
   return { address: await startWith(pipeline, receiver), pipeline };
 }
 
