@@ -161,9 +161,23 @@ export function bindGrpcReceiver(server: grpc.Server, address: HostPort): Promis
   });
 }
 
-/** Stops taking calls and resolves once in-flight calls have been answered. */
-export function closeGrpcReceiver(server: grpc.Server): Promise<void> {
-  return new Promise((resolve) => server.tryShutdown(() => resolve()));
+/**
+ * Stops taking calls and resolves once in-flight calls have been answered, or after
+ * `graceMs`, when whatever is left is cut (a client that keeps a stream open must not hold
+ * up shutdown).
+ */
+export function closeGrpcReceiver(server: grpc.Server, graceMs = 5_000): Promise<void> {
+  return new Promise((resolve) => {
+    const deadline = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, graceMs);
+    deadline.unref();
+    server.tryShutdown(() => {
+      clearTimeout(deadline);
+      resolve();
+    });
+  });
 }
 
 function summarizeRejections(decoded: DecodedRequest): string {

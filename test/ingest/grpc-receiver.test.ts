@@ -252,4 +252,13 @@ describe('OTLP/gRPC receiver answers', () => {
       { status: 'NOT_DELIVERED', contentType: 'application/grpc', spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' },
     ]);
   });
+
+  it('after close, refuses new calls (UNAVAILABLE: OTLP clients retry elsewhere or later)', async () => {
+    const { address, pipeline } = await start();
+    expect((await call(address, request([span('aaaaaaaaaaaaaaaa')]))).error).toBeUndefined();
+    await closeGrpcReceiver(servers.pop()!);
+    const after = await call(address, request([span('bbbbbbbbbbbbbbbb')]));
+    expect(after.error?.code).toBe(grpc.status.UNAVAILABLE);
+    expect(pipeline.counts.spansAccepted).toBe(1);
+  });
 });
