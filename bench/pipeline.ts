@@ -52,7 +52,7 @@ function assembleAll(d: Dataset, onClose: (t: Trajectory) => void): void {
 
 async function withLogs(d: Dataset, dir: string): Promise<void> {
   const trajectoryLog = await JsonlLog.open(join(dir, 'trajectories.jsonl'), { truncate: true });
-  const findings = new LocalLogSink(await JsonlLog.open(join(dir, 'findings.jsonl'), { truncate: true }), Infinity);
+  const findings = new LocalLogSink(await JsonlLog.open(join(dir, 'findings.jsonl'), { truncate: true }), undefined, Infinity);
   const pipeline = new Pipeline({ limits: config.assembler, clock: 'event', analyze, trajectoryLog, sinks: [findings] });
   for (const body of d.protoBodies) pipeline.accept(decode(body));
   await pipeline.drain('end-of-input');
@@ -78,7 +78,7 @@ export function pipelineCases(d: Dataset, dir: string): Case[] {
     },
     { name: PIPELINE_STAGES[1], run: () => assembleAll(d, (t) => (sink += t.steps.length)) },
     { name: PIPELINE_STAGES[2], run: () => assembleAll(d, (t) => (sink += runChecks(t, config.checks).l0.length)) },
-    { name: PIPELINE_STAGES[3], run: () => assembleAll(d, (t) => (sink += analyze(t).length)) },
+    { name: PIPELINE_STAGES[3], run: () => assembleAll(d, (t) => (sink += analyze(t).findings.length)) },
     { name: PIPELINE_STAGES[4], run: () => withLogs(d, dir) },
   ];
 }

@@ -1,10 +1,17 @@
 import type { Trajectory } from './assemble/trajectory.ts';
+import type { CheckResults } from './checks/check-result.ts';
 import { runChecks } from './checks/run-checks.ts';
 import type { Config } from './config/schema.ts';
 import { findingsFromChecks } from './findings/from-checks.ts';
 import { deriveProvenance } from './findings/provenance/derive.ts';
 import type { ProvenanceIssue } from './findings/provenance/issue.ts';
 import type { Finding } from './findings/schema.ts';
+
+/** The inline analysis of one closed trajectory. */
+export interface Analysis {
+  checks: CheckResults;
+  findings: Finding[];
+}
 
 /**
  * The inline analysis of one closed trajectory: L0 checks and exact tool repetition, turned
@@ -14,12 +21,12 @@ import type { Finding } from './findings/schema.ts';
 export function createAnalyzer(
   config: Pick<Config, 'checks' | 'provenance'>,
   onProvenanceIssue: (issue: ProvenanceIssue, t: Trajectory) => void = () => {},
-): (t: Trajectory) => Finding[] {
+): (t: Trajectory) => Analysis {
   return (t) => {
-    const results = runChecks(t, config.checks);
-    if (results.l0.length === 0 && results.repetition.status !== 'observed') return [];
+    const checks = runChecks(t, config.checks);
+    if (checks.l0.length === 0 && checks.repetition.status !== 'observed') return { checks, findings: [] };
     const provenance = deriveProvenance(t, config.provenance);
     for (const issue of provenance.issues) onProvenanceIssue(issue, t);
-    return findingsFromChecks(t, results, provenance);
+    return { checks, findings: findingsFromChecks(t, checks, provenance) };
   };
 }

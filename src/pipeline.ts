@@ -1,3 +1,4 @@
+import type { Analysis } from './analyze.ts';
 import { Assembler } from './assemble/assembler.ts';
 import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
@@ -6,6 +7,7 @@ import type { Finding } from './findings/schema.ts';
 import type { IngestTarget } from './ingest/http-receiver.ts';
 import type { DecodedRequest } from './ingest/span.ts';
 import { normalizeSpan } from './normalize/normalize.ts';
+import type { CheckResults } from './checks/check-result.ts';
 import type { FindingSink } from './sinks/finding-sink.ts';
 import type { JsonlLog } from './sinks/jsonl-log.ts';
 
@@ -19,13 +21,23 @@ export interface PipelineOptions {
   limits: AssemblerLimits;
   clock: Clock;
   /** Checks and findings for one closed trajectory: a pure function. */
-  analyze: (t: Trajectory) => Finding[];
+  analyze: (t: Trajectory) => Analysis;
+  /** Judged decision points, told of every closed trajectory after the inline analysis. */
+  decisions?: Decisions;
   trajectoryLog?: JsonlLog;
   /** Bytes of trajectory lines not yet durable above which new input is refused. */
   maxPendingTrajectoryBytes?: number;
   sinks: FindingSink[];
-  /** Told of every closed trajectory and its findings (metrics, tests). */
-  onTrajectory?: (t: Trajectory, findings: readonly Finding[]) => void;
+  /** Told of every closed trajectory and its inline analysis (metrics, tests). */
+  onTrajectory?: (t: Trajectory, analysis: Analysis) => void;
+}
+
+/** What the pipeline needs of the judge (`judge/decision-points.ts`). */
+export interface Decisions {
+  /** Never blocks, never throws: samples windows and queues judge calls within budget. */
+  consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): void;
+  /** Waits for the calls in flight. */
+  drain(): Promise<void>;
 }
 
 export interface PipelineCounts {
@@ -84,10 +96,24 @@ export class Pipeline implements IngestTarget {
     this.assembler.advance(nowMs);
   }
 
-  /** Closes everything still open (end of a replay, or shutdown) and waits for the sinks. */
+  /** Closes everything still open (end of a replay, or shutdown), then waits for the judge and the sinks. */
   async drain(cause: 'end-of-input' | 'shutdown'): Promise<void> {
     this.assembler.flush(cause, this.#options.clock === 'event' ? this.#watermarkMs : Date.now());
+    await this.#options.decisions?.drain();
     await this.flushed();
+  }
+
+  /** Told of judged findings and alarms as they are emitted (metrics). */
+  onJudged: ((findings: readonly Finding[], alarms: readonly Finding[]) => void) | undefined;
+
+  /** Judged findings, and the coordinator alarms among them, go to every sink. */
+  emitJudged(findings: readonly Finding[], alarms: readonly Finding[]): void {
+    this.counts.findingsEmitted += findings.length;
+    this.onJudged?.(findings, alarms);
+    for (const sink of this.#options.sinks) {
+      if (findings.length > 0) sink.write(findings, 'findings');
+      if (alarms.length > 0) sink.write(alarms, 'alarms');
+    }
   }
 
   async flushed(): Promise<void> {
@@ -98,9 +124,11 @@ export class Pipeline implements IngestTarget {
   #closed(t: Trajectory): void {
     this.counts.trajectoriesClosed++;
     this.#options.trajectoryLog?.append([JSON.stringify(trajectoryToJson(t))]);
-    const findings = this.#options.analyze(t);
+    const analysis = this.#options.analyze(t);
+    const { findings } = analysis;
     this.counts.findingsEmitted += findings.length;
-    if (findings.length > 0) for (const sink of this.#options.sinks) sink.write(findings);
-    this.#options.onTrajectory?.(t, findings);
+    if (findings.length > 0) for (const sink of this.#options.sinks) sink.write(findings, 'findings');
+    this.#options.decisions?.consider(t, analysis.checks, findings);
+    this.#options.onTrajectory?.(t, analysis);
   }
 }

@@ -1,11 +1,8 @@
 import { parseArgs } from 'node:util';
-import { createAnalyzer } from '../analyze.ts';
 import { DecodeError } from '../errors.ts';
 import { readOtlpFile } from '../ingest/otlp-file.ts';
-import { Pipeline } from '../pipeline.ts';
-import type { FindingSink } from '../sinks/finding-sink.ts';
-import { JsonlLog } from '../sinks/jsonl-log.ts';
-import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import type { Pipeline } from '../pipeline.ts';
+import { buildPipeline } from './build-pipeline.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const REPLAY_HELP = `Usage: trajwatch replay FILE... [options]
@@ -18,6 +15,7 @@ the end closes with the reason end-of-input.
 Options:
   --trajectories OUT.jsonl  write closed trajectories, one JSON object per line
   --findings OUT.jsonl      write findings, one JSON object per line
+  --alarms OUT.jsonl        also write the coordinator alarms among them (judge enabled)
   --config FILE             JSON configuration file (assembler limits, checks...)
   --help                    this text
 
@@ -34,6 +32,7 @@ export async function replayCommand(args: string[]): Promise<number> {
     options: {
       trajectories: { type: 'string' },
       findings: { type: 'string' },
+      alarms: { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -47,19 +46,15 @@ export async function replayCommand(args: string[]): Promise<number> {
     return 2;
   }
   const config = await resolveConfig(values.config, []);
-  const trajectoryLog =
-    values.trajectories === undefined ? undefined : await JsonlLog.open(values.trajectories, { truncate: true });
-  const sinks: FindingSink[] =
-    values.findings === undefined
-      ? []
-      : [new LocalLogSink(await JsonlLog.open(values.findings, { truncate: true }), Infinity)];
-  const pipeline = new Pipeline({
-    limits: config.assembler,
+  const running = await buildPipeline(config, {
     clock: 'event',
-    analyze: createAnalyzer(config),
-    ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
-    sinks,
+    ...(values.trajectories === undefined ? {} : { trajectoriesPath: values.trajectories }),
+    ...(values.findings === undefined
+      ? {}
+      : { findings: { findingsPath: values.findings, ...(values.alarms === undefined ? {} : { alarmsPath: values.alarms }), truncate: true } }),
+    kafka: false,
   });
+  const { pipeline } = running;
 
   let failures = 0;
   let lastProgress = Date.now();
@@ -82,8 +77,7 @@ export async function replayCommand(args: string[]): Promise<number> {
     }
   }
   await pipeline.drain('end-of-input');
-  await trajectoryLog?.close();
-  await Promise.all(sinks.map((s) => s.close()));
+  await running.close();
   if (Date.now() - started >= PROGRESS_EVERY_MS || failures > 0) {
     process.stderr.write(`replay: done: ${progress(positionals.length, positionals.length, pipeline)}\n`);
   }

@@ -1,13 +1,11 @@
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createAnalyzer } from '../analyze.ts';
 import { formatHostPort } from '../config/host-port.ts';
 import { createHttpReceiver } from '../ingest/http-receiver.ts';
 import { Metrics } from '../metrics/metrics.ts';
-import { Pipeline } from '../pipeline.ts';
-import { JsonlLog } from '../sinks/jsonl-log.ts';
-import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
+import { buildPipeline } from './build-pipeline.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
@@ -46,25 +44,29 @@ export async function serveCommand(args: string[]): Promise<number> {
     { path: ['dataDir'], value: values['data-dir'] },
   ]);
   const dataDir = resolve(config.dataDir);
-  const trajectoryLog = await JsonlLog.open(join(dataDir, 'trajectories.jsonl'));
-  const findingsSink = await LocalLogSink.open(join(dataDir, 'findings.jsonl'), config.sinks.maxPendingBytes);
   let metrics: Metrics | undefined;
-  const pipeline = new Pipeline({
-    limits: config.assembler,
-    clock: 'arrival',
-    analyze: createAnalyzer(config, (issue) => metrics?.provenanceIssues.inc({ reason: issue.reason })),
-    trajectoryLog,
-    maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
-    sinks: [findingsSink],
-    onTrajectory: (t, findings) => metrics?.observeTrajectory(t, findings),
-  });
+  const running = await buildPipeline(
+    { ...config, dataDir },
+    {
+      clock: 'arrival',
+      trajectoriesPath: join(dataDir, 'trajectories.jsonl'),
+      findings: { findingsPath: join(dataDir, 'findings.jsonl'), alarmsPath: join(dataDir, 'alarms.jsonl'), truncate: false },
+      kafka: true,
+    },
+    () => metrics,
+  );
+  const { pipeline, sinks, trajectoryLog, decisions } = running;
+  const kafka = sinks.find((s) => s instanceof KafkaFindingSink);
   metrics = new Metrics({
     assembler: () => pipeline.assembler.stats(),
     sinkBacklog: () => ({
-      'trajectory-log': { records: 0, bytes: trajectoryLog.pendingBytes },
-      'local-log': { records: 0, bytes: findingsSink.pendingBytes },
+      'trajectory-log': { records: trajectoryLog?.pendingLines ?? 0, bytes: trajectoryLog?.pendingBytes ?? 0 },
+      ...Object.fromEntries(sinks.map((s) => [s.name, s.backlog()])),
     }),
+    ...(decisions.enabled ? { judge: () => decisions.stats() } : {}),
+    ...(kafka === undefined ? {} : { kafka: () => kafka.kafka.stats() }),
   });
+  pipeline.onJudged = (findings, alarms) => metrics?.observeJudged(findings, alarms);
   const registry = metrics.registry;
   const server = createHttpReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('http', o), {
     '/healthz': (_req, res) => {
@@ -103,7 +105,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       server.closeIdleConnections();
       pipeline
         .drain('shutdown')
-        .then(() => Promise.all([trajectoryLog.close(), findingsSink.close()]))
+        .then(() => running.close())
         .then(
           () => {
             clearTimeout(deadline);

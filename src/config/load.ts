@@ -9,6 +9,11 @@ export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
   TRAJWATCH_OTLP_HTTP: ['receiver', 'otlpHttp'],
 };
 
+/** Overrides whose value is a comma-separated list. */
+export const ENV_LIST_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
+  TRAJWATCH_KAFKA_BROKERS: ['kafka', 'brokers'],
+};
+
 /** A raw (unvalidated) configuration object and where it came from. */
 export interface RawConfig {
   value: Record<string, unknown>;
@@ -49,6 +54,10 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): 
   for (const [name, path] of Object.entries(ENV_OVERRIDES)) {
     const value = env[name];
     if (value !== undefined && value !== '') setPath(raw, path, value);
+  }
+  for (const [name, path] of Object.entries(ENV_LIST_OVERRIDES)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') setPath(raw, path, value.split(',').map((v) => v.trim()));
   }
 }
 

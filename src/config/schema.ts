@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { AssemblerLimitsSchema } from '../assemble/limits.ts';
 import { checksConfigSchema } from '../checks/config.ts';
 import { ProvenanceConfigSchema } from '../findings/provenance/config.ts';
+import { JudgeConfigSchema } from '../judge/config.ts';
+import { KafkaSinkConfigSchema } from '../sinks/kafka/config.ts';
 import { ReceiverConfigSchema } from '../ingest/receiver-config.ts';
 
 /** The whole configuration: strict (unknown keys are errors), every default embedded. */
@@ -15,6 +17,10 @@ export const ConfigSchema = z
     checks: checksConfigSchema.prefault({}),
     /** Treatment bundles and conditions readings attached to every finding. */
     provenance: ProvenanceConfigSchema.prefault({}),
+    /** Judged decision points (windows, judge client, policy, certificates); off by default. */
+    judge: JudgeConfigSchema.prefault({}),
+    /** Findings and alarms to Kafka; absent, findings go to the local log only. */
+    kafka: KafkaSinkConfigSchema.optional(),
     sinks: z
       .object({
         /** Bytes written to a local log but not yet durable above which new input is refused. */

@@ -2,13 +2,50 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AssemblerStats } from '../assemble/assembler.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Finding } from '../findings/schema.ts';
+import type { DecisionPointStats } from '../judge/decision-points.ts';
+import type { KafkaSinkStats } from '../sinks/kafka/sink.ts';
 
 /** Numbers read at scrape time from the parts that own them (no cost between scrapes). */
 export interface LiveReadings {
   assembler: () => AssemblerStats;
   /** Pending (not yet durable / acknowledged) records per sink. */
   sinkBacklog?: () => Record<string, { records: number; bytes: number }>;
+  /** The judge's counters, when decision points run. */
+  judge?: () => DecisionPointStats;
+  /** The Kafka sink's counters, when findings go to Kafka. */
+  kafka?: () => KafkaSinkStats;
 }
+
+/**
+ * A counter that mirrors a running total owned elsewhere: at scrape time it advances by
+ * what the owner counted since the last scrape.
+ */
+function mirrorCounter(
+  registry: Registry,
+  name: string,
+  help: string,
+  labelNames: readonly string[],
+  read: () => Iterable<[Record<string, string>, number]>,
+): void {
+  const last = new Map<string, number>();
+  new Counter({
+    name,
+    help,
+    labelNames,
+    registers: [registry],
+    collect() {
+      for (const [labels, total] of read()) {
+        const key = JSON.stringify(labels);
+        const delta = total - (last.get(key) ?? 0);
+        if (delta > 0) this.inc(labels, delta);
+        last.set(key, total);
+      }
+    },
+  });
+}
+
+const byReason = (counts: Record<string, number>, outcome: string): [Record<string, string>, number][] =>
+  Object.entries(counts).map(([reason, n]) => [{ outcome, reason }, n]);
 
 /**
  * trajwatch's Prometheus metrics (`trajwatch_` prefix, `_total` counters, base units).
@@ -90,6 +127,19 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly decisions = new Counter({
+    name: 'trajwatch_decisions_total',
+    help: 'Judged answers by recommended action (act / escalate / record) and question.',
+    labelNames: ['action', 'question'] as const,
+    registers: [this.registry],
+  });
+  readonly alarms = new Counter({
+    name: 'trajwatch_coordinator_alarms_total',
+    help: 'Coordinator alarms recommended (calibrated act answers), by question, service and agent.',
+    labelNames: ['question', 'service', 'agent'] as const,
+    registers: [this.registry],
+  });
+
   constructor(live: LiveReadings) {
     collectDefaultMetrics({ register: this.registry });
     const reg = [this.registry];
@@ -141,6 +191,37 @@ export class Metrics {
         this.set(live.assembler().lateSpans);
       },
     });
+    const judge = live.judge;
+    if (judge !== undefined) {
+      mirrorCounter(this.registry, 'trajwatch_windows_total', 'Windows extracted, refused (over a cap) or deferred (over budget), by reason.', ['outcome', 'reason'], () => {
+        const s = judge();
+        return [[{ outcome: 'extracted', reason: '' }, s.windowsBuilt], ...byReason(s.refused, 'refused'), ...byReason(s.deferred, 'deferred')];
+      });
+      mirrorCounter(this.registry, 'trajwatch_judge_calls_total', 'Judge requests by outcome: called (paid), replayed from the ledger (free), conflict.', ['outcome'], () => {
+        const s = judge();
+        return [[{ outcome: 'called' }, s.calls], [{ outcome: 'replayed' }, s.replays], [{ outcome: 'conflict' }, s.conflicts], [{ outcome: 'unresolved-intent' }, s.unresolvedIntents]];
+      });
+      mirrorCounter(this.registry, 'trajwatch_judge_failures_total', 'Judge calls that failed (timeout, HTTP error, unparseable answer...), by reason.', ['reason'], () =>
+        Object.entries(judge().failures).map(([reason, n]) => [{ reason }, n] as [Record<string, string>, number]),
+      );
+      mirrorCounter(this.registry, 'trajwatch_redactions_total', 'Secrets redacted from window content before a judge request.', [], () => [[{}, judge().redactions]]);
+      mirrorCounter(this.registry, 'trajwatch_ledger_errors_total', 'Decision-ledger writes that failed.', [], () => [[{}, judge().ledgerErrors]]);
+    }
+    const kafka = live.kafka;
+    if (kafka !== undefined) {
+      mirrorCounter(this.registry, 'trajwatch_kafka_delivered_total', 'Records acknowledged by the Kafka broker.', [], () => [[{}, kafka().delivered]]);
+      mirrorCounter(this.registry, 'trajwatch_kafka_produce_errors_total', 'Failed Kafka produce attempts (each is retried from the outbox).', [], () => [[{}, kafka().sendErrors]]);
+      mirrorCounter(this.registry, 'trajwatch_kafka_produce_seconds_total', 'Time spent in successful Kafka produce requests (divide by requests for the mean latency).', [], () => [[{}, kafka().produceLatencyMs.sum / 1000]]);
+      mirrorCounter(this.registry, 'trajwatch_kafka_produce_requests_total', 'Successful Kafka produce requests.', [], () => [[{}, kafka().produceLatencyMs.count]]);
+      new Gauge({
+        name: 'trajwatch_kafka_failing',
+        help: '1 from a failed produce attempt until the next success.',
+        registers: reg,
+        collect() {
+          this.set(kafka().failing ? 1 : 0);
+        },
+      });
+    }
     const backlog = live.sinkBacklog;
     if (backlog !== undefined) {
       new Gauge({
@@ -174,6 +255,18 @@ export class Metrics {
     if (o.reason !== undefined) this.requestsRefused.inc({ transport, reason: o.reason });
     if (o.spans > 0) this.spansReceived.inc({ transport, content_type }, o.spans);
     if (o.rejectedSpans > 0) this.spansRefused.inc({ transport, content_type }, o.rejectedSpans);
+  }
+
+  /** Counts judged answers and the coordinator alarms among them. */
+  observeJudged(findings: readonly Finding[], alarms: readonly Finding[]): void {
+    for (const f of findings) {
+      const recommendation = f.observation?.kind === 'record' ? f.observation.values.recommendation : undefined;
+      const action = (recommendation as { action?: unknown } | undefined)?.action;
+      if (typeof action === 'string') this.decisions.inc({ action, question: f.area });
+    }
+    for (const a of alarms) {
+      this.alarms.inc({ question: a.area, service: a.subject.service ?? '', agent: a.subject.agent ?? '' });
+    }
   }
 
   /** Counts one closed trajectory and what the inline analysis found in it. */

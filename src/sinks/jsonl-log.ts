@@ -13,6 +13,7 @@ export class JsonlLog {
   #file: FileHandle;
   #queue: string[] = [];
   #pendingBytes = 0;
+  #inWrite = 0;
   #writing: Promise<void> | undefined;
   #failure: StorageError | undefined;
   #retryDelayMs = 100;
@@ -36,6 +37,11 @@ export class JsonlLog {
   /** Bytes appended but not yet durable. */
   get pendingBytes(): number {
     return this.#pendingBytes;
+  }
+
+  /** Lines appended but not yet durable. */
+  get pendingLines(): number {
+    return this.#queue.length + this.#inWrite;
   }
 
   /** Lines made durable since open. */
@@ -76,11 +82,13 @@ export class JsonlLog {
     while (this.#queue.length > 0) {
       const batch = this.#queue;
       this.#queue = [];
+      this.#inWrite = batch.length;
       const text = batch.join('\n') + '\n';
       try {
         await this.#file.write(text);
         await this.#file.datasync();
       } catch (err) {
+        this.#inWrite = 0;
         this.#queue = batch.concat(this.#queue);
         this.#failure = new StorageError(`cannot append to ${this.path}: ${(err as Error).message}`, {
           retriable: true,
@@ -89,6 +97,7 @@ export class JsonlLog {
         this.#scheduleRetry();
         break;
       }
+      this.#inWrite = 0;
       this.#written += batch.length;
       this.#pendingBytes -= text.length;
       this.#failure = undefined;

@@ -1,42 +1,68 @@
+import { join } from 'node:path';
 import type { Finding } from '../findings/schema.ts';
-import type { FindingSink } from './finding-sink.ts';
+import type { FindingSink, FindingStream } from './finding-sink.ts';
 import { JsonlLog } from './jsonl-log.ts';
 
-/** The embedded default sink: findings appended to a durable JSON-lines file. */
+/**
+ * The embedded default sink: findings appended to a durable JSON-lines file, and the
+ * coordinator alarms among them also to an alarms file.
+ */
 export class LocalLogSink implements FindingSink {
   readonly name = 'local-log';
-  readonly #log: JsonlLog;
+  readonly #logs: Partial<Record<FindingStream, JsonlLog>>;
   readonly #maxPendingBytes: number;
 
-  constructor(log: JsonlLog, maxPendingBytes: number) {
-    this.#log = log;
+  /** Without an alarms log, alarms are kept only as the findings they also are. */
+  constructor(findings: JsonlLog, alarms: JsonlLog | undefined, maxPendingBytes: number) {
+    this.#logs = alarms === undefined ? { findings } : { findings, alarms };
     this.#maxPendingBytes = maxPendingBytes;
   }
 
-  static async open(path: string, maxPendingBytes: number): Promise<LocalLogSink> {
-    return new LocalLogSink(await JsonlLog.open(path), maxPendingBytes);
+  /** `findings.jsonl` and `alarms.jsonl` in `dir`. */
+  static async open(dir: string, maxPendingBytes: number): Promise<LocalLogSink> {
+    return LocalLogSink.openFiles(join(dir, 'findings.jsonl'), join(dir, 'alarms.jsonl'), maxPendingBytes);
   }
 
-  /** Bytes appended but not yet durable. */
-  get pendingBytes(): number {
-    return this.#log.pendingBytes;
+  static async openFiles(
+    findingsPath: string,
+    alarmsPath: string | undefined,
+    maxPendingBytes: number,
+    options: { truncate?: boolean } = {},
+  ): Promise<LocalLogSink> {
+    return new LocalLogSink(
+      await JsonlLog.open(findingsPath, options),
+      alarmsPath === undefined ? undefined : await JsonlLog.open(alarmsPath, options),
+      maxPendingBytes,
+    );
   }
 
-  write(findings: readonly Finding[]): void {
-    this.#log.append(findings.map((f) => JSON.stringify(f)));
+  write(findings: readonly Finding[], stream: FindingStream): void {
+    this.#logs[stream]?.append(findings.map((f) => JSON.stringify(f)));
   }
 
   backpressure(): string | undefined {
-    if (this.#log.failure !== undefined) return 'findings-log-unwritable';
-    if (this.#log.pendingBytes > this.#maxPendingBytes) return 'findings-log-backlog';
+    for (const log of Object.values(this.#logs)) {
+      if (log.failure !== undefined) return 'findings-log-unwritable';
+      if (log.pendingBytes > this.#maxPendingBytes) return 'findings-log-backlog';
+    }
     return undefined;
   }
 
-  flushed(): Promise<void> {
-    return this.#log.flushed();
+  backlog(): { records: number; bytes: number } {
+    let records = 0;
+    let bytes = 0;
+    for (const log of Object.values(this.#logs)) {
+      records += log.pendingLines;
+      bytes += log.pendingBytes;
+    }
+    return { records, bytes };
   }
 
-  close(): Promise<void> {
-    return this.#log.close();
+  async flushed(): Promise<void> {
+    await Promise.all(Object.values(this.#logs).map((l) => l.flushed()));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(Object.values(this.#logs).map((l) => l.close()));
   }
 }

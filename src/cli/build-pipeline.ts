@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import { createAnalyzer } from '../analyze.ts';
+import type { Config } from '../config/schema.ts';
+import { deriveProvenance } from '../findings/provenance/derive.ts';
+import { DecisionPoints } from '../judge/decision-points.ts';
+import type { Metrics } from '../metrics/metrics.ts';
+import { type Clock, Pipeline } from '../pipeline.ts';
+import type { FindingSink } from '../sinks/finding-sink.ts';
+import { JsonlLog } from '../sinks/jsonl-log.ts';
+import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
+import { LocalLogSink } from '../sinks/local-log-sink.ts';
+
+/** Where a pipeline writes: `serve` uses the data directory, `replay` the files it is given. */
+export interface Outputs {
+  clock: Clock;
+  trajectoriesPath?: string;
+  findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
+  /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
+  kafka: boolean;
+}
+
+export interface Running {
+  pipeline: Pipeline;
+  sinks: FindingSink[];
+  trajectoryLog: JsonlLog | undefined;
+  decisions: DecisionPoints;
+  /** Closes the judge, the sinks and the logs (after `pipeline.drain`). */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds the pipeline with its sinks, judge and metrics from a validated configuration.
+ * Both `serve` and `replay` use it, so the two run the same analysis.
+ */
+export async function buildPipeline(config: Config, outputs: Outputs, metrics?: () => Metrics | undefined): Promise<Running> {
+  const trajectoryLog =
+    outputs.trajectoriesPath === undefined
+      ? undefined
+      : await JsonlLog.open(outputs.trajectoriesPath, { truncate: outputs.clock === 'event' });
+  const sinks: FindingSink[] = [];
+  if (outputs.findings !== undefined) {
+    const { findingsPath, alarmsPath, truncate } = outputs.findings;
+    sinks.push(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate }));
+  }
+  if (outputs.kafka && config.kafka !== undefined) {
+    sinks.push(await KafkaFindingSink.open(config.kafka, { outboxDir: join(config.dataDir, 'outbox', 'kafka') }));
+  }
+  let pipeline: Pipeline | undefined;
+  const decisions = await DecisionPoints.open(config.dataDir, config.judge, {
+    onFindings: (findings, alarms) => pipeline?.emitJudged(findings, alarms),
+    checks: config.checks,
+    provenance: (t) => deriveProvenance(t, config.provenance),
+  });
+  pipeline = new Pipeline({
+    limits: config.assembler,
+    clock: outputs.clock,
+    analyze: createAnalyzer(config, (issue) => metrics?.()?.provenanceIssues.inc({ reason: issue.reason })),
+    decisions,
+    ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
+    maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
+    sinks,
+    onTrajectory: (t, analysis) => metrics?.()?.observeTrajectory(t, analysis.findings),
+  });
+  return {
+    pipeline,
+    sinks,
+    trajectoryLog,
+    decisions,
+    close: async () => {
+      await decisions.close();
+      await Promise.all([trajectoryLog?.close(), ...sinks.map((s) => s.close())]);
+    },
+  };
+}
