@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { ConfigError, TrajwatchError } from '../errors.ts';
+import { calibrateCommand } from './calibrate.ts';
 import { replayCommand } from './replay.ts';
 import { schemaCommand } from './schema.ts';
 import { serveCommand } from './serve.ts';
@@ -14,6 +15,7 @@ Commands:
   replay FILE...     run the same pipeline over recorded OTLP files (JSON or protobuf, .gz too)
   validate-config F  report every configuration error at once
   schema finding     print the finding JSON Schema for consumers in other languages
+  calibrate          join gold labels with recorded judge answers; write certificates
 
 Run 'trajwatch <command> --help' for a command's options.
 `;
@@ -23,6 +25,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   replay: replayCommand,
   'validate-config': validateConfigCommand,
   schema: schemaCommand,
+  calibrate: calibrateCommand,
 };
 
 async function main(argv: string[]): Promise<number> {
