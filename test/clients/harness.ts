@@ -53,7 +53,8 @@ export interface ClientTarget {
   stop(): Promise<void>;
 }
 
-const GRPC_LISTENING = /otlp-grpc listening on 127\.0\.0\.1:(\d+)/;
+/** serve's gRPC start line, e.g. `otlp-grpc listening on 127.0.0.1:PORT`: any line naming gRPC and the address. */
+const GRPC_LISTENING = /^.*grpc.*127\.0\.0\.1:(\d+).*$/im;
 
 /**
  * Starts `trajwatch serve` with gRPC on a free port when serve has the `receiver.otlpGrpc`
