@@ -4,6 +4,7 @@ import { calibrateCommand } from './calibrate.ts';
 import { replayCommand } from './replay.ts';
 import { schemaCommand } from './schema.ts';
 import { serveCommand } from './serve.ts';
+import { tailCommand } from './tail.ts';
 import { validateConfigCommand } from './validate-config.ts';
 
 const HELP = `trajwatch — a streaming analyzer for AI-agent telemetry
@@ -15,6 +16,7 @@ Commands:
   replay FILE...     run the same pipeline over recorded OTLP files (JSON or protobuf, .gz too)
   validate-config F  report every configuration error at once
   schema finding     print the finding JSON Schema for consumers in other languages
+  tail               print findings as they arrive (local log, or --kafka)
   calibrate          join gold labels with recorded judge answers; write certificates
 
 Run 'trajwatch <command> --help' for a command's options.
@@ -26,6 +28,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'validate-config': validateConfigCommand,
   schema: schemaCommand,
   calibrate: calibrateCommand,
+  tail: tailCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,135 @@
+import { randomUUID } from 'node:crypto';
+import { open } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Kafka } from 'kafkajs';
+import { ConfigError } from '../errors.ts';
+import { kafkaClientConfig } from '../sinks/kafka/sink.ts';
+import { resolveConfig } from './resolve-config.ts';
+
+export const TAIL_HELP = `Usage: trajwatch tail [options]
+
+Prints findings as they arrive, one JSON object per line: from the local log in the data
+directory, or with --kafka from the findings topic of the configured brokers.
+
+Options:
+  --data-dir DIR     data directory of a running or past serve (default ./data; env TRAJWATCH_DATA_DIR)
+  --kafka            read the Kafka topic instead (config "kafka", or env TRAJWATCH_KAFKA_BROKERS)
+  --alarms           coordinator alarms only (alarms.jsonl, or the alarms topic)
+  --from-start       print what is already there first (default: only what arrives from now on)
+  --max N            stop after N findings
+  --timeout-ms MS    stop after this long (default: run until interrupted)
+  --config FILE      JSON configuration file
+  --help             this text
+`;
+
+const POLL_MS = 200;
+
+export async function tailCommand(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      'data-dir': { type: 'string' },
+      kafka: { type: 'boolean' },
+      alarms: { type: 'boolean' },
+      'from-start': { type: 'boolean' },
+      max: { type: 'string' },
+      'timeout-ms': { type: 'string' },
+      config: { type: 'string' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help === true) {
+    process.stdout.write(TAIL_HELP);
+    return 0;
+  }
+  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
+  const max = values.max === undefined ? Infinity : positiveInt(values.max, '--max');
+  const timeoutMs = values['timeout-ms'] === undefined ? undefined : positiveInt(values['timeout-ms'], '--timeout-ms');
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  const timer = timeoutMs === undefined ? undefined : setTimeout(onSignal, timeoutMs);
+  let printed = 0;
+  const print = (line: string): boolean => {
+    process.stdout.write(`${line}\n`);
+    printed++;
+    if (printed >= max) stop.abort();
+    return !stop.signal.aborted;
+  };
+  try {
+    if (values.kafka === true) {
+      if (config.kafka === undefined) {
+        throw new ConfigError(['kafka: --kafka needs "kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
+      }
+      const topic = values.alarms === true ? config.kafka.topics.alarms : config.kafka.topics.findings;
+      await tailTopic(kafkaClientConfig(config.kafka, process.env), topic, values['from-start'] === true, print, stop.signal);
+    } else {
+      const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
+      await tailFile(file, values['from-start'] === true, print, stop.signal);
+    }
+  } finally {
+    clearTimeout(timer);
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+  return 0;
+}
+
+function positiveInt(value: string, flag: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n <= 0) throw new ConfigError([`${flag}: expected a positive integer, got "${value}"`], 'tail');
+  return n;
+}
+
+/** Follows an append-only JSON-lines file, printing whole lines only; waits for it to appear. */
+async function tailFile(path: string, fromStart: boolean, print: (line: string) => boolean, signal: AbortSignal): Promise<void> {
+  let position: number | undefined;
+  let partial = '';
+  while (!signal.aborted) {
+    const file = await open(path, 'r').catch(() => undefined);
+    if (file !== undefined) {
+      try {
+        const { size } = await file.stat();
+        position ??= fromStart ? 0 : size;
+        if (size < position) position = 0;
+        if (size > position) {
+          const buffer = Buffer.alloc(size - position);
+          await file.read(buffer, 0, buffer.length, position);
+          position = size;
+          const lines = (partial + buffer.toString('utf8')).split('\n');
+          partial = lines.pop()!;
+          for (const line of lines) if (line !== '' && !print(line)) return;
+        }
+      } finally {
+        await file.close();
+      }
+    } else position ??= 0;
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+/** Reads a topic with a throwaway consumer group that commits nothing. */
+async function tailTopic(
+  client: ConstructorParameters<typeof Kafka>[0],
+  topic: string,
+  fromStart: boolean,
+  print: (line: string) => boolean,
+  signal: AbortSignal,
+): Promise<void> {
+  const consumer = new Kafka(client).consumer({ groupId: `trajwatch-tail-${randomUUID()}` });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topic, fromBeginning: fromStart });
+    await consumer.run({
+      autoCommit: false,
+      eachMessage: async ({ message }) => {
+        if (!signal.aborted && message.value !== null) print(message.value.toString('utf8'));
+      },
+    });
+    await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
+  } finally {
+    await consumer.disconnect();
+  }
+}
