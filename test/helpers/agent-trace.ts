@@ -1,7 +1,7 @@
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 /**
  * Sends, through the real OTel JS SDK and its OTLP/HTTP protobuf exporter, one agent run per
@@ -11,7 +11,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 export async function sendFlaggedAgentRuns(endpoint: string, conversationIds: readonly string[]): Promise<void> {
   const provider = new BasicTracerProvider({
     resource: resourceFromAttributes({ 'service.name': 'kafka-e2e-agent' }),
-    spanProcessors: [new SimpleSpanProcessor(new OTLPTraceExporter({ url: `${endpoint}/v1/traces` }))],
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${endpoint}/v1/traces` }), { maxQueueSize: 10_000 })],
   });
   const tracer = provider.getTracer('e2e');
   for (const conversationId of conversationIds) {
