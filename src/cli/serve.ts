@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatHostPort } from '../config/host-port.ts';
+import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../ingest/grpc-receiver.ts';
 import { createHttpReceiver } from '../ingest/http-receiver.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
@@ -15,6 +16,7 @@ trajectories and findings as JSON lines into the data directory.
 
 Options:
   --otlp-http HOST:PORT  OTLP/HTTP listen address (default 127.0.0.1:4318; env TRAJWATCH_OTLP_HTTP)
+  --otlp-grpc HOST:PORT  OTLP/gRPC listen address (default 127.0.0.1:4317; env TRAJWATCH_OTLP_GRPC)
   --data-dir DIR         where trajectories.jsonl and findings.jsonl go (default ./data;
                          env TRAJWATCH_DATA_DIR)
   --config FILE          JSON configuration file (env TRAJWATCH_CONFIG); flags win over env,
@@ -30,6 +32,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     args,
     options: {
       'otlp-http': { type: 'string' },
+      'otlp-grpc': { type: 'string' },
       'data-dir': { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean' },
@@ -41,6 +44,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const config = await resolveConfig(values.config, [
     { path: ['receiver', 'otlpHttp'], value: values['otlp-http'] },
+    { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'] },
     { path: ['dataDir'], value: values['data-dir'] },
   ]);
   const dataDir = resolve(config.dataDir);
@@ -79,6 +83,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       );
     },
   });
+  const grpcServer = createGrpcReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('grpc', o));
   const ticker = setInterval(() => pipeline.tick(), TICK_MS);
 
   await new Promise<void>((resolveListen, rejectListen) => {
@@ -87,7 +92,10 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   const address = server.address() as AddressInfo;
   const shown = formatHostPort({ host: address.address, port: address.port });
+  const grpcPort = await bindGrpcReceiver(grpcServer, config.receiver.otlpGrpc);
+  const grpcShown = formatHostPort({ host: config.receiver.otlpGrpc.host, port: grpcPort });
   process.stdout.write(`trajwatch: listening on http://${shown}/v1/traces (OTLP/HTTP); data in ${dataDir}\n`);
+  process.stdout.write(`trajwatch: otlp-grpc listening on ${grpcShown} (OTLP/gRPC)\n`);
 
   return new Promise<number>((resolveExit) => {
     let stopping = false;
@@ -103,8 +111,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       clearInterval(ticker);
       server.close();
       server.closeIdleConnections();
-      pipeline
-        .drain('shutdown')
+      closeGrpcReceiver(grpcServer)
+        .then(() => pipeline.drain('shutdown'))
         .then(() => running.close())
         .then(
           () => {

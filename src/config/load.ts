@@ -7,6 +7,7 @@ import { type Config, ConfigSchema } from './schema.ts';
 export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
   TRAJWATCH_DATA_DIR: ['dataDir'],
   TRAJWATCH_OTLP_HTTP: ['receiver', 'otlpHttp'],
+  TRAJWATCH_OTLP_GRPC: ['receiver', 'otlpGrpc'],
 };
 
 /** Overrides whose value is a comma-separated list. */

@@ -5,6 +5,8 @@ export const ReceiverConfigSchema = z
   .object({
     /** Where the OTLP/HTTP receiver listens. Loopback by default: binding wider is explicit. */
     otlpHttp: HostPortSchema.prefault('127.0.0.1:4318'),
+    /** Where the OTLP/gRPC receiver listens (the default transport of the Python, Go and Java SDKs). */
+    otlpGrpc: HostPortSchema.prefault('127.0.0.1:4317'),
     /** Cap on the request body as sent (compressed or not); 413 above it. */
     maxBodyBytes: z.number().int().min(1).default(16 * 1024 * 1024),
     /** Cap on the body after gzip decompression (the spec recommends 64 MiB); 413 above it. */

@@ -23,7 +23,7 @@ export async function startServe(config: Record<string, unknown> = {}, extraArgs
   // process.execPath is the Node 24 that runs the tests (from the `node` devDependency).
   const child = spawn(
     process.execPath,
-    [CLI, 'serve', '--otlp-http', '127.0.0.1:0', '--data-dir', dataDir, '--config', configPath, ...extraArgs],
+    [CLI, 'serve', '--otlp-http', '127.0.0.1:0', '--otlp-grpc', '127.0.0.1:0', '--data-dir', dataDir, '--config', configPath, ...extraArgs],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   let out = '';
