@@ -6,6 +6,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { AdmissionRefusal } from '../assemble/assembler.ts';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
+import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
 import type { IngestTarget } from './http-receiver.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
@@ -23,6 +24,8 @@ export interface GrpcReceiverConfig {
   maxDecompressedBytes: number;
   /** The delay put in the RetryInfo of a throttled call. */
   retryAfterSeconds: number;
+  /** Token required in the `authorization` (or `apiKeyHeader`) metadata; UNAUTHENTICATED without. */
+  auth?: ReceiverAuth | undefined;
 }
 
 const GRPC_CONTENT_TYPE = 'application/grpc';
@@ -108,7 +111,13 @@ export function createGrpcReceiver(
     interceptors: [countUndelivered],
   });
 
+  const allowed = createAuthCheck(config.auth);
   const exportTraces = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
+    if (!allowed((name) => metadataValue(call.metadata, name))) {
+      note(grpc.status.UNAUTHENTICATED, 0, 0, 'unauthenticated');
+      callback({ code: grpc.status.UNAUTHENTICATED, details: 'Export requires a token (authorization: Bearer <token>)' });
+      return;
+    }
     const busy = target.admission();
     if (busy !== undefined) {
       const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
@@ -178,6 +187,11 @@ export function closeGrpcReceiver(server: grpc.Server, graceMs = 5_000): Promise
       resolve();
     });
   });
+}
+
+function metadataValue(metadata: grpc.Metadata, name: string): string | undefined {
+  const value = metadata.get(name)[0];
+  return typeof value === 'string' ? value : undefined;
 }
 
 function summarizeRejections(decoded: DecodedRequest): string {

@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { DecodeError, LimitError } from '../errors.ts';
+import { createServer as createHttpsServer } from 'node:https';
+import { ConfigError, DecodeError, LimitError } from '../errors.ts';
+import { createAuthCheck } from './auth.ts';
 import { gunzipCapped, readBody } from './body.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
@@ -11,7 +14,7 @@ import {
   rpcStatus,
   type ResponseFormat,
 } from './otlp-response.ts';
-import type { ReceiverConfig } from './receiver-config.ts';
+import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** Where decoded requests go: the pipeline. */
@@ -31,10 +34,14 @@ export interface RequestObserver {
 export type ExtraRoutes = Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 
 const TRACES_PATH = '/v1/traces';
+/** Liveness stays reachable without the token, so orchestrators need no secret. */
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz']);
 
 /**
  * The OTLP/HTTP trace receiver (opentelemetry-proto spec, CONVENTIONS.md): protobuf or JSON
- * by Content-Type, optional gzip, answered in the request's content type.
+ * by Content-Type, optional gzip, answered in the request's content type. With `config.auth`
+ * every path but `/healthz` answers 401 without the token; with `config.tls` it serves HTTPS.
+ * Throws ConfigError at start when the token or the TLS files cannot be read.
  */
 export function createHttpReceiver(
   config: ReceiverConfig,
@@ -42,8 +49,15 @@ export function createHttpReceiver(
   observe: RequestObserver = () => {},
   routes: ExtraRoutes = {},
 ): Server {
+  const allowed = createAuthCheck(config.auth);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
+    if (!OPEN_PATHS.has(path) && !allowed((name) => headerValue(req, name))) {
+      req.resume();
+      if (path === TRACES_PATH) observe({ status: 401, contentType: 'other', spans: 0, rejectedSpans: 0, reason: 'unauthenticated' });
+      res.setHeader('WWW-Authenticate', 'Bearer realm="trajwatch"');
+      return reply(res, 401, 'json', RPC_CODE.UNAUTHENTICATED, `${path} requires a token (Authorization: Bearer <token>)`);
+    }
     if (path !== TRACES_PATH) {
       const route = routes[path];
       if (route !== undefined) return route(req, res);
@@ -119,14 +133,32 @@ export function createHttpReceiver(
     send(res, 200, format, exportResponse(format, partial));
   };
 
-  return createServer((req, res) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       // Only a bug reaches here; answer 500 rather than leave the client hanging.
       process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
       if (!res.headersSent) reply(res, 500, 'json', RPC_CODE.UNAVAILABLE, 'internal error');
       else res.destroy();
     });
-  });
+  };
+  // https.Server has every http.Server method; callers listen and close it the same way.
+  return config.tls === undefined ? createServer(listener) : (createHttpsServer(readTls(config.tls), listener) as unknown as Server);
+}
+
+function readTls(tls: ReceiverTls): { cert: Buffer; key: Buffer } {
+  const read = (key: string, path: string) => {
+    try {
+      return readFileSync(path);
+    } catch (err) {
+      throw new ConfigError([`receiver.tls.${key}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`], 'receiver.tls');
+    }
+  };
+  return { cert: read('certFile', tls.certFile), key: read('keyFile', tls.keyFile) };
+}
+
+function headerValue(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value[0] : value;
 }
 
 function summarizeRejections(decoded: DecodedRequest): string {

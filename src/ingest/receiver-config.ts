@@ -1,5 +1,14 @@
 import { z } from 'zod';
 import { HostPortSchema } from '../config/host-port.ts';
+import { ReceiverAuthSchema } from './auth.ts';
+
+/** PEM files for serving the OTLP/HTTP receiver (and `/metrics`, `/healthz`) over HTTPS. */
+export const ReceiverTlsSchema = z.strictObject({
+  certFile: z.string().min(1),
+  keyFile: z.string().min(1),
+});
+
+export type ReceiverTls = z.infer<typeof ReceiverTlsSchema>;
 
 export const ReceiverConfigSchema = z
   .object({
@@ -13,6 +22,10 @@ export const ReceiverConfigSchema = z
     maxDecompressedBytes: z.number().int().min(1).default(64 * 1024 * 1024),
     /** Sent with 429/503 answers. */
     retryAfterSeconds: z.number().int().min(1).default(2),
+    /** Token required on `/v1/traces`, `/metrics` and gRPC Export (401 / UNAUTHENTICATED without); `/healthz` stays open. */
+    auth: ReceiverAuthSchema.optional(),
+    /** Serve HTTPS instead of HTTP. */
+    tls: ReceiverTlsSchema.optional(),
   })
   .strict();
 

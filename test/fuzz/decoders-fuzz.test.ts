@@ -1,0 +1,74 @@
+import { Buffer } from 'node:buffer';
+import fc from 'fast-check';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { DecodeError, LimitError } from '../../src/errors.ts';
+import { gunzipCapped } from '../../src/ingest/body.ts';
+import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
+import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
+import type { DecodedRequest } from '../../src/ingest/span.ts';
+import { loadSeeds, type Seed } from './corpus.ts';
+import { fuzzBody, type FuzzBody } from './mutate.ts';
+
+/** A well-formed result: a DecodeError with a message, or spans and rejections as arrays. */
+function wellFormed(result: DecodedRequest | DecodeError): boolean {
+  if (result instanceof DecodeError) return result.message.length > 0;
+  return (
+    Array.isArray(result.spans) &&
+    Array.isArray(result.rejected) &&
+    result.spans.every((s) => /^[0-9a-f]{32}$/.test(s.traceId) && /^[0-9a-f]{16}$/.test(s.spanId) && s.encodedBytes >= 0)
+  );
+}
+
+/** What the receiver does with a body before its handler: gunzip (capped), then decode. */
+async function decodeLikeReceiver(b: FuzzBody): Promise<DecodedRequest | DecodeError | LimitError> {
+  const body = b.gzip ? await gunzipCapped(b.body, 8 * 1024 * 1024) : b.body;
+  if (body instanceof Error) return body;
+  return b.format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
+}
+
+let seeds: Seed[];
+beforeAll(async () => {
+  seeds = await loadSeeds();
+});
+
+describe('fuzzing the OTLP decoders with mutated TRAIL, SDK and synthetic bodies (fast subset)', () => {
+  it('the seed corpus decodes cleanly before mutation (so mutations start from real input)', () => {
+    expect(seeds.length).toBeGreaterThan(100);
+    for (const seed of seeds) {
+      const decoded = seed.format === 'protobuf' ? decodeOtlpProto(seed.body) : decodeOtlpJson(seed.body.toString('utf8'));
+      expect(decoded, seed.name).not.toBeInstanceOf(DecodeError);
+      expect((decoded as DecodedRequest).spans.length, seed.name).toBeGreaterThan(0);
+    }
+  });
+
+  it('never throws: every mutated body decodes to spans or a DecodeError (or a LimitError for a gzip bomb)', async () => {
+    const outcomes = { decoded: 0, decodeError: 0, limit: 0 };
+    await fc.assert(
+      fc.asyncProperty(fuzzBody(seeds), async (b) => {
+        const result = await decodeLikeReceiver(b);
+        if (result instanceof LimitError) outcomes.limit++;
+        else if (result instanceof DecodeError) outcomes.decodeError++;
+        else outcomes.decoded++;
+        expect(result instanceof LimitError || wellFormed(result)).toBe(true);
+      }),
+      { numRuns: 4_000, seed: 9 },
+    );
+    // Both branches are exercised: mutations that keep a body decodable and ones that break it.
+    expect(outcomes.decoded).toBeGreaterThan(100);
+    expect(outcomes.decodeError).toBeGreaterThan(100);
+  });
+
+  it('decoding the same mutated body twice gives the same answer (no hidden state)', () => {
+    fc.assert(
+      fc.property(fuzzBody(seeds), (b) => {
+        if (b.gzip) return;
+        const decode = () => (b.format === 'protobuf' ? decodeOtlpProto(b.body) : decodeOtlpJson(Buffer.from(b.body).toString('utf8')));
+        const first = decode();
+        const second = decode();
+        if (first instanceof DecodeError) expect(second).toBeInstanceOf(DecodeError);
+        else expect((second as DecodedRequest).spans.length).toBe(first.spans.length);
+      }),
+      { numRuns: 500, seed: 10 },
+    );
+  });
+});
