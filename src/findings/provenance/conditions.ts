@@ -109,10 +109,28 @@ export function snapshotId(content: SnapshotContent): string {
   return `c1_${canonicalDigest(normalizeContent(content))}`;
 }
 
+/**
+ * Snapshots this module built already normalized. Normalizing is idempotent, so a snapshot
+ * in this set is its own normal form and is not normalized again on its way from telemetry
+ * to a finding. Snapshots are plain records nobody mutates; a changed copy is a new object.
+ */
+const normalized = new WeakSet<Snapshot>();
+
 /** A snapshot with its arrays normalized and its id computed from its content. */
 export function makeSnapshot(content: SnapshotContent): Snapshot {
   const normal = normalizeContent(content);
-  return { id: snapshotId(normal), ...normal };
+  // `snapshotId` would normalize again; `normal` is already its own normal form.
+  const snapshot: Snapshot = { id: `c1_${canonicalDigest(normal)}`, ...normal };
+  normalized.add(snapshot);
+  return snapshot;
+}
+
+function normalizeSnapshot(s: Snapshot): Snapshot {
+  if (normalized.has(s)) return s;
+  const { id, ...content } = s;
+  const normal: Snapshot = { id, ...normalizeContent(content) };
+  normalized.add(normal);
+  return normal;
 }
 
 /**
@@ -120,18 +138,20 @@ export function makeSnapshot(content: SnapshotContent): Snapshot {
  * content is refused with a `snapshot-id-conflict`, whatever the id's origin.
  */
 export function normalizeSnapshots(snapshots: readonly Snapshot[]): Result<Snapshot[], CompositionConflict> {
-  const byId = new Map<string, { snapshot: Snapshot; digest: string }>();
+  const byId = new Map<string, Snapshot>();
   for (const s of snapshots) {
-    const { id, ...content } = s;
-    const normal: Snapshot = { id, ...normalizeContent(content) };
-    const digest = canonicalDigest(normal);
-    const prev = byId.get(id);
+    const normal = normalizeSnapshot(s);
+    const prev = byId.get(normal.id);
     if (prev === undefined) {
-      byId.set(id, { snapshot: normal, digest });
-    } else if (prev.digest !== digest) {
-      return { ok: false, error: { kind: 'snapshot-id-conflict', id, digests: [prev.digest, digest].sort() as [string, string] } };
+      byId.set(normal.id, normal);
+      continue;
     }
+    // Digests only when an id repeats: the common case (distinct ids) needs none.
+    if (prev === normal) continue;
+    const a = canonicalDigest(prev);
+    const b = canonicalDigest(normal);
+    if (a !== b) return { ok: false, error: { kind: 'snapshot-id-conflict', id: normal.id, digests: [a, b].sort() as [string, string] } };
   }
-  const value = [...byId.keys()].sort().map((id) => byId.get(id)!.snapshot);
+  const value = [...byId.keys()].sort().map((id) => byId.get(id)!);
   return { ok: true, value };
 }

@@ -1,0 +1,64 @@
+/**
+ * Summarizes a V8 `.cpuprofile` (from `node --cpu-prof`): self time per function and per
+ * file, the top entries, so a profile can be read in a terminal and quoted in a doc.
+ *
+ * Run: node bench/profile-summary.ts <file.cpuprofile> [top]
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  hitCount?: number;
+}
+interface Profile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+export interface SelfTime {
+  name: string;
+  share: number;
+}
+
+function shortUrl(url: string): string {
+  const at = url.lastIndexOf('/src/');
+  if (at >= 0) return url.slice(at + 1);
+  const nm = url.lastIndexOf('node_modules/');
+  if (nm >= 0) return url.slice(nm);
+  return url.replace(/^.*\//, '') || '(native)';
+}
+
+/** Self-time shares by function (`name file:line`) and by file, largest first. */
+export function summarizeProfile(profile: Profile): { byFunction: SelfTime[]; byFile: SelfTime[] } {
+  const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));
+  const fn = new Map<string, number>();
+  const file = new Map<string, number>();
+  let total = 0;
+  for (const [i, id] of profile.samples.entries()) {
+    const dt = profile.timeDeltas[i] ?? 0;
+    const node = nodeById.get(id);
+    if (node === undefined) continue;
+    const { functionName, url, lineNumber } = node.callFrame;
+    const where = shortUrl(url);
+    const key = `${functionName || '(anonymous)'} ${where}${url ? `:${lineNumber + 1}` : ''}`;
+    fn.set(key, (fn.get(key) ?? 0) + dt);
+    file.set(where, (file.get(where) ?? 0) + dt);
+    total += dt;
+  }
+  const ranked = (m: Map<string, number>) =>
+    [...m].map(([name, t]) => ({ name, share: t / total })).sort((a, b) => b.share - a.share);
+  return { byFunction: ranked(fn), byFile: ranked(file) };
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const top = Number(process.argv[3] ?? 25);
+  const { byFunction, byFile } = summarizeProfile(JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Profile);
+  const pct = (s: number) => `${(s * 100).toFixed(1).padStart(5)}%`;
+  console.log('self time by function');
+  for (const e of byFunction.slice(0, top)) console.log(`${pct(e.share)}  ${e.name}`);
+  console.log('\nself time by file');
+  for (const e of byFile.slice(0, top)) console.log(`${pct(e.share)}  ${e.name}`);
+}
