@@ -1,5 +1,5 @@
+import { parseSection } from '../config/parse-section.ts';
 import { z } from 'zod';
-import { ConfigError } from '../errors.ts';
 
 /**
  * Configuration of the inline checks: which tools are outbound actions, which are gates, how a
@@ -108,23 +108,5 @@ export const defaultChecksConfig: ChecksConfig = checksConfigSchema.parse({});
  * @example parseChecksConfig({ outbound: { include: ['^wire_funds$'] } }, 'trajwatch.yaml')
  */
 export function parseChecksConfig(input: unknown, source: string): ChecksConfig {
-  const result = checksConfigSchema.safeParse(input ?? {});
-  if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => {
-    const key = issue.path.map(String).join('.') || '(root)';
-    const value = valueAt(input, issue.path);
-    return value === undefined
-      ? `${key}: ${issue.message}`
-      : `${key}: ${issue.message} (got ${JSON.stringify(value)})`;
-  });
-  throw new ConfigError(issues, source);
-}
-
-function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
-  let at = root;
-  for (const key of path) {
-    if (at === null || typeof at !== 'object') return undefined;
-    at = (at as Record<PropertyKey, unknown>)[key];
-  }
-  return at;
+  return parseSection(checksConfigSchema, input ?? {}, source);
 }

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
-import type { z } from 'zod';
 import { ConfigError } from '../errors.ts';
+import { parseSection } from './parse-section.ts';
 import { type Config, ConfigSchema } from './schema.ts';
 
 /** Overrides from the environment, applied over the file and under command-line flags. */
@@ -64,17 +64,5 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): 
 
 /** Validates everything at once; throws a ConfigError listing every problem with key and value. */
 export function validateConfig(raw: RawConfig): Config {
-  const parsed = ConfigSchema.safeParse(raw.value, { reportInput: true });
-  if (parsed.success) return parsed.data;
-  throw new ConfigError(parsed.error.issues.map(describeIssue), raw.source);
-}
-
-function describeIssue(issue: z.core.$ZodIssue): string {
-  const key = issue.path.length === 0 ? '(root)' : issue.path.join('.');
-  if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((k) => `${key === '(root)' ? k : `${key}.${k}`}: unknown key`).join('; ');
-  }
-  const input = (issue as { input?: unknown }).input;
-  const shown = input === undefined ? 'missing' : JSON.stringify(input);
-  return `${key}: ${issue.message} (value: ${shown})`;
+  return parseSection(ConfigSchema, raw.value, raw.source);
 }

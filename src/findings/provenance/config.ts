@@ -1,5 +1,5 @@
+import { parseSection } from '../../config/parse-section.ts';
 import { z } from 'zod';
-import { ConfigError } from '../../errors.ts';
 import { EvidenceRefSchema } from '../evidence-ref.ts';
 import { TREATMENT_LAYERS } from './treatment.ts';
 
@@ -87,10 +87,5 @@ export const DEFAULT_PROVENANCE_CONFIG: ProvenanceConfig = ProvenanceConfigSchem
  * key and bad value (configuration is checked once, at start).
  */
 export function parseProvenanceConfig(raw: unknown, source = 'provenance config'): ProvenanceConfig {
-  const parsed = ProvenanceConfigSchema.safeParse(raw);
-  if (parsed.success) return parsed.data;
-  throw new ConfigError(
-    parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
-    source,
-  );
+  return parseSection(ProvenanceConfigSchema, raw, source);
 }

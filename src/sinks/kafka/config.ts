@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { parseHostPort } from '../../config/host-port.ts';
+import { parseSection } from '../../config/parse-section.ts';
 import { ConfigError } from '../../errors.ts';
 import { DEFAULT_OUTBOX_LIMITS } from './outbox.ts';
 
@@ -86,25 +87,7 @@ export type KafkaSinkConfigInput = z.input<typeof KafkaSinkConfigSchema>;
  * @example parseKafkaSinkConfig({ brokers: ['127.0.0.1:9092'] }, 'sinks.kafka')
  */
 export function parseKafkaSinkConfig(input: unknown, source = 'kafka sink configuration'): KafkaSinkConfig {
-  const parsed = KafkaSinkConfigSchema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  throw new ConfigError(
-    parsed.error.issues.map((issue) => {
-      const key = issue.path.length === 0 ? '(root)' : issue.path.join('.');
-      const value = valueAt(input, issue.path);
-      return `${key}: ${issue.message}${value === undefined ? '' : ` (got ${JSON.stringify(value)})`}`;
-    }),
-    source,
-  );
-}
-
-function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
-  let current = input;
-  for (const key of path) {
-    if (typeof current !== 'object' || current === null) return undefined;
-    current = (current as Record<PropertyKey, unknown>)[key];
-  }
-  return current;
+  return parseSection(KafkaSinkConfigSchema, input, source);
 }
 
 /** The SASL password from the named environment variable or file (trailing newline trimmed). */
