@@ -1,8 +1,13 @@
 import type { Step } from '../normalize/step.ts';
+import { redactSecrets } from '../windows/redact.ts';
 
-/** A short, deterministic quote of captured text: its first non-blank line, cut to `maxChars`. */
+/**
+ * A short, deterministic quote of captured text: its first non-blank line, cut to `maxChars`,
+ * with secrets redacted first (a finding's detail leaves the process like a judge request does;
+ * redacting before the cut so half a key cannot slip past the rules).
+ */
 export function excerpt(text: string, maxChars: number): string {
-  const line = firstLine(text);
+  const line = firstLine(redactSecrets(text).text);
   return line.length > maxChars ? `${line.slice(0, maxChars)}…` : line;
 }
 

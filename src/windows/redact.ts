@@ -14,6 +14,7 @@ interface Rule {
 const mark = (name: string) => `[REDACTED:${name}]`;
 
 // Order matters: whole-block and structured rules run before the generic key=value rule.
+// Key rules also start right after an escaped `\n` (`\\naws_secret...` inside JSON-in-JSON), where \b sees no boundary.
 const RULES: readonly Rule[] = [
   {
     name: 'private-key',
@@ -31,6 +32,17 @@ const RULES: readonly Rule[] = [
     pattern: /(\bbearer\s+)([A-Za-z0-9._~+/=-]{8,})/gi,
     replace: (_m, key) => `${key}${mark('bearer')}`,
   },
+  {
+    name: 'url-password',
+    // scheme://user:password@host — keeps the user and host, drops the password.
+    pattern: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]*:)([^\s@/"'\\]+)(@)/gi,
+    replace: (_m, head, _password, at) => `${head}${mark('url-password')}${at}`,
+  },
+  {
+    name: 'aws-secret-key',
+    pattern: /(\\?"?(?:\b|(?<=\\[nrt]))(?:aws_?)?secret_?access_?key(?:_?id)?\\?"?\s*[:=]\s*\\?"?)([A-Za-z0-9/+=]{40})/gi,
+    replace: (_m, key) => `${key}${mark('aws-secret-key')}`,
+  },
   { name: 'openai-key', pattern: /\bsk-[A-Za-z0-9_-]{16,}/g },
   { name: 'aws-access-key', pattern: /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g },
   { name: 'github-token', pattern: /\bgh[pousr]_[A-Za-z0-9]{20,}/g },
@@ -40,7 +52,7 @@ const RULES: readonly Rule[] = [
     name: 'credential',
     // password=..., api_key: ..., "secret": "...", also inside JSON-escaped text.
     pattern:
-      /(\\?"?\b(?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key)\\?"?\s*[:=]\s*\\?"?)((?!\[REDACTED)[^\s"\\,;&}]+)/gi,
+      /(\\?"?(?:\b|(?<=\\[nrt]))(?:password|passwd|pwd|secret|client[_-]?secret|api[_-]?key|apikey|access[_-]?token|refresh[_-]?token|auth[_-]?token|token|private[_-]?key)\\?"?\s*[:=]\s*\\?"?)((?!\[REDACTED)[^\s"\\,;&}]+)/gi,
     replace: (_m, key) => `${key}${mark('credential')}`,
   },
 ];

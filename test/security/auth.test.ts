@@ -54,8 +54,9 @@ async function startReceiver(receiver: Record<string, unknown>) {
 }
 
 describe('default bind', () => {
-  it('is loopback for the OTLP/HTTP receiver; binding wider needs an explicit address', () => {
+  it('is loopback for the OTLP/HTTP and gRPC receivers; binding wider needs an explicit address', () => {
     expect(ConfigSchema.parse({}).receiver.otlpHttp).toEqual({ host: '127.0.0.1', port: 4318 });
+    expect(ConfigSchema.parse({}).receiver.otlpGrpc).toEqual({ host: '127.0.0.1', port: 4317 });
     expect(ConfigSchema.parse({ receiver: { otlpHttp: '0.0.0.0:4318' } }).receiver.otlpHttp.host).toBe('0.0.0.0');
   });
 });
