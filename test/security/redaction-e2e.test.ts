@@ -66,7 +66,7 @@ describe('redaction of planted secrets through a running serve with the judge on
       const res = await postJson(serve.url, agentRunRequest({ traceId, userText: `use key ${SECRETS.openaiKey}`, toolArgs, toolResult, toolError }));
       expect(res.status).toBe(200);
       await waitForLines(join(serve.dataDir, 'trajectories.jsonl'), (r) => r.length === 1);
-      await waitForLines(join(serve.dataDir, 'findings.jsonl'), (r) => r.some((f) => f.method?.kind === 'judged'));
+      await waitForLines<Record<string, any>>(join(serve.dataDir, 'findings.jsonl'), (r) => r.some((f) => f.method?.kind === 'judged'));
       metrics = await (await fetch(`${serve.url}/metrics`)).text();
     } finally {
       expect(await serve.stop()).toBe(0);
@@ -117,7 +117,7 @@ describe('prompt injection: a trace that instructs the judge cannot change routi
         expect(res.status).toBe(200);
       }
       await waitForLines(join(serve.dataDir, 'trajectories.jsonl'), (r) => r.length === 2);
-      await waitForLines(join(serve.dataDir, 'findings.jsonl'), (r) => r.filter((f) => f.method?.kind === 'judged').length >= 16);
+      await waitForLines<Record<string, any>>(join(serve.dataDir, 'findings.jsonl'), (r) => r.filter((f) => f.method?.kind === 'judged').length >= 16);
       metrics = await (await fetch(`${serve.url}/metrics`)).text();
     } finally {
       expect(await serve.stop()).toBe(0);
