@@ -1,5 +1,5 @@
 import type { Analysis } from './analyze.ts';
-import { Assembler } from './assemble/assembler.ts';
+import { Assembler, foldFloor, type KeyBy, type PositionFloor, type SourcePosition } from './assemble/assembler.ts';
 import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
@@ -30,6 +30,8 @@ export interface PipelineOptions {
   sinks: FindingSink[];
   /** Told of every closed trajectory and its inline analysis (metrics, tests). */
   onTrajectory?: (t: Trajectory, analysis: Analysis) => void;
+  /** `trace` when a partitioned source (Kafka) feeds it: see {@link KeyBy}. Default `session`. */
+  keyBy?: KeyBy;
 }
 
 /** What the pipeline needs of the judge (`judge/decision-points.ts`). */
@@ -47,16 +49,34 @@ export interface PipelineCounts {
   findingsEmitted: number;
 }
 
-/** decode → normalize → assemble → checks → findings → sinks, in one event loop. */
+/** How long to wait before asking the sinks again when they failed to make findings durable. */
+const SETTLE_RETRY_MS = 1_000;
+
+/**
+ * decode → normalize → assemble → checks → findings → sinks, in one event loop.
+ *
+ * Source positions: a request from a replayable source (a Kafka record) comes with its
+ * {@link SourcePosition}. A record is finished once every trajectory it fed is closed and its
+ * findings and trajectory line are durable in the sinks; {@link committable} says, per
+ * partition, up to where every record is finished, which is what the source may commit.
+ */
 export class Pipeline implements IngestTarget {
   readonly assembler: Assembler;
   readonly #options: PipelineOptions;
   #watermarkMs = 0;
+  /** partition → the offset after the highest record accepted from it. */
+  readonly #nextOffset = new Map<number, number>();
+  /** Positions of closed trajectories whose output is not yet known durable, by close sequence. */
+  readonly #settling = new Map<number, PositionFloor>();
+  #settleSeq = 0;
+  #settleLoop: Promise<void> | undefined;
   readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0 };
 
   constructor(options: PipelineOptions) {
     this.#options = options;
-    this.assembler = new Assembler(options.limits, (t) => this.#closed(t));
+    this.assembler = new Assembler(options.limits, (t, positions) => this.#closed(t, positions), {
+      keyBy: options.keyBy ?? 'session',
+    });
   }
 
   admission(): string | undefined {
@@ -72,14 +92,18 @@ export class Pipeline implements IngestTarget {
     return this.assembler.admission();
   }
 
-  accept(request: DecodedRequest): void {
+  /** Takes a decoded request; `position` is where it sits in a replayable source (Kafka record). */
+  accept(request: DecodedRequest, position?: SourcePosition): void {
     const event = this.#options.clock === 'event';
     const now = event ? 0 : Date.now();
     for (const span of request.spans) {
       const step = normalizeSpan(span);
       const activity = event ? Number(step.endTimeUnixNano / 1_000_000n) : now;
       if (activity > this.#watermarkMs) this.#watermarkMs = activity;
-      this.assembler.add(step, activity);
+      this.assembler.add(step, activity, position);
+    }
+    if (position !== undefined && (this.#nextOffset.get(position.partition) ?? -1) <= position.offset) {
+      this.#nextOffset.set(position.partition, position.offset + 1);
     }
     this.counts.spansAccepted += request.spans.length;
     this.counts.spansRejected += request.rejected.length;
@@ -87,7 +111,9 @@ export class Pipeline implements IngestTarget {
     for (const r of request.rejected) {
       if (r.traceId !== undefined) refusedByTrace.set(r.traceId, (refusedByTrace.get(r.traceId) ?? 0) + 1);
     }
-    for (const [traceId, n] of refusedByTrace) this.assembler.noteRefused(traceId, n, event ? this.#watermarkMs : now);
+    for (const [traceId, n] of refusedByTrace) {
+      this.assembler.noteRefused(traceId, n, event ? this.#watermarkMs : now, position);
+    }
     if (event) this.assembler.advance(this.#watermarkMs);
   }
 
@@ -121,7 +147,61 @@ export class Pipeline implements IngestTarget {
     await Promise.all(this.#options.sinks.map((s) => s.flushed()));
   }
 
-  #closed(t: Trajectory): void {
+  /**
+   * Per partition seen, the offset a source may commit: the lowest offset still held by an
+   * open trajectory or by a closed one whose output is not yet durable, else the offset after
+   * the highest record accepted. Every record below it is finished.
+   */
+  committable(): Map<number, number> {
+    const floor: PositionFloor = new Map();
+    this.assembler.heldPositions(floor);
+    for (const held of this.#settling.values()) foldFloor(floor, held);
+    const out = new Map<number, number>();
+    for (const [partition, next] of this.#nextOffset) {
+      const held = floor.get(partition);
+      out.set(partition, held === undefined || held > next ? next : held);
+    }
+    return out;
+  }
+
+  /** Resolves once every closed trajectory's output known so far is durable (committable moved past it). */
+  async settled(): Promise<void> {
+    while (this.#settleLoop !== undefined) await this.#settleLoop;
+  }
+
+  /**
+   * Forgets what `partitions` fed, without emitting it: the source lost them (a rebalance) or
+   * stops, and whoever reads them next replays from the committed offset.
+   */
+  dropPartitions(partitions: Iterable<number>): { dropped: number; mixed: number } {
+    const set = new Set(partitions);
+    for (const p of set) this.#nextOffset.delete(p);
+    for (const [seq, held] of this.#settling) {
+      for (const p of set) held.delete(p);
+      if (held.size === 0) this.#settling.delete(seq);
+    }
+    return this.assembler.dropPartitions(set);
+  }
+
+  async #settle(): Promise<void> {
+    while (this.#settling.size > 0) {
+      const upTo = this.#settleSeq;
+      try {
+        await this.flushed();
+      } catch {
+        // A failing log is reported through admission(); the positions stay held meanwhile.
+        await new Promise((r) => setTimeout(r, SETTLE_RETRY_MS));
+        continue;
+      }
+      for (const seq of this.#settling.keys()) {
+        if (seq > upTo) break;
+        this.#settling.delete(seq);
+      }
+    }
+    this.#settleLoop = undefined;
+  }
+
+  #closed(t: Trajectory, positions: PositionFloor | undefined): void {
     this.counts.trajectoriesClosed++;
     this.#options.trajectoryLog?.append([JSON.stringify(trajectoryToJson(t))]);
     const analysis = this.#options.analyze(t);
@@ -130,5 +210,9 @@ export class Pipeline implements IngestTarget {
     if (findings.length > 0) for (const sink of this.#options.sinks) sink.write(findings, 'findings');
     this.#options.decisions?.consider(t, analysis.checks, findings);
     this.#options.onTrajectory?.(t, analysis);
+    if (positions !== undefined) {
+      this.#settling.set(++this.#settleSeq, positions);
+      this.#settleLoop ??= this.#settle();
+    }
   }
 }

@@ -7,6 +7,26 @@ import type { CaptureConflict, IncompleteReason, Trajectory } from './trajectory
 /** Why the assembler cannot take more work right now (answered 503 + Retry-After upstream). */
 export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes';
 
+/**
+ * Where a span came from in a replayable source, e.g. a Kafka record. `offset` is the record's
+ * position in its `partition`; the assembler tracks the lowest one per open trajectory so the
+ * source commits only below what is not finished.
+ */
+export interface SourcePosition {
+  partition: number;
+  offset: number;
+}
+
+/** Per partition, the lowest offset of a record whose spans are held: partition → offset. */
+export type PositionFloor = Map<number, number>;
+
+/**
+ * How trajectories are keyed: `session` (conversation/session id when a span names one, else
+ * the trace id) or `trace` (always the trace id; a trace naming a session is marked
+ * `partitioned-session`, because other traces of that session may be on other partitions).
+ */
+export type KeyBy = 'session' | 'trace';
+
 /** Why a trajectory was closed. */
 export type CloseCause = 'quiet-after-root' | 'idle-timeout' | 'span-limit' | 'end-of-input' | 'shutdown';
 
@@ -33,6 +53,8 @@ interface OpenBuffer {
   lastActivityMs: number;
   /** The deadline of the buffer's live heap entry; other entries for its key are stale. */
   scheduledAtMs: number | undefined;
+  /** Lowest source offset per partition among the records that fed it; undefined without positions. */
+  positions: PositionFloor | undefined;
 }
 
 interface Retained {
@@ -41,6 +63,8 @@ interface Retained {
   traceIds: string[];
   bytes: number;
   closedAtMs: number;
+  /** The partitions that fed it, so a revoked partition's replay starts it afresh. */
+  partitions: number[] | undefined;
 }
 
 /**
@@ -54,7 +78,8 @@ interface Retained {
  */
 export class Assembler {
   readonly #limits: AssemblerLimits;
-  readonly #onClose: (t: Trajectory) => void;
+  readonly #onClose: (t: Trajectory, positions: PositionFloor | undefined) => void;
+  readonly #sessionKeys: boolean;
   readonly #open = new Map<string, OpenBuffer>();
   /** Which trajectory key a trace belongs to (a session can span many traces). */
   readonly #traceKey = new Map<string, string>();
@@ -69,9 +94,18 @@ export class Assembler {
   #conflictingSpans = 0;
   #lateSpans = 0;
 
-  constructor(limits: AssemblerLimits, onClose: (t: Trajectory) => void) {
+  /**
+   * `onClose` receives each closed trajectory and, when its spans came with source positions,
+   * the lowest offset per partition that fed it (held until its findings are durable).
+   */
+  constructor(
+    limits: AssemblerLimits,
+    onClose: (t: Trajectory, positions: PositionFloor | undefined) => void,
+    options: { keyBy?: KeyBy } = {},
+  ) {
     this.#limits = limits;
     this.#onClose = onClose;
+    this.#sessionKeys = (options.keyBy ?? 'session') === 'session';
   }
 
   /** Whether a new request may be accepted; checked before decoding it. */
@@ -97,9 +131,13 @@ export class Assembler {
     return this.#heap.peekDeadline();
   }
 
-  /** Adds one step; `activityMs` is the arrival time (serve) or the step's end time (replay). */
-  add(step: Step, activityMs: number): void {
+  /**
+   * Adds one step; `activityMs` is the arrival time (serve) or the step's end time (replay);
+   * `position` is where the step's record sits in a replayable source, if it has one.
+   */
+  add(step: Step, activityMs: number, position?: SourcePosition): void {
     const buffer = this.#bufferFor(step, activityMs);
+    if (position !== undefined) holdPosition(buffer, position);
     const id = `${step.traceId}/${step.id}`;
     const existing = buffer.steps.get(id);
     if (existing !== undefined) {
@@ -120,9 +158,10 @@ export class Assembler {
   }
 
   /** Marks the trajectory of `traceId` incomplete because the receiver refused spans of it. */
-  noteRefused(traceId: string, count: number, activityMs: number): void {
+  noteRefused(traceId: string, count: number, activityMs: number, position?: SourcePosition): void {
     const key = this.#traceKey.get(traceId) ?? traceId;
     const buffer = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
+    if (position !== undefined) holdPosition(buffer, position);
     buffer.refusedSpans += count;
     buffer.reasons.add('refused-spans');
     this.#schedule(buffer);
@@ -152,6 +191,44 @@ export class Assembler {
     for (const buffer of [...this.#open.values()]) this.#close(buffer, cause, nowMs);
   }
 
+  /** Folds, per partition, the lowest offset still held by an open trajectory into `floor`. */
+  heldPositions(floor: PositionFloor): void {
+    for (const buffer of this.#open.values()) if (buffer.positions !== undefined) foldFloor(floor, buffer.positions);
+  }
+
+  /**
+   * Forgets, without emitting, every open trajectory fed from `partitions`, and the closed
+   * ones too (so a replay of those partitions rebuilds them as they were, not as late spans).
+   * The source replays those partitions from their committed offsets. A trajectory fed also
+   * from a partition not in the set stays open (counted in `mixed`): dropping it would lose
+   * the kept partition's spans, whose offsets may be committed past.
+   */
+  dropPartitions(partitions: ReadonlySet<number>): { dropped: number; mixed: number } {
+    let dropped = 0;
+    let mixed = 0;
+    for (const buffer of [...this.#open.values()]) {
+      if (buffer.positions === undefined) continue;
+      let revoked = 0;
+      for (const p of buffer.positions.keys()) if (partitions.has(p)) revoked++;
+      if (revoked === 0) continue;
+      if (revoked < buffer.positions.size) {
+        mixed++;
+        continue;
+      }
+      dropped++;
+      this.#open.delete(buffer.key);
+      this.#bufferedBytes -= buffer.bytes;
+      for (const t of buffer.traceIds) if (this.#traceKey.get(t) === buffer.key) this.#traceKey.delete(t);
+    }
+    for (const [key, r] of this.#closed) {
+      if (r.partitions === undefined || !r.partitions.some((p) => partitions.has(p))) continue;
+      this.#closed.delete(key);
+      if (this.#withSteps.delete(key)) this.#retainedBytes -= r.bytes;
+      for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
+    }
+    return { dropped, mixed };
+  }
+
   /**
    * Keeps one live heap entry per buffer. A deadline that moved later is found when its old
    * entry comes due (and is pushed again then); one that moved earlier gets a new entry now.
@@ -168,6 +245,11 @@ export class Assembler {
   }
 
   #bufferFor(step: Step, activityMs: number): OpenBuffer {
+    if (!this.#sessionKeys) {
+      const buffer = this.#open.get(step.traceId) ?? this.#openBuffer(step.traceId, activityMs);
+      if (step.sessionId !== undefined) buffer.reasons.add('partitioned-session');
+      return buffer;
+    }
     const byTrace = this.#traceKey.get(step.traceId);
     // A trace keyed by its own id so far joins its session once a span names one.
     const joinsSession = step.sessionId !== undefined && (byTrace === undefined || byTrace === step.traceId);
@@ -193,6 +275,7 @@ export class Assembler {
     target.bytes += source.bytes;
     target.rootSeen ||= source.rootSeen;
     target.lastActivityMs = Math.max(target.lastActivityMs, source.lastActivityMs);
+    if (source.positions !== undefined) foldFloor((target.positions ??= new Map()), source.positions);
     this.#open.delete(traceId);
     this.#schedule(target);
   }
@@ -211,6 +294,7 @@ export class Assembler {
       rootSeen: false,
       lastActivityMs: activityMs,
       scheduledAtMs: undefined,
+      positions: undefined,
     };
     if (before !== undefined) {
       this.#lateSpans++;
@@ -261,17 +345,20 @@ export class Assembler {
     const incompleteReasons = [...reasons].sort();
     const traceIds = [...buffer.traceIds].sort();
     this.#retain(buffer, steps, traceIds, cause, nowMs);
-    this.#onClose({
-      key: buffer.key,
-      traceIds,
-      revision: buffer.revision,
-      complete: incompleteReasons.length === 0,
-      incompleteReasons,
-      steps,
-      conflicts: buffer.conflicts,
-      refusedSpans: buffer.refusedSpans,
-      closedBy: cause,
-    });
+    this.#onClose(
+      {
+        key: buffer.key,
+        traceIds,
+        revision: buffer.revision,
+        complete: incompleteReasons.length === 0,
+        incompleteReasons,
+        steps,
+        conflicts: buffer.conflicts,
+        refusedSpans: buffer.refusedSpans,
+        closedBy: cause,
+      },
+      buffer.positions,
+    );
   }
 
   #retain(buffer: OpenBuffer, steps: Step[], traceIds: string[], cause: CloseCause, nowMs: number): void {
@@ -283,6 +370,7 @@ export class Assembler {
       traceIds,
       bytes: buffer.bytes,
       closedAtMs: nowMs,
+      partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
     };
     this.#closed.set(buffer.key, retained);
     if (keepSteps) {
@@ -308,6 +396,21 @@ export class Assembler {
       if (this.#withSteps.delete(key)) this.#retainedBytes -= r.bytes;
       for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
     }
+  }
+}
+
+/** Holds `position` in the buffer's floor: offsets mostly arrive in order, so this is one lookup. */
+function holdPosition(buffer: OpenBuffer, position: SourcePosition): void {
+  const floor = (buffer.positions ??= new Map());
+  const held = floor.get(position.partition);
+  if (held === undefined || position.offset < held) floor.set(position.partition, position.offset);
+}
+
+/** `into[p] = min(into[p], from[p])` for every partition of `from`. */
+export function foldFloor(into: PositionFloor, from: ReadonlyMap<number, number>): void {
+  for (const [partition, offset] of from) {
+    const held = into.get(partition);
+    if (held === undefined || offset < held) into.set(partition, offset);
   }
 }
 

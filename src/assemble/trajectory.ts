@@ -10,7 +10,9 @@ export type IncompleteReason =
   | 'idle-timeout'
   | 'end-of-input'
   | 'shutdown'
-  | 'previous-revision-not-retained';
+  | 'previous-revision-not-retained'
+  /** Keyed by trace (Kafka source): other traces of the span's session may sit on other partitions. */
+  | 'partitioned-session';
 
 /** Two different payloads arrived under one span id; the first is kept, the second recorded. */
 export interface CaptureConflict {

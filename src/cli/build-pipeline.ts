@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.ts';
 import { deriveProvenance } from '../findings/provenance/derive.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
 import type { Metrics } from '../metrics/metrics.ts';
+import type { KeyBy } from '../assemble/assembler.ts';
 import { type Clock, Pipeline } from '../pipeline.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
@@ -17,6 +18,8 @@ export interface Outputs {
   findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
   /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
   kafka: boolean;
+  /** `trace` when the Kafka source feeds the pipeline (each partition's owner sees whole traces only). */
+  keyBy?: KeyBy;
 }
 
 export interface Running {
@@ -54,6 +57,7 @@ export async function buildPipeline(config: Config, outputs: Outputs, metrics?: 
   pipeline = new Pipeline({
     limits: config.assembler,
     clock: outputs.clock,
+    keyBy: outputs.keyBy ?? 'session',
     analyze: createAnalyzer(config, (issue) => metrics?.()?.provenanceIssues.inc({ reason: issue.reason })),
     decisions,
     ...(trajectoryLog === undefined ? {} : { trajectoryLog }),

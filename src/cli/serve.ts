@@ -1,9 +1,11 @@
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatHostPort } from '../config/host-port.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../ingest/grpc-receiver.ts';
 import { createHttpReceiver } from '../ingest/http-receiver.ts';
+import { KafkaSource } from '../ingest/kafka-source.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
 import { buildPipeline } from './build-pipeline.ts';
@@ -11,14 +13,19 @@ import { resolveConfig } from './resolve-config.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
 
-Receives OTLP/HTTP traces, assembles trajectories, runs the inline checks and writes
-trajectories and findings as JSON lines into the data directory.
+Receives OTLP traces (HTTP, gRPC, and/or a Kafka topic as a consumer group), assembles
+trajectories, runs the inline checks and writes trajectories and findings as JSON lines into
+the data directory.
 
 Options:
   --otlp-http HOST:PORT  OTLP/HTTP listen address (default 127.0.0.1:4318; env TRAJWATCH_OTLP_HTTP)
   --otlp-grpc HOST:PORT  OTLP/gRPC listen address (default 127.0.0.1:4317; env TRAJWATCH_OTLP_GRPC)
   --data-dir DIR         where trajectories.jsonl and findings.jsonl go (default ./data;
                          env TRAJWATCH_DATA_DIR)
+  --source LIST          http, kafka or http,kafka (default: source.http, plus kafka when
+                         source.kafka is configured); kafka keys trajectories by trace id
+                         (docs/scaling-out.md)
+  --kafka-brokers LIST   HOST:PORT,... of the Kafka source (source.kafka.brokers)
   --config FILE          JSON configuration file (env TRAJWATCH_CONFIG); flags win over env,
                          env over the file, the file over the embedded defaults
   --help                 this text
@@ -34,6 +41,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       'otlp-http': { type: 'string' },
       'otlp-grpc': { type: 'string' },
       'data-dir': { type: 'string' },
+      source: { type: 'string' },
+      'kafka-brokers': { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -46,7 +55,13 @@ export async function serveCommand(args: string[]): Promise<number> {
     { path: ['receiver', 'otlpHttp'], value: values['otlp-http'] },
     { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'] },
     { path: ['dataDir'], value: values['data-dir'] },
+    { path: ['source', 'kafka', 'brokers'], value: values['kafka-brokers']?.split(',').map((b) => b.trim()) },
   ]);
+  const sources = chooseSources(values.source, config.source.http, config.source.kafka !== undefined);
+  if (typeof sources === 'string') {
+    process.stderr.write(`trajwatch: ${sources}\n`);
+    return 2;
+  }
   const dataDir = resolve(config.dataDir);
   let metrics: Metrics | undefined;
   const running = await buildPipeline(
@@ -56,6 +71,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       trajectoriesPath: join(dataDir, 'trajectories.jsonl'),
       findings: { findingsPath: join(dataDir, 'findings.jsonl'), alarmsPath: join(dataDir, 'alarms.jsonl'), truncate: false },
       kafka: true,
+      keyBy: sources.kafka ? 'trace' : 'session',
     },
     () => metrics,
   );
@@ -83,8 +99,10 @@ export async function serveCommand(args: string[]): Promise<number> {
       );
     },
   });
-  const grpcServer = createGrpcReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('grpc', o));
+  if (!sources.http) refuseTraces(server);
+  const grpcServer = sources.http ? createGrpcReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('grpc', o)) : undefined;
   const ticker = setInterval(() => pipeline.tick(), TICK_MS);
+  const kafkaSource = sources.kafka ? await KafkaSource.start(config.source.kafka!, pipeline) : undefined;
 
   await new Promise<void>((resolveListen, rejectListen) => {
     server.once('error', rejectListen);
@@ -92,17 +110,29 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   const address = server.address() as AddressInfo;
   const shown = formatHostPort({ host: address.address, port: address.port });
-  const grpcPort = await bindGrpcReceiver(grpcServer, config.receiver.otlpGrpc);
-  const grpcShown = formatHostPort({ host: config.receiver.otlpGrpc.host, port: grpcPort });
-  process.stdout.write(`trajwatch: listening on http://${shown}/v1/traces (OTLP/HTTP); data in ${dataDir}\n`);
-  process.stdout.write(`trajwatch: otlp-grpc listening on ${grpcShown} (OTLP/gRPC)\n`);
+  if (grpcServer !== undefined) {
+    const grpcPort = await bindGrpcReceiver(grpcServer, config.receiver.otlpGrpc);
+    const grpcShown = formatHostPort({ host: config.receiver.otlpGrpc.host, port: grpcPort });
+    process.stdout.write(`trajwatch: listening on http://${shown}/v1/traces (OTLP/HTTP); data in ${dataDir}\n`);
+    process.stdout.write(`trajwatch: otlp-grpc listening on ${grpcShown} (OTLP/gRPC)\n`);
+  } else {
+    process.stdout.write(`trajwatch: listening on http://${shown}/ (/metrics, /healthz; OTLP receivers off); data in ${dataDir}\n`);
+  }
+  if (kafkaSource !== undefined) {
+    const { topic, groupId, brokers } = kafkaSource.config;
+    process.stdout.write(`trajwatch: consuming OTLP from Kafka topic ${topic} as group ${groupId} (${brokers.join(',')})\n`);
+  }
 
   return new Promise<number>((resolveExit) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      process.stdout.write(`trajwatch: ${signal}: stopping; open trajectories close as incomplete (shutdown)\n`);
+      process.stdout.write(
+        kafkaSource === undefined
+          ? `trajwatch: ${signal}: stopping; open trajectories close as incomplete (shutdown)\n`
+          : `trajwatch: ${signal}: stopping; Kafka offsets committed below open trajectories (replayed by the next owner), others close as incomplete (shutdown)\n`,
+      );
       const deadline = setTimeout(() => {
         process.stderr.write(`trajwatch: shutdown did not finish within ${SHUTDOWN_TIMEOUT_MS} ms\n`);
         resolveExit(1);
@@ -111,7 +141,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       clearInterval(ticker);
       server.close();
       server.closeIdleConnections();
-      closeGrpcReceiver(grpcServer)
+      Promise.all([kafkaSource?.stop(), grpcServer === undefined ? undefined : closeGrpcReceiver(grpcServer)])
         .then(() => pipeline.drain('shutdown'))
         .then(() => running.close())
         .then(
@@ -129,5 +159,28 @@ export async function serveCommand(args: string[]): Promise<number> {
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
+  });
+}
+
+/** Which sources run: `--source` wins; without it, the configuration decides. A string is a usage error. */
+function chooseSources(flag: string | undefined, http: boolean, kafkaConfigured: boolean): { http: boolean; kafka: boolean } | string {
+  if (flag === undefined) return { http, kafka: kafkaConfigured };
+  const names = flag.split(',').map((n) => n.trim());
+  const unknown = names.filter((n) => n !== 'http' && n !== 'kafka');
+  if (unknown.length > 0 || names.length === 0) return `--source: expected http, kafka or http,kafka, got ${JSON.stringify(flag)}`;
+  if (names.includes('kafka') && !kafkaConfigured) {
+    return '--source kafka needs source.kafka in the configuration (at least brokers; or --kafka-brokers)';
+  }
+  return { http: names.includes('http'), kafka: names.includes('kafka') };
+}
+
+/** With the OTLP receivers off, `/v1/traces` answers 404; `/metrics` and `/healthz` stay as they are. */
+function refuseTraces(server: Server): void {
+  const [inner] = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
+  server.removeAllListeners('request');
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    if ((req.url ?? '/').split('?', 1)[0] !== '/v1/traces') return inner!(req, res);
+    req.resume();
+    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('OTLP receivers are off (--source kafka); spans come from Kafka\n');
   });
 }

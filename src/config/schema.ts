@@ -5,6 +5,7 @@ import { ProvenanceConfigSchema } from '../findings/provenance/config.ts';
 import { JudgeConfigSchema } from '../judge/config.ts';
 import { KafkaSinkConfigSchema } from '../sinks/kafka/config.ts';
 import { ReceiverConfigSchema } from '../ingest/receiver-config.ts';
+import { SourceConfigSchema } from '../ingest/kafka-source-config.ts';
 
 /** The whole configuration: strict (unknown keys are errors), every default embedded. */
 export const ConfigSchema = z
@@ -12,6 +13,8 @@ export const ConfigSchema = z
     /** Where trajectories, findings and durable state are written. */
     dataDir: z.string().min(1).default('./data'),
     receiver: ReceiverConfigSchema.prefault({}),
+    /** Where spans come from: the OTLP receivers (default) and/or a Kafka topic (docs/scaling-out.md). */
+    source: SourceConfigSchema.prefault({}),
     assembler: AssemblerLimitsSchema.prefault({}),
     /** Tool classes and rules of the L0 checks (docs/checks.md). */
     checks: checksConfigSchema.prefault({}),
