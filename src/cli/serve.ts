@@ -6,6 +6,7 @@ import { formatHostPort } from '../config/host-port.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../ingest/grpc-receiver.ts';
 import { createHttpReceiver } from '../ingest/http-receiver.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
+import { registerKafkaSourceMetrics } from '../ingest/kafka-source-metrics.ts';
 import { Metrics } from '../metrics/metrics.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
 import { buildPipeline } from './build-pipeline.ts';
@@ -76,6 +77,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     () => metrics,
   );
   const { pipeline, sinks, trajectoryLog, decisions } = running;
+  let kafkaSource: KafkaSource | undefined;
   const kafka = sinks.find((s) => s instanceof KafkaFindingSink);
   metrics = new Metrics({
     assembler: () => pipeline.assembler.stats(),
@@ -102,7 +104,6 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (!sources.http) refuseTraces(server);
   const grpcServer = sources.http ? createGrpcReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('grpc', o)) : undefined;
   const ticker = setInterval(() => pipeline.tick(), TICK_MS);
-  const kafkaSource = sources.kafka ? await KafkaSource.start(config.source.kafka!, pipeline) : undefined;
 
   await new Promise<void>((resolveListen, rejectListen) => {
     server.once('error', rejectListen);
@@ -118,8 +119,11 @@ export async function serveCommand(args: string[]): Promise<number> {
   } else {
     process.stdout.write(`trajwatch: listening on http://${shown}/ (/metrics, /healthz; OTLP receivers off); data in ${dataDir}\n`);
   }
-  if (kafkaSource !== undefined) {
-    const { topic, groupId, brokers } = kafkaSource.config;
+  if (sources.kafka) {
+    const source = await KafkaSource.start(config.source.kafka!, pipeline);
+    registerKafkaSourceMetrics(registry, () => source.stats());
+    kafkaSource = source;
+    const { topic, groupId, brokers } = source.config;
     process.stdout.write(`trajwatch: consuming OTLP from Kafka topic ${topic} as group ${groupId} (${brokers.join(',')})\n`);
   }
 
