@@ -54,7 +54,10 @@ export function operations(): Dashboard {
         panels: [
           timeseries('Sink backlog (records)', 'Records not yet durable or acknowledged, per sink; for Kafka this is the outbox depth.', [{ expr: 'sum by (sink) (trajwatch_sink_backlog_records)', legend: '{{sink}}' }], 'none'),
           timeseries('Sink backlog (bytes)', 'Bytes not yet durable or acknowledged, per sink.', [{ expr: 'sum by (sink) (trajwatch_sink_backlog_bytes)', legend: '{{sink}}' }], 'bytes'),
-          timeseries('Sink records by outcome', 'Records handed to each sink and what became of them.', [{ expr: `sum by (sink, outcome) (rate(trajwatch_sink_records_total${RATE}))`, legend: '{{sink}} {{outcome}}' }], 'ops'),
+          timeseries('Kafka records', 'Records the broker acknowledged, and writes the outbox refused by reason (full: retried when room frees; too-large: never sendable).', [
+            { expr: `sum(rate(trajwatch_kafka_delivered_total${RATE}))`, legend: 'acknowledged' },
+            { expr: `sum by (reason) (rate(trajwatch_kafka_outbox_refused_total${RATE}))`, legend: 'refused {{reason}}' },
+          ], 'ops'),
           timeseries('Kafka produce latency (p95)', 'Time from send to broker acknowledgement.', [{ expr: p95('trajwatch_kafka_produce_seconds'), legend: 'p95' }], 's'),
           timeseries('Kafka produce errors', 'Produce requests that failed.', [{ expr: `sum(rate(trajwatch_kafka_produce_errors_total${RATE}))`, legend: 'errors' }], 'ops'),
         ],
@@ -64,7 +67,7 @@ export function operations(): Dashboard {
         panels: [
           timeseries('Windows by outcome', 'Windows extracted for the judge, refused or deferred, by reason.', [{ expr: `sum by (outcome, reason) (rate(trajwatch_windows_total${RATE}))`, legend: '{{outcome}} {{reason}}' }], 'ops'),
           timeseries('Judge calls by outcome', 'Judge calls, by outcome.', [{ expr: `sum by (outcome) (rate(trajwatch_judge_calls_total${RATE}))`, legend: '{{outcome}}' }], 'ops'),
-          timeseries('Judge latency (p95)', 'Judge call latency.', [{ expr: p95('trajwatch_judge_latency_seconds'), legend: 'p95' }], 's'),
+          timeseries('Judge latency (p95)', 'Judge call duration, retries and backoff included.', [{ expr: p95('trajwatch_judge_latency_seconds'), legend: 'p95' }], 's'),
           timeseries('Judge tokens', 'Tokens spent, prompt and completion.', [{ expr: `sum by (kind) (rate(trajwatch_judge_tokens_total${RATE}))`, legend: '{{kind}}' }], 'short'),
           stat('Judge cost in range', 'Judge spend in the selected range.', [{ expr: 'sum(increase(trajwatch_judge_cost_usd_total[$__range]))' }], 'currencyUSD', 6),
           stat('Judge budget remaining', 'What is left of each judge budget.', [{ expr: 'max by (budget) (trajwatch_judge_budget_remaining)', legend: '{{budget}}' }], 'none', 6),

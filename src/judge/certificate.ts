@@ -81,26 +81,36 @@ export class CertificateStore {
   certify(ctx: CertificationContext): Certification {
     const list = this.#byQuestion.get(ctx.questionId);
     if (list === undefined || list.length === 0) return { valid: false, reason: 'uncalibrated' };
-    const q = questionById(ctx.questionId)!;
     let reason = 'uncalibrated';
     for (const { id, cert } of list) {
-      const mismatch =
-        cert.questionVersion !== q.version || cert.questionDigest !== questionDigest(q) || cert.optionOrder.join() !== q.options.join()
-          ? 'certificate-stale-question'
-          : cert.windowPolicyDigest !== ctx.windowPolicyDigest
-            ? 'certificate-window-policy-mismatch'
-            : cert.requestedModel !== ctx.requestedModel
-              ? 'certificate-model-mismatch'
-              : ctx.servedModel === null || cert.servedModel !== ctx.servedModel
-                ? 'certificate-served-model-mismatch'
-                : cert.goldN <= 0 || cert.kappa < ctx.minKappa
-                  ? 'certificate-below-minimum'
-                  : undefined;
+      const mismatch = mismatchOf(cert, ctx, true);
       if (mismatch === undefined) return { valid: true, certificateId: id };
       reason = mismatch;
     }
     return { valid: false, reason };
   }
+
+  /**
+   * Whether an installed certificate would qualify this question for answers served by the
+   * model it names: everything `certify` checks except the served model, which is known only
+   * per answer. What the `trajwatch_calibration_certified` gauge shows.
+   */
+  qualifies(ctx: Omit<CertificationContext, 'servedModel'>): boolean {
+    return (this.#byQuestion.get(ctx.questionId) ?? []).some(({ cert }) => mismatchOf(cert, { ...ctx, servedModel: null }, false) === undefined);
+  }
+}
+
+/** The first reason `cert` does not qualify in `ctx`, or undefined when it does. */
+function mismatchOf(cert: Certificate, ctx: CertificationContext, checkServedModel: boolean): string | undefined {
+  const q = questionById(ctx.questionId)!;
+  if (cert.questionVersion !== q.version || cert.questionDigest !== questionDigest(q) || cert.optionOrder.join() !== q.options.join()) {
+    return 'certificate-stale-question';
+  }
+  if (cert.windowPolicyDigest !== ctx.windowPolicyDigest) return 'certificate-window-policy-mismatch';
+  if (cert.requestedModel !== ctx.requestedModel) return 'certificate-model-mismatch';
+  if (checkServedModel && (ctx.servedModel === null || cert.servedModel !== ctx.servedModel)) return 'certificate-served-model-mismatch';
+  if (cert.goldN <= 0 || cert.kappa < ctx.minKappa) return 'certificate-below-minimum';
+  return undefined;
 }
 
 /**

@@ -11,7 +11,7 @@ import { windowPolicyDigest } from '../windows/policy.ts';
 import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
 import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import { loadCertificates, type CertificateStore } from './certificate.ts';
-import { ChatClient, type Receipt } from './client.ts';
+import { ChatClient, type FailureKind, type Receipt } from './client.ts';
 import { underDataDir, type JudgeConfig } from './config.ts';
 import { combineActions, decideQuestion, type Recommendation } from './decision-policy.ts';
 import { judgedFindings, repetitionFinding } from './judged-findings.ts';
@@ -38,7 +38,21 @@ export interface DecisionPointsOptions {
   env?: Readonly<Record<string, string | undefined>>;
   /** Wall clock for the budget and `recordedAt`; never used for identity. */
   now?: () => number;
+  /** Told of every judge call when it ends (metrics: latency by outcome). Must not throw. */
+  onCall?: (call: JudgeCall) => void;
 }
+
+/** One judge call as it ended: how long it took, what came of it, what it cost. */
+export interface JudgeCall {
+  /** Wall time of the call, retries and backoff included. */
+  seconds: number;
+  /** `answered`, a transport failure, or `bad-answer` (an answer that did not parse). */
+  outcome: 'answered' | FailureKind | 'bad-answer';
+  receipt: Receipt;
+}
+
+/** Budgets with something left to spend (see `BudgetSchema`), as `stats().budgetRemaining` keys. */
+export type BudgetName = 'tokens-per-day' | 'calls-per-minute' | 'queued-windows';
 
 export interface DecisionPointStats {
   windowsBuilt: number;
@@ -54,6 +68,14 @@ export interface DecisionPointStats {
   findings: number;
   alarms: number;
   ledgerErrors: number;
+  /** Tokens the provider reported, summed over calls; a call without usage adds nothing. */
+  tokens: { prompt: number; completion: number };
+  /** Cost by currency, only for calls priced by `client.pricing`; empty when nothing is priced. */
+  cost: Record<string, number>;
+  /** What is left of each budget now. */
+  budgetRemaining: Record<BudgetName, number>;
+  /** Per question: whether an installed certificate qualifies it (see `CertificateStore.qualifies`). */
+  certified: Record<string, boolean>;
 }
 
 interface Job {
@@ -66,6 +88,9 @@ interface Job {
   provenance: Provenance;
   estimatedTokens: number;
 }
+
+const MINUTE_MS = 60_000;
+const DAY_MS = 86_400_000;
 
 const bump = (m: Record<string, number>, k: string) => {
   m[k] = (m[k] ?? 0) + 1;
@@ -93,8 +118,12 @@ export class DecisionPoints {
   readonly #queue: Job[] = [];
   readonly #active = new Set<Promise<void>>();
   #inFlight = 0;
+  #lastAdmittedAt: number | undefined;
   #firstErrorLogged = false;
-  readonly #stats: DecisionPointStats = {
+  /** Admission times in the last minute (at most `callsPerMinute`): the calls-per-minute budget. */
+  readonly #admittedAt: number[] = [];
+  readonly #certified: Record<string, boolean>;
+  readonly #stats: Omit<DecisionPointStats, 'budgetRemaining' | 'certified'> = {
     windowsBuilt: 0,
     refused: {},
     deferred: {},
@@ -108,6 +137,8 @@ export class DecisionPoints {
     findings: 0,
     alarms: 0,
     ledgerErrors: 0,
+    tokens: { prompt: 0, completion: 0 },
+    cost: {},
   };
 
   private constructor(
@@ -135,6 +166,12 @@ export class DecisionPoints {
       topLogprobs: cfg.client.topLogprobs,
     });
     this.#definitionDigest = definitionDigest();
+    this.#certified = Object.fromEntries(
+      SEMANTIC_QUESTIONS.map((q) => [
+        q.id,
+        certs?.qualifies({ questionId: q.id, windowPolicyDigest: this.#policyDigest, requestedModel: cfg.client.model, minKappa: cfg.decision.minKappa }) ?? false,
+      ]),
+    );
   }
 
   /**
@@ -159,7 +196,25 @@ export class DecisionPoints {
   }
 
   stats(): DecisionPointStats {
-    return structuredClone(this.#stats);
+    return { ...structuredClone(this.#stats), budgetRemaining: this.#budgetRemaining(), certified: { ...this.#certified } };
+  }
+
+  #budgetRemaining(): Record<BudgetName, number> {
+    const budget = this.#cfg.budget;
+    const now = this.#now();
+    this.#forgetOldAdmissions(now);
+    const last = this.#admittedAt.at(-1) ?? this.#lastAdmittedAt;
+    // The meter rolls its day only when it next admits: a new UTC day has the whole budget.
+    const sameDay = last !== undefined && Math.floor(last / DAY_MS) === Math.floor(now / DAY_MS);
+    return {
+      'tokens-per-day': Math.max(0, budget.tokensPerDay - (sameDay ? this.#budget.tokensToday : 0)),
+      'calls-per-minute': Math.max(0, budget.callsPerMinute - this.#admittedAt.length),
+      'queued-windows': Math.max(0, budget.maxQueuedWindows - this.#queue.length),
+    };
+  }
+
+  #forgetOldAdmissions(now: number): void {
+    while (this.#admittedAt.length > 0 && this.#admittedAt[0]! <= now - MINUTE_MS) this.#lastAdmittedAt = this.#admittedAt.shift();
   }
 
   /**
@@ -244,6 +299,9 @@ export class DecisionPoints {
         this.#skip('deferred', refusalOf(window, admitted.reason, `budget: ${admitted.reason}`), window.id);
         continue;
       }
+      const now = this.#now();
+      this.#forgetOldAdmissions(now);
+      this.#admittedAt.push(now);
       this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens });
     }
     this.#pump();
@@ -286,14 +344,19 @@ export class DecisionPoints {
       return;
     }
     this.#stats.calls++;
+    const started = performance.now();
     const outcome = await this.#client!.complete(job.body, this.#abort.signal);
+    const seconds = (performance.now() - started) / 1000;
     this.#budget.settle(job.estimatedTokens, outcome.receipt.totalTokens);
+    this.#spent(outcome.receipt);
     let result: ResultRecord;
     if (!outcome.ok) {
       bump(this.#stats.failures, outcome.failure.kind);
+      this.#called({ seconds, outcome: outcome.failure.kind, receipt: outcome.receipt });
       result = this.#unanswered(key, digests, window, outcome.failure, null, outcome.receipt);
     } else {
       const parsed = parseAnswers(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID]);
+      this.#called({ seconds, outcome: parsed.ok ? 'answered' : 'bad-answer', receipt: outcome.receipt });
       if (!parsed.ok) {
         bump(this.#stats.failures, 'bad-answer');
         result = this.#unanswered(key, digests, window, { kind: 'bad-answer', message: parsed.reason }, outcome.servedModel, outcome.receipt);
@@ -331,6 +394,20 @@ export class DecisionPoints {
       result = this.#unanswered(key, digests, window, { kind: 'ledger-failure', message: 'result not recorded' }, result.servedModel, result.receipt);
     }
     this.#emit(job.t, job.checks, window, result, job.provenance);
+  }
+
+  #spent(receipt: Receipt): void {
+    this.#stats.tokens.prompt += receipt.promptTokens ?? 0;
+    this.#stats.tokens.completion += receipt.completionTokens ?? 0;
+    if (receipt.cost !== null && receipt.currency !== null) this.#stats.cost[receipt.currency] = (this.#stats.cost[receipt.currency] ?? 0) + receipt.cost;
+  }
+
+  #called(call: JudgeCall): void {
+    try {
+      this.#options.onCall?.(call);
+    } catch (err) {
+      this.#error(err);
+    }
   }
 
   #result(

@@ -2,7 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AssemblerStats } from '../assemble/assembler.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Finding } from '../findings/schema.ts';
-import type { DecisionPointStats } from '../judge/decision-points.ts';
+import type { DecisionPointStats, JudgeCall } from '../judge/decision-points.ts';
 import type { KafkaSinkStats } from '../sinks/kafka/sink.ts';
 
 /** Numbers read at scrape time from the parts that own them (no cost between scrapes). */
@@ -18,7 +18,8 @@ export interface LiveReadings {
 
 /**
  * A counter that mirrors a running total owned elsewhere: at scrape time it advances by
- * what the owner counted since the last scrape.
+ * what the owner counted since the last scrape. A series exists once the owner reports it
+ * (a reported 0 shows as 0; a total the owner does not know stays absent).
  */
 function mirrorCounter(
   registry: Registry,
@@ -28,7 +29,7 @@ function mirrorCounter(
   read: () => Iterable<[Record<string, string>, number]>,
 ): void {
   const last = new Map<string, number>();
-  new Counter({
+  const counter = new Counter({
     name,
     help,
     labelNames,
@@ -36,13 +37,23 @@ function mirrorCounter(
     collect() {
       for (const [labels, total] of read()) {
         const key = JSON.stringify(labels);
-        const delta = total - (last.get(key) ?? 0);
-        if (delta > 0) this.inc(labels, delta);
+        const seen = last.get(key);
+        const delta = total - (seen ?? 0);
+        if (delta > 0 || seen === undefined) this.inc(labels, Math.max(0, delta));
         last.set(key, total);
       }
     },
   });
+  // prom-client starts a label-less counter at 0; here only the owner's report creates it.
+  if (labelNames.length === 0) counter.remove({});
 }
+
+const JUDGE_CALL_OUTCOMES: readonly JudgeCall['outcome'][] = ['answered', 'bad-answer', 'timeout', 'cancelled', 'network', 'http', 'bad-response'];
+
+/** Seconds, from a fast local call to a slow model behind a queue. */
+const JUDGE_LATENCY_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+/** Seconds, from a loopback broker to one that is retrying elections. */
+const PRODUCE_LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
 const byReason = (counts: Record<string, number>, outcome: string): [Record<string, string>, number][] =>
   Object.entries(counts).map(([reason, n]) => [{ outcome, reason }, n]);
@@ -114,12 +125,6 @@ export class Metrics {
     labelNames: ['analyst', 'severity'] as const,
     registers: [this.registry],
   });
-  readonly sinkRecords = new Counter({
-    name: 'trajwatch_sink_records_total',
-    help: 'Records handed to a sink and their outcome (written, acknowledged, failed, retried).',
-    labelNames: ['sink', 'outcome'] as const,
-    registers: [this.registry],
-  });
   readonly provenanceIssues = new Counter({
     name: 'trajwatch_provenance_issues_total',
     help: 'Treatment or conditions inputs refused (e.g. one id with two contents), by reason.',
@@ -139,6 +144,12 @@ export class Metrics {
     labelNames: ['question', 'service', 'agent'] as const,
     registers: [this.registry],
   });
+
+  /** Judge call latency; present when the judge runs (`live.judge`). */
+  readonly judgeLatency: Histogram<'outcome'> | undefined;
+  /** Kafka produce request latency and size; present when findings go to Kafka (`live.kafka`). */
+  readonly kafkaProduceLatency: Histogram | undefined;
+  readonly kafkaProduceRecords: Histogram | undefined;
 
   constructor(live: LiveReadings) {
     collectDefaultMetrics({ register: this.registry });
@@ -206,13 +217,62 @@ export class Metrics {
       );
       mirrorCounter(this.registry, 'trajwatch_redactions_total', 'Secrets redacted from window content before a judge request.', [], () => [[{}, judge().redactions]]);
       mirrorCounter(this.registry, 'trajwatch_ledger_errors_total', 'Decision-ledger writes that failed.', [], () => [[{}, judge().ledgerErrors]]);
+      mirrorCounter(this.registry, 'trajwatch_judge_tokens_total', 'Tokens the judge provider reported, by kind (prompt, completion); calls without usage add nothing.', ['kind'], () => {
+        const { prompt, completion } = judge().tokens;
+        return [[{ kind: 'prompt' }, prompt], [{ kind: 'completion' }, completion]];
+      });
+      mirrorCounter(this.registry, 'trajwatch_judge_cost_usd_total', 'Judge spend in US dollars, from client.pricing; absent while no call was priced in USD (unknown is not zero).', [], () => {
+        const usd = judge().cost.USD;
+        return usd === undefined ? [] : [[{}, usd]];
+      });
+      new Gauge({
+        name: 'trajwatch_judge_budget_remaining',
+        help: 'What is left of each judge budget now: tokens-per-day (tokens), calls-per-minute (calls), queued-windows (windows).',
+        labelNames: ['budget'] as const,
+        registers: reg,
+        collect() {
+          for (const [budget, left] of Object.entries(judge().budgetRemaining)) this.set({ budget }, left);
+        },
+      });
+      new Gauge({
+        name: 'trajwatch_calibration_certified',
+        help: 'Per question: 1 when an installed certificate qualifies it for the configured model and window policy, else 0 (it cannot act).',
+        labelNames: ['question'] as const,
+        registers: reg,
+        collect() {
+          for (const [question, ok] of Object.entries(judge().certified)) this.set({ question }, ok ? 1 : 0);
+        },
+      });
+      this.judgeLatency = new Histogram({
+        name: 'trajwatch_judge_latency_seconds',
+        help: 'Judge call duration (retries and backoff included), by outcome: answered, bad-answer, or the failure kind.',
+        labelNames: ['outcome'] as const,
+        buckets: JUDGE_LATENCY_BUCKETS,
+        registers: reg,
+      });
+      // Known outcomes start at 0, so rate() sees the first call of each.
+      for (const outcome of JUDGE_CALL_OUTCOMES) this.judgeLatency.zero({ outcome });
     }
     const kafka = live.kafka;
     if (kafka !== undefined) {
       mirrorCounter(this.registry, 'trajwatch_kafka_delivered_total', 'Records acknowledged by the Kafka broker.', [], () => [[{}, kafka().delivered]]);
       mirrorCounter(this.registry, 'trajwatch_kafka_produce_errors_total', 'Failed Kafka produce attempts (each is retried from the outbox).', [], () => [[{}, kafka().sendErrors]]);
-      mirrorCounter(this.registry, 'trajwatch_kafka_produce_seconds_total', 'Time spent in successful Kafka produce requests (divide by requests for the mean latency).', [], () => [[{}, kafka().produceLatencyMs.sum / 1000]]);
-      mirrorCounter(this.registry, 'trajwatch_kafka_produce_requests_total', 'Successful Kafka produce requests.', [], () => [[{}, kafka().produceLatencyMs.count]]);
+      mirrorCounter(this.registry, 'trajwatch_kafka_outbox_refused_total', 'Writes the Kafka outbox refused, by reason (full: retried when room frees; too-large: never sendable).', ['reason'], () => {
+        const s = kafka();
+        return [[{ reason: 'full' }, s.refusedFull], [{ reason: 'too-large' }, s.refusedTooLarge]];
+      });
+      this.kafkaProduceLatency = new Histogram({
+        name: 'trajwatch_kafka_produce_seconds',
+        help: 'Duration of acknowledged Kafka produce requests (send to broker acknowledgement, acks=all).',
+        buckets: PRODUCE_LATENCY_BUCKETS,
+        registers: reg,
+      });
+      this.kafkaProduceRecords = new Histogram({
+        name: 'trajwatch_kafka_produce_records',
+        help: 'Records per acknowledged Kafka produce request.',
+        buckets: [1, 5, 10, 50, 100, 500, 1000, 5000],
+        registers: reg,
+      });
       new Gauge({
         name: 'trajwatch_kafka_failing',
         help: '1 from a failed produce attempt until the next success.',
@@ -255,6 +315,17 @@ export class Metrics {
     if (o.reason !== undefined) this.requestsRefused.inc({ transport, reason: o.reason });
     if (o.spans > 0) this.spansReceived.inc({ transport, content_type }, o.spans);
     if (o.rejectedSpans > 0) this.spansRefused.inc({ transport, content_type }, o.rejectedSpans);
+  }
+
+  /** Times one judge call (the decision points' `onCall` observer). */
+  observeJudgeCall(call: JudgeCall): void {
+    this.judgeLatency?.observe({ outcome: call.outcome }, call.seconds);
+  }
+
+  /** Times one acknowledged Kafka produce request (the Kafka sink's `onProduce` observer). */
+  observeKafkaProduce(seconds: number, records: number): void {
+    this.kafkaProduceLatency?.observe(seconds);
+    this.kafkaProduceRecords?.observe(records);
   }
 
   /** Counts judged answers and the coordinator alarms among them. */

@@ -19,6 +19,8 @@ export interface KafkaSinkOptions {
   log?: SinkLog;
   /** Where `sasl.passwordEnv` is looked up (default `process.env`). */
   env?: NodeJS.ProcessEnv;
+  /** Told of every acknowledged produce request: its duration and record count (metrics). Must not throw. */
+  onProduce?: (seconds: number, records: number) => void;
 }
 
 /** Counters for metrics (wired later) and tests. Times in milliseconds. */
@@ -70,6 +72,7 @@ export class KafkaSink {
   readonly #outbox: Outbox;
   readonly #kafka: Kafka;
   readonly #log: SinkLog;
+  readonly #onProduce: ((seconds: number, records: number) => void) | undefined;
   #producer: Producer | undefined;
   #topicsReady = false;
   #closing = false;
@@ -88,11 +91,12 @@ export class KafkaSink {
     produceLatencyMs: { count: 0, sum: 0, max: 0, last: 0 },
   };
 
-  private constructor(config: KafkaSinkConfig, outbox: Outbox, kafka: Kafka, log: SinkLog) {
+  private constructor(config: KafkaSinkConfig, outbox: Outbox, kafka: Kafka, log: SinkLog, onProduce: KafkaSinkOptions['onProduce']) {
     this.config = config;
     this.#outbox = outbox;
     this.#kafka = kafka;
     this.#log = log;
+    this.#onProduce = onProduce;
   }
 
   /**
@@ -108,7 +112,7 @@ export class KafkaSink {
       maxRecordBytes: config.maxRecordBytes,
       segmentBytes: config.outboxSegmentBytes,
     });
-    const sink = new KafkaSink(config, outbox, kafka, options.log ?? logToStderr);
+    const sink = new KafkaSink(config, outbox, kafka, options.log ?? logToStderr, options.onProduce);
     sink.#loop = sink.#deliver();
     return sink;
   }
@@ -245,6 +249,16 @@ export class KafkaSink {
     latency.sum += elapsedMs;
     latency.max = Math.max(latency.max, elapsedMs);
     latency.last = elapsedMs;
+    this.#observeProduce(elapsedMs / 1000, entries.length);
+  }
+
+  /** An observer's failure must not turn an acknowledged batch into a failed one (and a re-send). */
+  #observeProduce(seconds: number, records: number): void {
+    try {
+      this.#onProduce?.(seconds, records);
+    } catch (err) {
+      this.#log('error', 'kafka produce observer threw', { error: describeError(err) });
+    }
   }
 
   async #ensureProducer(): Promise<Producer> {

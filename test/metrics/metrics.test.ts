@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { AssemblerStats } from '../../src/assemble/assembler.ts';
+import type { DecisionPointStats } from '../../src/judge/decision-points.ts';
+import { Metrics } from '../../src/metrics/metrics.ts';
+import type { KafkaSinkStats } from '../../src/sinks/kafka/sink.ts';
+
+const assembler = () => ({ openTrajectories: 0, bufferedBytes: 0, retainedBytes: 0, duplicateSpans: 0, conflictingSpans: 0, lateSpans: 0 }) as unknown as AssemblerStats;
+
+function judgeStats(): DecisionPointStats {
+  return {
+    windowsBuilt: 0,
+    refused: {},
+    deferred: {},
+    calls: 0,
+    replays: 0,
+    conflicts: 0,
+    unresolvedIntents: 0,
+    duplicates: 0,
+    failures: {},
+    redactions: 0,
+    findings: 0,
+    alarms: 0,
+    ledgerErrors: 0,
+    tokens: { prompt: 0, completion: 0 },
+    cost: {},
+    budgetRemaining: { 'tokens-per-day': 1000, 'calls-per-minute': 30, 'queued-windows': 64 },
+    certified: { 'evidence.unverified-completion': true, 'tool.error-ignored': false },
+  };
+}
+
+const kafkaStats = (): KafkaSinkStats => ({
+  outboxRecords: 0,
+  outboxBytes: 0,
+  delivered: 3,
+  batchesDelivered: 1,
+  sendErrors: 0,
+  failing: false,
+  lastError: undefined,
+  refusedFull: 0,
+  refusedTooLarge: 0,
+  tornLinesIgnored: 0,
+  produceLatencyMs: { count: 1, sum: 4, max: 4, last: 4 },
+});
+
+/** The value of one sample line of the exposition, or undefined when the series is absent. */
+function sample(text: string, series: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+  return line === undefined ? undefined : Number(line.split(' ').at(-1));
+}
+
+describe('Metrics', () => {
+  it('mirrors judge tokens, shows cost only once a call was priced in USD, and exports budgets and calibration per question', async () => {
+    const s = judgeStats();
+    const m = new Metrics({ assembler, judge: () => s });
+    let text = await m.registry.metrics();
+    expect(sample(text, 'trajwatch_judge_tokens_total{kind="prompt"}')).toBe(0);
+    expect(text).not.toMatch(/^trajwatch_judge_cost_usd_total /m);
+    expect(sample(text, 'trajwatch_judge_budget_remaining{budget="calls-per-minute"}')).toBe(30);
+    expect(sample(text, 'trajwatch_calibration_certified{question="evidence.unverified-completion"}')).toBe(1);
+    expect(sample(text, 'trajwatch_calibration_certified{question="tool.error-ignored"}')).toBe(0);
+
+    s.tokens = { prompt: 900, completion: 60 };
+    s.cost = { USD: 0.0015 };
+    s.failures = { 'bad-answer': 1 };
+    m.observeJudgeCall({ seconds: 0.2, outcome: 'answered', receipt: { promptTokens: 900, completionTokens: 60, totalTokens: 960, cost: 0.0015, currency: 'USD', attempts: 1 } });
+    text = await m.registry.metrics();
+    expect(sample(text, 'trajwatch_judge_tokens_total{kind="prompt"}')).toBe(900);
+    expect(sample(text, 'trajwatch_judge_cost_usd_total')).toBe(0.0015);
+    expect(sample(text, 'trajwatch_judge_failures_total{reason="bad-answer"}')).toBe(1);
+    expect(sample(text, 'trajwatch_judge_latency_seconds_count{outcome="answered"}')).toBe(1);
+    // Known outcomes exist at 0 before their first call, so rate() sees that call.
+    expect(sample(text, 'trajwatch_judge_latency_seconds_count{outcome="timeout"}')).toBe(0);
+  });
+
+  it('exports Kafka produce latency as a histogram, and outbox refusals by reason from 0', async () => {
+    const m = new Metrics({ assembler, kafka: kafkaStats });
+    m.observeKafkaProduce(0.004, 3);
+    const text = await m.registry.metrics();
+    expect(sample(text, 'trajwatch_kafka_produce_seconds_count')).toBe(1);
+    expect(sample(text, 'trajwatch_kafka_produce_seconds_bucket{le="0.005"}')).toBe(1);
+    expect(sample(text, 'trajwatch_kafka_produce_records_sum')).toBe(3);
+    expect(sample(text, 'trajwatch_kafka_outbox_refused_total{reason="full"}')).toBe(0);
+    expect(sample(text, 'trajwatch_kafka_delivered_total')).toBe(3);
+  });
+
+  it('exports no judge or Kafka series when neither runs', async () => {
+    const m = new Metrics({ assembler });
+    m.observeKafkaProduce(0.01, 1);
+    const text = await m.registry.metrics();
+    expect(text).not.toMatch(/trajwatch_(judge|kafka|calibration)_/);
+  });
+});
