@@ -18,17 +18,24 @@ export class JsonlLog {
   #failure: StorageError | undefined;
   #retryDelayMs = 100;
   #written = 0;
+  #appended = 0;
+  /** File size after the last complete batch: a failed write is cut back to it. */
+  #sizeBytes: number;
+  /** Settles after each batch write attempt, so `flushed()` can stop waiting at its own lines. */
+  #batchDone = Promise.withResolvers<void>();
 
-  private constructor(path: string, file: FileHandle) {
+  private constructor(path: string, file: FileHandle, sizeBytes: number) {
     this.path = path;
     this.#file = file;
+    this.#sizeBytes = sizeBytes;
   }
 
   /** Opens `path` for appending (or, with `truncate`, starts it empty). */
   static async open(path: string, options: { truncate?: boolean } = {}): Promise<JsonlLog> {
     try {
       await mkdir(dirname(path), { recursive: true });
-      return new JsonlLog(path, await open(path, options.truncate === true ? 'w' : 'a'));
+      const file = await open(path, options.truncate === true ? 'w' : 'a');
+      return new JsonlLog(path, file, (await file.stat()).size);
     } catch (err) {
       throw new StorageError(`cannot open ${path} for appending: ${(err as Error).message}`, { cause: err });
     }
@@ -60,12 +67,23 @@ export class JsonlLog {
       this.#queue.push(line);
       this.#pendingBytes += line.length + 1;
     }
+    this.#appended += lines.length;
     this.#writing ??= this.#drain();
   }
 
-  /** Resolves when every line appended so far is durable (or rejects with the failure). */
+  /**
+   * Resolves when every line appended so far is durable (or rejects with the failure). It does
+   * not wait for lines appended after the call, so under steady load it settles as soon as its
+   * own batch is on disk rather than when the queue first runs empty.
+   */
   async flushed(): Promise<void> {
-    while (this.#writing !== undefined) await this.#writing;
+    const target = this.#appended;
+    // A failed batch otherwise waits out its backoff: try it once now, so a disk that has been
+    // freed since (a shutdown right after recovery) is not reported as still failing.
+    if (this.#failure !== undefined && this.#writing === undefined && this.#queue.length > 0) this.#writing = this.#drain();
+    while (this.#writing !== undefined && (this.#written < target || this.#failure !== undefined)) {
+      await Promise.race([this.#writing, this.#batchDone.promise]);
+    }
     if (this.#failure !== undefined) throw this.#failure;
   }
 
@@ -84,10 +102,19 @@ export class JsonlLog {
       this.#queue = [];
       this.#inWrite = batch.length;
       const text = batch.join('\n') + '\n';
+      const bytes = Buffer.from(text);
       try {
-        await this.#file.write(text);
+        // A write to a nearly full disk can be short without an error: write the rest, whose
+        // attempt then fails (ENOSPC) rather than leave a torn line counted as written.
+        for (let offset = 0; offset < bytes.length; ) {
+          const { bytesWritten } = await this.#file.write(bytes, offset);
+          if (bytesWritten === 0) throw new StorageError(`short write to ${this.path}: 0 of ${bytes.length - offset} bytes`);
+          offset += bytesWritten;
+        }
         await this.#file.datasync();
       } catch (err) {
+        // A full disk can take part of the batch: cut the torn tail so the retry appends whole lines.
+        await this.#file.truncate(this.#sizeBytes).catch(() => undefined);
         this.#inWrite = 0;
         this.#queue = batch.concat(this.#queue);
         this.#failure = new StorageError(`cannot append to ${this.path}: ${(err as Error).message}`, {
@@ -98,12 +125,20 @@ export class JsonlLog {
         break;
       }
       this.#inWrite = 0;
+      this.#sizeBytes += bytes.length;
       this.#written += batch.length;
       this.#pendingBytes -= text.length;
       this.#failure = undefined;
       this.#retryDelayMs = 100;
+      this.#signalBatch();
     }
     this.#writing = undefined;
+    this.#signalBatch();
+  }
+
+  #signalBatch(): void {
+    this.#batchDone.resolve();
+    this.#batchDone = Promise.withResolvers<void>();
   }
 
   /** After a failure the queue stays; it is written again later, with growing backoff. */
