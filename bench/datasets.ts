@@ -46,3 +46,38 @@ export const jsonBytes = (d: Dataset): number => d.jsonTexts.reduce((sum, text) 
 export function describeDataset(d: Dataset): string {
   return `${d.name}: ${d.spanCount} spans, ${protoBytes(d)} B protobuf, ${jsonBytes(d)} B JSON`;
 }
+
+/** Bodies for the HTTP benchmarks: every body carries traces no other body carries. */
+export interface HttpDataset {
+  name: string;
+  bodies: Uint8Array[];
+  spanCounts: number[];
+}
+
+/** `count` synthetic requests of `spansPerRequest` spans, seeds from `firstSeed` (distinct traces and sessions per seed). */
+export function syntheticHttpDataset(spansPerRequest: number, count: number, firstSeed = 1): HttpDataset {
+  const bodies = Array.from({ length: count }, (_, i) => syntheticRequestProto(syntheticRequest(spansPerRequest, firstSeed + i)));
+  return { name: `synthetic ${spansPerRequest}-span requests`, bodies, spanCounts: bodies.map(() => spansPerRequest) };
+}
+
+/** The TRAIL traces `copies` times over; each copy's trace ids differ in their first 8 hex digits. */
+export function trailHttpDataset(copies: number, firstCopy = 0): HttpDataset {
+  const requests = loadTrailTraces().map((trace) => JSON.parse(trace.jsonText) as RequestShape);
+  const bodies: Uint8Array[] = [];
+  const spanCounts: number[] = [];
+  for (let copy = firstCopy; copy < firstCopy + copies; copy++) {
+    const prefix = (0x7000_0000 + copy).toString(16).padStart(8, '0');
+    for (const request of requests) {
+      for (const rs of request.resourceSpans) {
+        for (const ss of rs.scopeSpans) {
+          for (const span of ss.spans as { traceId: string }[]) span.traceId = prefix + span.traceId.slice(8);
+        }
+      }
+      bodies.push(encodeOtlpJsonAsProto(request));
+      spanCounts.push(countSpans(request));
+    }
+  }
+  return { name: 'TRAIL (real smolagents traces)', bodies, spanCounts };
+}
+
+export const httpSpanCount = (d: HttpDataset): number => d.spanCounts.reduce((a, b) => a + b, 0);

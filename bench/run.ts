@@ -1,44 +1,270 @@
 /**
  * `npm run bench`: every benchmark in one run on one machine, printed and written to
- * docs/benchmarks.md, so the ratios between rows are meaningful.
+ * docs/benchmarks.md, so the ratios between rows are meaningful: in-process stages and
+ * decoders, then end to end over loopback HTTP against a real `trajwatch serve` and the
+ * peers, latency at half the maximum throughput, memory per buffered span, the bounds under
+ * load and the scaling curve. Every part is bounded in requests and time.
  *
- * Run: npm run bench [-- secondsPerCase]
+ * Run: npm run bench [-- --quick] [-- secondsPerCase]     (full: under ~10 min; --quick: ~3 min)
  */
+import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
-import { describeDataset, syntheticDataset, trailDataset } from './datasets.ts';
+import { cpus, totalmem } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { DecodeError } from '../src/errors.ts';
+import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
+import { measureBounds } from './bounds.ts';
+import {
+  describeDataset,
+  type HttpDataset,
+  httpSpanCount,
+  syntheticDataset,
+  syntheticHttpDataset,
+  trailDataset,
+  trailHttpDataset,
+} from './datasets.ts';
 import { DECODER_HEADER, decoderRows } from './decode.ts';
-import { markdownTable } from './measure.ts';
+import { measureLatency } from './latency.ts';
+import { fmt, markdownTable, measureCases } from './measure.ts';
+import { collectorPeer, measurePeer, type Peer, type PeerRun, phoenixPeer, trajwatchPeer } from './peers.ts';
 import { PIPELINE_HEADER, pipelineRows } from './pipeline.ts';
 
-const seconds = Number(process.argv[2] ?? 1);
-const datasets = [trailDataset(), syntheticDataset(1000, 10), syntheticDataset(10, 200)];
-const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, node ${process.version}`;
+const quick = process.argv.includes('--quick');
+const seconds = Number(process.argv.slice(2).find((a) => /^\d+(\.\d+)?$/.test(a)) ?? (quick ? 0.5 : 1));
+const machine = `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}`;
+const startedAt = performance.now();
+const log = (message: string) => console.error(`bench [${((performance.now() - startedAt) / 1000).toFixed(0)} s]: ${message}`);
+const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
+const ms = (n: number) => (Number.isFinite(n) ? n.toFixed(1) : '–');
 
-console.error(`bench: ${machine}; ${seconds}s per case`);
+log(`${machine}; ${quick ? 'quick' : 'full'} run, ${seconds} s per in-process case`);
+
+// 1. In-process stages and decoders.
+const datasets = [trailDataset(), syntheticDataset(1000, 10), syntheticDataset(10, 200)];
 const pipeline = markdownTable(PIPELINE_HEADER, await pipelineRows(datasets, seconds), 2);
 console.log(pipeline);
 const decoders = markdownTable(DECODER_HEADER, await decoderRows(datasets, seconds), 2);
 console.log(decoders);
+log('in-process stages done');
+
+// 2. End to end over HTTP: the same bodies to trajwatch serve and to each peer.
+const size = quick
+  ? { synthetic: 30, trail: 1, phoenixSynthetic: 2, phoenixTrail: 0, latencySeconds: 4 }
+  : { synthetic: 100, trail: 3, phoenixSynthetic: 4, phoenixTrail: 1, latencySeconds: 10 };
+const synthetic = syntheticHttpDataset(500, size.synthetic, 1);
+const syntheticWarmup = syntheticHttpDataset(500, 6, 500_000);
+const trail = trailHttpDataset(size.trail, 1);
+const trailWarmup = trailHttpDataset(1, 100);
+
+function decodeCeiling(d: HttpDataset): Promise<number> {
+  const spans = httpSpanCount(d);
+  return measureCases(
+    [
+      {
+        name: 'decode',
+        run: () => {
+          for (const body of d.bodies) if (decodeOtlpProto(body) instanceof DecodeError) throw new Error('undecodable');
+        },
+      },
+    ],
+    seconds,
+  ).then(([rounds]) => rounds! * spans);
+}
+
+const subset = (d: HttpDataset, n: number): HttpDataset => ({ ...d, bodies: d.bodies.slice(0, n), spanCounts: d.spanCounts.slice(0, n) });
+
+interface E2eCase {
+  dataset: HttpDataset;
+  warmup: HttpDataset;
+  peers: { peer: Peer; measured: HttpDataset; settleMs: number }[];
+}
+const cases: E2eCase[] = [
+  {
+    dataset: synthetic,
+    warmup: syntheticWarmup,
+    peers: [
+      { peer: trajwatchPeer, measured: synthetic, settleMs: 30_000 },
+      { peer: collectorPeer, measured: synthetic, settleMs: 30_000 },
+      { peer: phoenixPeer, measured: subset(synthetic, size.phoenixSynthetic), settleMs: 90_000 },
+    ],
+  },
+  {
+    dataset: trail,
+    warmup: trailWarmup,
+    peers: [
+      { peer: trajwatchPeer, measured: trail, settleMs: 30_000 },
+      { peer: collectorPeer, measured: trail, settleMs: 30_000 },
+      ...(size.phoenixTrail > 0 ? [{ peer: phoenixPeer, measured: subset(trail, 26 * size.phoenixTrail), settleMs: 120_000 }] : []),
+    ],
+  },
+];
+
+const e2eRows: string[][] = [];
+const peerNotes: string[] = [];
+let trajwatchSynthetic: PeerRun | undefined;
+for (const c of cases) {
+  const ceiling = await decodeCeiling(c.dataset);
+  e2eRows.push([c.dataset.name, 'decode alone (in-process, same decoder, same bodies)', fmt(ceiling), '1.00', '', '', '']);
+  const runs: { name: string; run: PeerRun }[] = [];
+  for (const { peer, measured, settleMs } of c.peers) {
+    log(`${peer.name} on ${c.dataset.name} (${httpSpanCount(measured)} spans)`);
+    const warmup = peer === phoenixPeer ? subset(c.warmup, 1) : c.warmup;
+    const run = await measurePeer(peer, { warmup, measured, concurrency: 4, maxSeconds: 60, settleMs });
+    if (typeof run === 'string') {
+      e2eRows.push([c.dataset.name, peer.name, 'could not run', '', '', '', '']);
+      peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${run}`);
+      continue;
+    }
+    if (peer === trajwatchPeer && c.dataset === synthetic) trajwatchSynthetic = run;
+    runs.push({ name: peer.name, run });
+    e2eRows.push([
+      c.dataset.name,
+      peer.name,
+      fmt(run.spansPerCpuSecond),
+      (run.spansPerCpuSecond / ceiling).toFixed(2),
+      fmt(run.spansPerWallSecond),
+      `${httpSpanCount(measured)} / ${run.load.requests}`,
+      mb(run.rssBytes),
+    ]);
+    peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${run.note}; server CPU ${run.serverCpuSeconds.toFixed(2)} s.`);
+  }
+  const tw = runs.find((r) => r.name === trajwatchPeer.name);
+  for (const r of runs) {
+    if (tw === undefined || r === tw) continue;
+    peerNotes.push(`- trajwatch / ${r.name} on ${c.dataset.name}: ${(tw.run.spansPerCpuSecond / r.run.spansPerCpuSecond).toFixed(2)} × per core.`);
+  }
+}
+const E2E_HEADER = ['dataset', 'server', 'spans/CPU-s (server)', 'ratio to decode', 'spans/s acked (wall)', 'spans / requests', 'RSS MB'];
+const e2e = markdownTable(E2E_HEADER, e2eRows, 2);
+console.log(e2e);
+log('end to end done');
+
+// 3. Latency at half the maximum throughput, local log and (when a broker answers) Kafka.
+const kafkaUp = spawnSync(fileURLToPath(new URL('../scripts/kafka/broker.sh', import.meta.url)), ['status'], { encoding: 'utf8' }).status === 0;
+const maxSpansPerSecond = trajwatchSynthetic === undefined ? 20_000 : Math.min(trajwatchSynthetic.spansPerCpuSecond, trajwatchSynthetic.spansPerWallSecond);
+const halfRate = Math.max(1, Math.round(maxSpansPerSecond / 2 / 500));
+const latencyBodies = syntheticHttpDataset(500, halfRate * size.latencySeconds, 1_000_000);
+log(`latency at ${halfRate} requests/s (${halfRate * 500} spans/s) for ${size.latencySeconds} s; Kafka ${kafkaUp ? 'up' : 'down'}`);
+const latency = await measureLatency(syntheticHttpDataset(500, halfRate, 2_000_000), latencyBodies, halfRate, kafkaUp ? ['127.0.0.1:19092'] : undefined);
+const latencyRows = latency.sinks.map((s) => [
+  s.name === 'kafka' ? 'close → acknowledged by Kafka' : 'close → durable in the local log (fdatasync)',
+  String(s.count),
+  ms(s.p50),
+  ms(s.p99),
+  ms(s.max),
+]);
+const latencyTable = markdownTable(['path', 'trajectories with findings', 'p50 ms', 'p99 ms', 'max ms'], latencyRows, 1);
+console.log(latencyTable);
+
+// 4. Memory, bounds and scaling (a child with --expose-gc, so the heap can be settled).
+log('memory and scaling');
+const memoryArgs = quick ? ['200000', '1000,10000,100000', '1'] : ['1000000', '1000,10000,100000', '3'];
+const memory = JSON.parse(
+  execFileSync(process.execPath, ['--expose-gc', '--max-old-space-size=8192', fileURLToPath(new URL('memory.ts', import.meta.url)), ...memoryArgs], {
+    encoding: 'utf8',
+    maxBuffer: 1 << 20,
+  }),
+) as {
+  buffer: { spans: number; openTrajectories: number; payloadBytesPerSpan: number; heapBytesPerSpan: number; heapBytesPerSpanBeyondPayload: number; rssBytes: number; rssBeforeBytes: number };
+  scaling: { open: number; stillOpen: number; spansPerCpuSecond: number; heapBytesPerOpenTrajectory: number; heapUsedBytes: number; rssBytes: number }[];
+};
+const b = memory.buffer;
+const memoryTable = markdownTable(
+  ['buffered spans', 'open trajectories', 'payload B/span', 'heap B/span', 'heap B/span beyond payload', 'RSS MB (before → after)'],
+  [[fmt(b.spans), fmt(b.openTrajectories), fmt(b.payloadBytesPerSpan), fmt(b.heapBytesPerSpan), fmt(b.heapBytesPerSpanBeyondPayload), `${mb(b.rssBeforeBytes)} → ${mb(b.rssBytes)}`]],
+  0,
+);
+const scalingTable = markdownTable(
+  ['open trajectories held', 'spans/CPU-s (full pipeline)', 'relative to 1k', 'heap B per open trajectory', 'heap MB', 'RSS MB'],
+  memory.scaling.map((s) => [
+    fmt(s.open),
+    fmt(s.spansPerCpuSecond),
+    (s.spansPerCpuSecond / memory.scaling[0]!.spansPerCpuSecond).toFixed(2),
+    fmt(s.heapBytesPerOpenTrajectory),
+    mb(s.heapUsedBytes),
+    mb(s.rssBytes),
+  ]),
+  1,
+);
+console.log(memoryTable);
+console.log(scalingTable);
+
+log('bounds under load');
+const boundBytes = 4 * 2 ** 20;
+const bounds = await measureBounds(syntheticHttpDataset(500, quick ? 50 : 100, 3_000_000), boundBytes);
+const boundsTable = markdownTable(
+  ['maxBufferedBytes MB', 'sent MB', 'accepted MB', 'answers', 'RSS MB at first 503', 'max RSS MB after it'],
+  [[mb(bounds.maxBufferedBytes), mb(bounds.sentBytes), mb(bounds.acceptedBytes), JSON.stringify(bounds.byStatus), mb(bounds.rssAtFirstRefusalBytes), mb(bounds.rssMaxAfterBytes)]],
+  0,
+);
+console.log(boundsTable);
 
 const doc = `# Benchmarks
 
-Generated by \`npm run bench\` (\`bench/run.ts\`); do not edit by hand. Every figure is spans
-(or input MB) per CPU-second of the benchmark process on one core, best of 5 interleaved
-slices of ${seconds} s per case, measured in one run on one machine: ${machine}.
-CPU time rather than wall time, because the build machine is shared.
+Generated by \`npm run bench\` (\`bench/run.ts\`${quick ? ', **--quick** run' : ''}); do not edit by hand. Measured in
+one run on one machine: ${machine}. The machine is shared, so throughput is spans per
+**CPU-second** (of the benchmark process in-process, of the server's process tree end to
+end) rather than per wall second. See docs/performance.md for the profiles behind these
+figures and what was changed.
 
 Payloads (the same bytes for every row):
 ${datasets.map((d) => `- ${describeDataset(d)}`).join('\n')}
+- end to end: ${synthetic.name}, ${httpSpanCount(synthetic)} spans in ${synthetic.bodies.length} bodies; ${trail.name}, ${trail.bodies.length / 26} cop${trail.bodies.length === 26 ? 'y' : 'ies'} of the 26 traces with fresh trace ids (${httpSpanCount(trail)} spans). Every body carries traces no other body carries.
 
-## Pipeline stages
+## Pipeline stages (in-process)
 
 Each stage includes the ones above it: OTLP/protobuf decode (\`src/ingest/\`), then
 normalize + assemble (closing by event time), then the inline checks, then findings with
 identity and provenance, then both local logs made durable with fdatasync. "ratio to decode"
-is the stage's throughput over decode alone, the practical ceiling.
+is the stage's throughput over decode alone, the practical ceiling. Best of 5 interleaved
+slices of ${seconds} s per case.
 
 ${pipeline}
+
+## End to end over HTTP, against the peers
+
+A load generator (\`bench/http-load.ts\`, 4 requests in flight, keep-alive) posts the
+bodies as OTLP/HTTP protobuf to each server on loopback, after a warm-up of other bodies.
+"spans/CPU-s (server)" is accepted spans over the CPU time of the server's process tree,
+from the first request until the server finished the work (trajwatch: every trajectory
+closed — quiet period 500 ms — and both logs durable; Collector: CPU gone quiet after
+groupbytrace released the traces, \`wait_duration\` 500 ms; Phoenix: every span counted in
+its database). "ratio to decode" is over the in-process decode-alone figure of the same
+bodies. The client runs on the same two cores.
+
+${e2e}
+
+${peerNotes.join('\n')}
+
+## Latency (close → durable / acknowledged)
+
+\`bench/latency-server.ts\` runs serve's receiver and pipeline (arrival clock, 100 ms tick)
+with a stopwatch on each sink, at ${halfRate} requests/s × 500 spans (${fmt(halfRate * 500)} spans/s, half the maximum
+measured above) for ${size.latencySeconds} s; ${fmt(latency.trajectories)} trajectories closed, answers ${JSON.stringify(latency.statuses)}.
+${kafkaUp ? 'Kafka: the local broker from scripts/kafka/broker.sh (127.0.0.1:19092).' : 'Kafka: no broker was running (scripts/kafka/broker.sh start), so only the local log is measured.'}
+
+${latencyTable}
+
+## Memory
+
+An assembler with bounds out of reach, filled with decoded and normalized synthetic spans
+(fresh trace and conversation ids per copy), heap measured after forced GCs.
+
+${memoryTable}
+
+### Bounds under load
+
+A \`trajwatch serve\` with \`maxBufferedBytes\` ${mb(boundBytes)} MB whose trajectories cannot close during the
+run is sent several times that.
+
+${boundsTable}
+
+## Scaling with open work
+
+Full pipeline (decode → durable logs, event clock) over the same traffic while N other
+trajectories are held open (one rootless span each, never due).
+
+${scalingTable}
 
 ## Decoders
 
@@ -49,4 +275,4 @@ decoder against \`JSON.parse\` alone.
 ${decoders}
 `;
 writeFileSync(new URL('../docs/benchmarks.md', import.meta.url), doc);
-console.error('bench: wrote docs/benchmarks.md');
+log('wrote docs/benchmarks.md');
