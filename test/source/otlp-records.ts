@@ -65,7 +65,8 @@ export function agentRunSpans(runId: string, options: { sessionId?: string } = {
   return { traceId, spans };
 }
 
-function encode(spans: unknown[]): Buffer {
+/** One ExportTraceServiceRequest holding `spans` (OTLP/JSON shape), as protobuf bytes. */
+export function encodeSpans(spans: unknown[]): Buffer {
   const request = {
     resourceSpans: [
       {
@@ -88,14 +89,14 @@ export function collectorRecords(runIds: readonly string[], options: { sessionEv
     const sessionId = options.sessionEvery !== undefined && i % options.sessionEvery === 0 ? `session-${runIds[i]}` : undefined;
     const run = agentRunSpans(runIds[i]!, sessionId === undefined ? {} : { sessionId });
     if (i % 3 === 0) {
-      records.push({ key: run.traceId, value: encode(run.spans.slice(0, 2)), traceIds: [run.traceId] });
-      records.push({ key: run.traceId, value: encode(run.spans.slice(2)), traceIds: [run.traceId] });
+      records.push({ key: run.traceId, value: encodeSpans(run.spans.slice(0, 2)), traceIds: [run.traceId] });
+      records.push({ key: run.traceId, value: encodeSpans(run.spans.slice(2)), traceIds: [run.traceId] });
     } else if (i % 3 === 1 && i + 1 < runIds.length) {
       const next = agentRunSpans(runIds[i + 1]!);
-      records.push({ key: run.traceId, value: encode([...run.spans, ...next.spans]), traceIds: [run.traceId, next.traceId] });
+      records.push({ key: run.traceId, value: encodeSpans([...run.spans, ...next.spans]), traceIds: [run.traceId, next.traceId] });
       i++;
     } else {
-      records.push({ key: run.traceId, value: encode(run.spans), traceIds: [run.traceId] });
+      records.push({ key: run.traceId, value: encodeSpans(run.spans), traceIds: [run.traceId] });
     }
   }
   return records;
