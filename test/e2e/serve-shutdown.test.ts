@@ -1,6 +1,9 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startServe, waitForLines } from '../helpers/serve.ts';
+import { startScriptedServer } from '../judge/scripted-chat-server.ts';
+import { agentRunRequest, postJson } from '../reliability/agent-run.ts';
 
 describe('serve shutdown', () => {
   it('on SIGTERM closes open trajectories as incomplete (shutdown) and exits 0', async () => {
@@ -35,5 +38,47 @@ describe('serve shutdown', () => {
     const rows = await waitForLines(join(serve.dataDir, 'trajectories.jsonl'), (r) => r.length === 1, 1_000);
     expect(rows[0]).toMatchObject({ key: '0af7651916cd43dd8448eb211c80319c', complete: false, incompleteReasons: ['shutdown'] });
     expect(serve.output()).toMatch(/stopped/);
+  });
+
+  it('with 200 open trajectories: flushes every one as shutdown, stops listening, exits 0', async () => {
+    const serve = await startServe({ assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 60_000 } });
+    const open = 200;
+    for (let i = 0; i < open; i++) {
+      expect((await postJson(serve.url, agentRunRequest({ traceId: `5d${(i + 1).toString(16).padStart(30, '0')}` }))).status).toBe(200);
+    }
+    expect(await serve.stop()).toBe(0);
+    const rows = await waitForLines<{ key: string; complete: boolean; incompleteReasons: string[] }>(
+      join(serve.dataDir, 'trajectories.jsonl'),
+      (r) => r.length === open,
+      1_000,
+    );
+    expect(new Set(rows.map((t) => t.key)).size).toBe(open);
+    for (const t of rows) expect(t).toMatchObject({ complete: false, incompleteReasons: ['shutdown'] });
+    await expect(fetch(`${serve.url}/healthz`)).rejects.toThrow();
+  });
+
+  it('with a judge call in flight to an endpoint that never answers: the call ends at timeoutMs, is recorded, and serve exits 0', async () => {
+    // A stand-in model endpoint that never answers (no real LLM can run here).
+    const model = await startScriptedServer(() => ({ hang: true }));
+    const serve = await startServe({
+      assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 60_000 },
+      judge: {
+        enabled: true,
+        client: { baseUrl: model.baseUrl, model: 'm', apiKeyEnv: null, retries: 0, timeoutMs: 1_500 },
+        sampling: { rate: 0, triggers: { l0Hit: false, outbound: false, terminal: true } },
+      },
+    });
+    try {
+      expect((await postJson(serve.url, agentRunRequest({ traceId: '5e000000000000000000000000000001' }))).status).toBe(200);
+      expect(await serve.stop()).toBe(0);
+      expect(model.requests.length).toBe(1);
+      const ledger = (await readFile(join(serve.dataDir, 'judge', 'ledger.jsonl'), 'utf8')).split('\n').filter((l) => l !== '');
+      const records = ledger.map((l) => JSON.parse(l) as { type: string; failure?: { kind: string } });
+      expect(records.map((r) => r.type)).toEqual(['intent', 'result']);
+      expect(records[1]!.failure?.kind).toMatch(/timeout|cancelled/);
+      expect(serve.output()).toMatch(/SIGTERM: stopping[\s\S]*stopped/);
+    } finally {
+      await model.close();
+    }
   });
 });
