@@ -27,7 +27,8 @@ export function coordinatorAlarms(): Dashboard {
     24,
   );
   calibration.mappings = [CERTIFIED];
-  calibration.height = 5;
+  // Room for every question of the battery on two lines.
+  calibration.height = 7;
   return buildDashboard({
     uid: 'trajwatch-coordinator-alarms',
     title: 'trajwatch / Coordinator alarms',

@@ -12,7 +12,8 @@ export interface PanelData {
   title: string;
   gridPos: { h: number; w: number; x: number; y: number };
   unit?: string;
-  mappings?: Record<string, string>;
+  /** Value → text and Grafana colour name, from the panel's value mappings. */
+  mappings?: Record<string, { text: string; color: string }>;
   series: SeriesData[];
   /** For tables: column names and rows. */
   table?: { columns: string[]; rows: string[][] };
@@ -62,6 +63,9 @@ function legend(p: PanelData): string {
     .join('')}</div>`;
 }
 
+/** Grafana's dark-theme values for the colour names value mappings use. */
+const GRAFANA_COLORS: Record<string, string> = { green: '#73bf69', red: '#f2495c', yellow: '#fade2a', orange: '#ff9830' };
+
 function body(p: PanelData, w: number, h: number): string {
   switch (p.type) {
     case 'timeseries':
@@ -72,7 +76,8 @@ function body(p: PanelData, w: number, h: number): string {
         .map((s) => {
           const v = s.points.at(-1)?.[1] ?? NaN;
           const mapped = p.mappings?.[String(v)];
-          return `<div class="stat"><div class="big">${esc(mapped ?? fmt(v, p.unit))}</div><div class="small">${esc(s.name)}</div></div>`;
+          const color = mapped === undefined ? '' : ` style="color:${GRAFANA_COLORS[mapped.color] ?? mapped.color}"`;
+          return `<div class="stat"><div class="big"${color}>${esc(mapped?.text ?? fmt(v, p.unit))}</div><div class="small">${esc(s.name)}</div></div>`;
         })
         .join('')}</div>`;
     case 'table':
