@@ -46,11 +46,17 @@ export async function buildPipeline(config: Config, outputs: Outputs, metrics?: 
     sinks.push(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate }));
   }
   if (outputs.kafka && config.kafka !== undefined) {
-    sinks.push(await KafkaFindingSink.open(config.kafka, { outboxDir: join(config.dataDir, 'outbox', 'kafka') }));
+    sinks.push(
+      await KafkaFindingSink.open(config.kafka, {
+        outboxDir: join(config.dataDir, 'outbox', 'kafka'),
+        onProduce: (seconds, records) => metrics?.()?.observeKafkaProduce(seconds, records),
+      }),
+    );
   }
   let pipeline: Pipeline | undefined;
   const decisions = await DecisionPoints.open(config.dataDir, config.judge, {
     onFindings: (findings, alarms) => pipeline?.emitJudged(findings, alarms),
+    onCall: (call) => metrics?.()?.observeJudgeCall(call),
     checks: config.checks,
     provenance: (t) => deriveProvenance(t, config.provenance),
   });
