@@ -24,6 +24,12 @@ const brokers = await kafkaForTests();
 
 const hasAll = (found: ReadonlySet<string>, expected: ReadonlySet<string>) => [...expected].every((id) => found.has(id));
 
+/** Waits (bounded) until the members split the partitions; on failure shows what each logged. */
+async function expectSettled(members: readonly ServeProcess[], partitions: number): Promise<void> {
+  if (await waitFor(() => groupSettled(members, partitions), 45_000)) return;
+  throw new Error(`the group did not settle on ${partitions} partitions:\n${members.map((m) => m.output()).join('\n---\n')}`);
+}
+
 function report(name: string, figures: Record<string, unknown>): void {
   process.stdout.write(`[consumer-group] ${name}: ${JSON.stringify(figures)}\n`);
 }
@@ -61,7 +67,7 @@ describe.runIf(brokers !== undefined)('serve --source kafka as a consumer group 
     const topic = await topicWith(6, 'group.share');
     const groupId = uniqueTopic('trajwatch-share');
     members = await Promise.all([1, 2, 3].map(() => startMember({ brokers: brokers!, topic, groupId })));
-    expect(await waitFor(() => groupSettled(members, 6), 30_000)).toBe(true);
+    await expectSettled(members, 6);
     const assignments = members.map((m) => lastAssignment(m));
 
     const records = collectorRecords(runIds('share', 240), { sessionEvery: 5 });
@@ -88,6 +94,15 @@ describe.runIf(brokers !== undefined)('serve --source kafka as a consumer group 
     expect(unexpected).toEqual([]);
     // Each member owned partitions and did part of the work.
     expect(found.perDir.every((n) => n > 0)).toBe(true);
+
+    // A clean stop commits: with every trajectory finished, each partition is committed to its end.
+    expect(await Promise.all(members.map((m) => m.stop()))).toEqual([0, 0, 0]);
+    members = [];
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+    const byPartition = (list: { partition: number; offset: string }[]) =>
+      list.map((p) => [p.partition, Number(p.offset)]).sort((a, b) => a[0]! - b[0]!);
+    expect(byPartition(committed!.partitions)).toEqual(byPartition(ends.map((e) => ({ partition: e.partition, offset: e.high }))));
   }, 180_000);
 
   it('a member killed with SIGKILL mid-stream and started again loses no finding; duplicates are counted', async () => {
