@@ -25,11 +25,18 @@ export interface PipelineOptions {
   /** Judged decision points, told of every closed trajectory after the inline analysis. */
   decisions?: Decisions;
   trajectoryLog?: JsonlLog;
+  /** Write llm steps' prompt messages into the trajectory log (see `trajectoryToJson`). */
+  trajectoryLlmInput?: boolean;
   /** Bytes of trajectory lines not yet durable above which new input is refused. */
   maxPendingTrajectoryBytes?: number;
   sinks: FindingSink[];
   /** Told of every closed trajectory and its inline analysis (metrics, tests). */
   onTrajectory?: (t: Trajectory, analysis: Analysis) => void;
+  /**
+   * Told how long a closed trajectory's findings took to become durable (local log) or
+   * acknowledged (Kafka), per sink. Sampled: one timing per sink is in flight at a time.
+   */
+  onDurable?: (sink: string, seconds: number) => void;
   /** `trace` when a partitioned source (Kafka) feeds it: see {@link KeyBy}. Default `session`. */
   keyBy?: KeyBy;
 }
@@ -48,6 +55,9 @@ export interface PipelineCounts {
   trajectoriesClosed: number;
   findingsEmitted: number;
 }
+
+/** Trajectories closed (and analyzed) per event-loop turn in `serve`. */
+const CLOSES_PER_TURN = 64;
 
 /** How long to wait before asking the sinks again when they failed to make findings durable. */
 const SETTLE_RETRY_MS = 1_000;
@@ -117,10 +127,22 @@ export class Pipeline implements IngestTarget {
     if (event) this.assembler.advance(this.#watermarkMs);
   }
 
-  /** Closes what is due; `serve` calls it on a timer with the wall clock. */
+  /**
+   * Closes what is due; `serve` calls it on a timer with the wall clock. A burst of closes is
+   * cut into turns of {@link CLOSES_PER_TURN}, so receiving never waits behind all of them.
+   */
   tick(nowMs: number = Date.now()): void {
-    this.assembler.advance(nowMs);
+    if (this.#tickPending) return;
+    if (this.assembler.advance(nowMs, CLOSES_PER_TURN)) {
+      this.#tickPending = true;
+      setImmediate(() => {
+        this.#tickPending = false;
+        this.tick(nowMs);
+      });
+    }
   }
+
+  #tickPending = false;
 
   /** Closes everything still open (end of a replay, or shutdown), then waits for the judge and the sinks. */
   async drain(cause: 'end-of-input' | 'shutdown'): Promise<void> {
@@ -201,13 +223,38 @@ export class Pipeline implements IngestTarget {
     this.#settleLoop = undefined;
   }
 
+  /** Sinks with a durability timing in flight. */
+  readonly #timing = new Set<FindingSink>();
+
+  #timeDurability(): void {
+    const observe = this.#options.onDurable;
+    if (observe === undefined) return;
+    const startedAt = performance.now();
+    for (const sink of this.#options.sinks) {
+      if (this.#timing.has(sink)) continue;
+      this.#timing.add(sink);
+      sink.flushed().then(
+        () => {
+          this.#timing.delete(sink);
+          observe(sink.name, (performance.now() - startedAt) / 1000);
+        },
+        () => this.#timing.delete(sink),
+      );
+    }
+  }
+
   #closed(t: Trajectory, positions: PositionFloor | undefined): void {
     this.counts.trajectoriesClosed++;
-    this.#options.trajectoryLog?.append([JSON.stringify(trajectoryToJson(t))]);
+    this.#options.trajectoryLog?.append([
+      JSON.stringify(trajectoryToJson(t, { llmInput: this.#options.trajectoryLlmInput ?? false })),
+    ]);
     const analysis = this.#options.analyze(t);
     const { findings } = analysis;
     this.counts.findingsEmitted += findings.length;
-    if (findings.length > 0) for (const sink of this.#options.sinks) sink.write(findings, 'findings');
+    if (findings.length > 0) {
+      for (const sink of this.#options.sinks) sink.write(findings, 'findings');
+      this.#timeDurability();
+    }
     this.#options.decisions?.consider(t, analysis.checks, findings);
     this.#options.onTrajectory?.(t, analysis);
     if (positions !== undefined) {

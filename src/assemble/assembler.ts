@@ -167,11 +167,16 @@ export class Assembler {
     this.#schedule(buffer);
   }
 
-  /** Closes every trajectory whose deadline is at or before `nowMs`. */
-  advance(nowMs: number): void {
+  /**
+   * Closes every trajectory whose deadline is at or before `nowMs`, at most `maxCloses` of
+   * them; true when more are due (the caller continues in a later turn).
+   */
+  advance(nowMs: number, maxCloses: number = Infinity): boolean {
+    let closes = 0;
     for (;;) {
       const next = this.#heap.peekDeadline();
       if (next === undefined || next > nowMs) break;
+      if (closes >= maxCloses) return true;
       const entry = this.#heap.pop()!;
       const buffer = this.#open.get(entry.key);
       if (buffer === undefined || buffer.scheduledAtMs !== entry.deadlineMs) continue;
@@ -182,8 +187,10 @@ export class Assembler {
         continue;
       }
       this.#close(buffer, buffer.rootSeen ? 'quiet-after-root' : 'idle-timeout', nowMs);
+      closes++;
     }
     this.#expireRetained(nowMs);
+    return false;
   }
 
   /** Closes everything still open, e.g. at the end of a replay or on shutdown. */

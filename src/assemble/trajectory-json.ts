@@ -1,11 +1,20 @@
 import type { Step } from '../normalize/step.ts';
 import type { Trajectory } from './trajectory.ts';
 
+export interface TrajectoryJsonOptions {
+  /**
+   * Include llm steps' `input` (the prompt messages). Off by default: each LLM call repeats
+   * the whole conversation so far, so prompts grow quadratically with a run's length and
+   * would dominate the log; the analysis reads them in memory either way.
+   */
+  llmInput: boolean;
+}
+
 /**
- * One closed trajectory as the JSON object written one per line (README "Trajectory lines").
+ * One closed trajectory as the JSON object written one per line (README "Trajectories").
  * Times are decimal nanosecond strings; absent fields are omitted, never empty.
  */
-export function trajectoryToJson(t: Trajectory): Record<string, unknown> {
+export function trajectoryToJson(t: Trajectory, options: TrajectoryJsonOptions = { llmInput: false }): Record<string, unknown> {
   return {
     key: t.key,
     traceIds: t.traceIds,
@@ -15,11 +24,11 @@ export function trajectoryToJson(t: Trajectory): Record<string, unknown> {
     closedBy: t.closedBy,
     ...(t.refusedSpans > 0 ? { refusedSpans: t.refusedSpans } : {}),
     ...(t.conflicts.length > 0 ? { conflicts: t.conflicts } : {}),
-    steps: t.steps.map(stepToJson),
+    steps: t.steps.map((s) => stepToJson(s, options)),
   };
 }
 
-export function stepToJson(s: Step): Record<string, unknown> {
+export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }): Record<string, unknown> {
   const out: Record<string, unknown> = { id: s.id, traceId: s.traceId };
   if (s.parentId !== undefined) out.parentId = s.parentId;
   out.kind = s.kind;
@@ -30,7 +39,7 @@ export function stepToJson(s: Step): Record<string, unknown> {
   if (s.args !== undefined) {
     out.args = s.args.parsed === undefined ? { raw: s.args.raw, digest: s.args.digest } : s.args;
   }
-  if (s.input !== undefined) out.input = s.input;
+  if (s.input !== undefined && (s.kind !== 'llm' || options.llmInput)) out.input = s.input;
   if (s.result !== undefined) out.result = s.result;
   if (s.error !== undefined) out.error = s.error;
   if (s.model !== undefined) out.model = s.model;

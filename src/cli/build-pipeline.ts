@@ -68,8 +68,10 @@ export async function buildPipeline(config: Config, outputs: Outputs, metrics?: 
     decisions,
     ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
     maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
+    trajectoryLlmInput: config.sinks.trajectoryLlmInput,
     sinks,
     onTrajectory: (t, analysis) => metrics?.()?.observeTrajectory(t, analysis.findings),
+    onDurable: (sink, seconds) => metrics?.()?.findingDurable.observe({ sink }, seconds),
   });
   return {
     pipeline,

@@ -28,6 +28,8 @@ export const ConfigSchema = z
       .object({
         /** Bytes written to a local log but not yet durable above which new input is refused. */
         maxPendingBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+        /** Write llm steps' prompt messages (`input`) into trajectories.jsonl too (large). */
+        trajectoryLlmInput: z.boolean().default(false),
       })
       .strict()
       .prefault({}),

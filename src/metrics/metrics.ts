@@ -125,6 +125,13 @@ export class Metrics {
     labelNames: ['analyst', 'severity'] as const,
     registers: [this.registry],
   });
+  readonly findingDurable = new Histogram({
+    name: 'trajwatch_finding_durable_seconds',
+    help: "From a trajectory's close to its findings being durable (local log) or acknowledged (Kafka), by sink; sampled.",
+    labelNames: ['sink'] as const,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
   readonly provenanceIssues = new Counter({
     name: 'trajwatch_provenance_issues_total',
     help: 'Treatment or conditions inputs refused (e.g. one id with two contents), by reason.',

@@ -203,3 +203,14 @@ describe('Assembler determinism', () => {
     );
   });
 });
+
+describe('Assembler advance in slices', () => {
+  it('closes at most maxCloses per call and says when more are due', () => {
+    const { closed, assembler } = setup();
+    for (const t of ['1', '2', '3']) assembler.add(makeStep({ id: 'r', traceId: t.repeat(32) }), 0);
+    expect(assembler.advance(10_000, 2)).toBe(true);
+    expect(closed).toHaveLength(2);
+    expect(assembler.advance(10_000, 2)).toBe(false);
+    expect(closed).toHaveLength(3);
+  });
+});

@@ -58,6 +58,7 @@ describe('/metrics on a running serve', () => {
     expect(sample(text, 'trajwatch_l0_hits_total', { pattern: 'error-output' })).toBe(1);
     expect(sample(text, 'trajwatch_findings_total', { analyst: 'l0' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'trajwatch_trajectories_open')).toBe(0);
+    expect(sample(text, 'trajwatch_finding_durable_seconds_count', { sink: 'local-log' })).toBe(1);
     expect(sample(text, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 });
