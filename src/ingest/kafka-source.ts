@@ -61,6 +61,8 @@ export interface KafkaSourceStats {
 }
 
 const STOP_SETTLE_TIMEOUT_MS = 5_000;
+/** How long a commit may delay a rejoin or a stop; an unfinished one only means a longer replay. */
+const COMMIT_WAIT_MS = 2_000;
 const DEAD_LETTER_RETRY_MAX_MS = 5_000;
 const DLQ_HEADER_REASON = 'trajwatch.dlq.reason';
 
@@ -167,11 +169,9 @@ export class KafkaSource {
     clearInterval(this.#commitTimer);
     this.#consumer.pause([{ topic: this.config.topic }]);
     await this.#inBatch;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.#target.settled(), new Promise<void>((r) => (timer = setTimeout(r, STOP_SETTLE_TIMEOUT_MS)))]);
-    clearTimeout(timer);
-    await this.#committing;
-    await this.#commitNow();
+    await bounded(this.#target.settled(), STOP_SETTLE_TIMEOUT_MS);
+    await bounded(this.#committing, COMMIT_WAIT_MS);
+    await bounded(this.#commitNow(), COMMIT_WAIT_MS);
     this.#forget(this.#assigned, 'stop');
     await this.#disconnect();
   }
@@ -347,7 +347,7 @@ export class KafkaSource {
     try {
       await heartbeat();
     } catch (err) {
-      await this.commit();
+      await bounded(this.commit(), COMMIT_WAIT_MS);
       throw err;
     }
   }
@@ -400,6 +400,13 @@ function readPem(path: string, key: string): string {
   } catch (err) {
     throw new ConfigError([`source.kafka.ssl.${key}: cannot read ${path}: ${(err as Error).message}`], 'kafka source');
   }
+}
+
+/** Waits for `promise`, but no longer than `ms`. */
+async function bounded(promise: Promise<void> | undefined, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([promise, new Promise<void>((r) => (timer = setTimeout(r, ms)))]);
+  clearTimeout(timer);
 }
 
 function sleep(ms: number): Promise<void> {
