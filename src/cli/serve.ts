@@ -120,7 +120,14 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(`trajwatch: listening on http://${shown}/ (/metrics, /healthz; OTLP receivers off); data in ${dataDir}\n`);
   }
   if (sources.kafka) {
-    const source = await KafkaSource.start(config.source.kafka!, pipeline);
+    const source = await KafkaSource.start(config.source.kafka!, pipeline).catch(async (err: unknown) => {
+      // Without its source the process must not linger half-started.
+      clearInterval(ticker);
+      server.close();
+      if (grpcServer !== undefined) await closeGrpcReceiver(grpcServer);
+      await running.close();
+      throw err;
+    });
     registerKafkaSourceMetrics(registry, () => source.stats());
     kafkaSource = source;
     const { topic, groupId, brokers } = source.config;
