@@ -52,7 +52,8 @@ export async function startServe(config: Record<string, unknown> = {}, extraArgs
     output: () => out,
     stop: () =>
       new Promise((resolve) => {
-        if (child.exitCode !== null) return resolve(child.exitCode);
+        // Already gone: ended by itself (exit code) or killed by a test (signal).
+        if (child.exitCode !== null || child.signalCode !== null) return resolve(child.exitCode);
         child.once('exit', (code) => resolve(code));
         child.kill('SIGTERM');
       }),
