@@ -45,8 +45,12 @@ export interface PipelineOptions {
 export interface Decisions {
   /** Never blocks, never throws: samples windows and queues judge calls within budget. */
   consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): void;
-  /** Waits for the calls in flight. */
+  /** Waits for the calls in flight (end of a replay: every queued window is judged). */
   drain(): Promise<void>;
+  /** Shutdown begins: windows from here on are recorded as deferred, never paid for. */
+  beginShutdown(): void;
+  /** Shutdown: queued windows are recorded as deferred and calls in flight are cancelled. */
+  close(): Promise<void>;
 }
 
 export interface PipelineCounts {
@@ -146,8 +150,11 @@ export class Pipeline implements IngestTarget {
 
   /** Closes everything still open (end of a replay, or shutdown), then waits for the judge and the sinks. */
   async drain(cause: 'end-of-input' | 'shutdown'): Promise<void> {
+    // On shutdown nothing new is paid for: the judge defers what is queued, within a bound.
+    if (cause === 'shutdown') this.#options.decisions?.beginShutdown();
     this.assembler.flush(cause, this.#options.clock === 'event' ? this.#watermarkMs : Date.now());
-    await this.#options.decisions?.drain();
+    if (cause === 'shutdown') await this.#options.decisions?.close();
+    else await this.#options.decisions?.drain();
     await this.flushed();
   }
 

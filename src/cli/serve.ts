@@ -111,13 +111,14 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   const address = server.address() as AddressInfo;
   const shown = formatHostPort({ host: address.address, port: address.port });
+  const scheme = config.receiver.tls === undefined ? 'http' : 'https';
   if (grpcServer !== undefined) {
     const grpcPort = await bindGrpcReceiver(grpcServer, config.receiver.otlpGrpc);
     const grpcShown = formatHostPort({ host: config.receiver.otlpGrpc.host, port: grpcPort });
-    process.stdout.write(`trajwatch: listening on http://${shown}/v1/traces (OTLP/HTTP); data in ${dataDir}\n`);
+    process.stdout.write(`trajwatch: listening on ${scheme}://${shown}/v1/traces (OTLP/HTTP); data in ${dataDir}\n`);
     process.stdout.write(`trajwatch: otlp-grpc listening on ${grpcShown} (OTLP/gRPC)\n`);
   } else {
-    process.stdout.write(`trajwatch: listening on http://${shown}/ (/metrics, /healthz; OTLP receivers off); data in ${dataDir}\n`);
+    process.stdout.write(`trajwatch: listening on ${scheme}://${shown}/ (/metrics, /healthz; OTLP receivers off); data in ${dataDir}\n`);
   }
   if (sources.kafka) {
     const source = await KafkaSource.start(config.source.kafka!, pipeline).catch(async (err: unknown) => {
@@ -146,7 +147,8 @@ export async function serveCommand(args: string[]): Promise<number> {
       );
       const deadline = setTimeout(() => {
         process.stderr.write(`trajwatch: shutdown did not finish within ${SHUTDOWN_TIMEOUT_MS} ms\n`);
-        resolveExit(1);
+        // Bounded means bounded: an open request or a hanging call must not keep the process.
+        process.exit(1);
       }, SHUTDOWN_TIMEOUT_MS);
       deadline.unref();
       clearInterval(ticker);

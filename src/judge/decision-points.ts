@@ -240,7 +240,26 @@ export class DecisionPoints {
    * Records queued windows as deferred (`shutdown`), cancels calls in flight (their outcome is
    * still recorded, and escalates), drains, releases the ledger.
    */
-  async close(): Promise<void> {
+  /**
+   * From now on nothing new is paid for: windows of trajectories still closing are recorded as
+   * deferred (`shutdown`), and queued ones wait for `close()` to record them the same way.
+   */
+  beginShutdown(): void {
+    this.#stopping = true;
+  }
+
+  #stopping = false;
+
+  /** Idempotent: the pipeline closes it on shutdown, and the process closes it again on exit. */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  #closing: Promise<void> | undefined;
+
+  async #close(): Promise<void> {
+    this.#stopping = true;
     // Queued windows were never paid for: record them as deferred rather than start them cancelled.
     for (const job of this.#queue.splice(0)) this.#skip('deferred', refusalOf(job.window, 'shutdown', 'closed before dispatch'), job.window.id);
     this.#abort.abort();
@@ -293,6 +312,10 @@ export class DecisionPoints {
         this.#emit(t, checks, window, this.#unanswered(key, digests, window, failure, null, emptyReceipt()), provenance);
         continue;
       }
+      if (this.#stopping) {
+        this.#skip('deferred', refusalOf(window, 'shutdown', 'the process is stopping'), window.id);
+        continue;
+      }
       const estimatedTokens = Math.ceil(bytes / 4) + this.#cfg.client.maxOutputTokens;
       const admitted = this.#budget.admit(estimatedTokens, this.#queue.length, this.#inFlight);
       if (!admitted.ok) {
@@ -308,7 +331,7 @@ export class DecisionPoints {
   }
 
   #pump(): void {
-    while (this.#inFlight < this.#cfg.budget.maxConcurrent && this.#queue.length > 0) {
+    while (!this.#stopping && this.#inFlight < this.#cfg.budget.maxConcurrent && this.#queue.length > 0) {
       const job = this.#queue.shift()!;
       this.#inFlight++;
       const p = this.#judge(job)

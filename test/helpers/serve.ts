@@ -32,7 +32,7 @@ export async function startServe(config: Record<string, unknown> = {}, extraArgs
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`serve did not start within 20 s:\n${out}`)), 20_000);
     const onData = () => {
-      const m = /listening on http:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
+      const m = /listening on https?:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
       if (m !== null) {
         clearTimeout(timer);
         resolve(Number(m[1]));

@@ -93,8 +93,16 @@ describe('judge endpoint down, slow or returning garbage', () => {
     try {
       await sendAll(first.url, runs);
       await waitForLines(join(first.dataDir, 'trajectories.jsonl'), (r) => r.length === runs.length);
+      // Every window judged (the hanging calls end at timeoutMs): SIGTERM would defer queued ones.
+      await waitForLines<{ type: string }>(
+        join(first.dataDir, 'judge', 'ledger.jsonl'),
+        (r) => {
+          const intents = r.filter((x) => x.type === 'intent').length;
+          return intents >= runs.length && r.filter((x) => x.type === 'result').length === intents;
+        },
+        60_000,
+      );
     } finally {
-      // SIGTERM drains the judge calls in flight (the hanging ones end at timeoutMs) before exiting.
       expect(await first.stop()).toBe(0);
     }
     const paid = model.requests.length;
