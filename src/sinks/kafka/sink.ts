@@ -203,9 +203,11 @@ export class KafkaSink {
           continue;
         }
         await this.#send(entries);
-        await this.#outbox.ack(entries.map((e) => e.seq));
+        // Counted as soon as the broker acknowledged: the outbox may already report them gone
+        // (and flushed() resolve) while it records the acknowledgement on disk.
         this.#stats.delivered += entries.length;
         this.#stats.batchesDelivered += 1;
+        await this.#outbox.ack(entries.map((e) => e.seq));
         if (this.#stats.failing) {
           this.#stats.failing = false;
           this.#log('info', 'kafka delivery recovered', {
