@@ -42,9 +42,12 @@ export async function measureBounds(d: HttpDataset, maxBufferedBytes: number): P
       onAnswer: (index, status) => {
         if (status === 200) acceptedBytes += d.bodies[index % d.bodies.length]!.byteLength;
         if (status === 503 && rssAtFirstRefusal === 0) rssAtFirstRefusal = processTreeRssBytes(server.pid);
+        // Every answer after the first refusal is a sample too: the refusals come faster than the timer.
+        else if (rssAtFirstRefusal > 0) rssMaxAfter = Math.max(rssMaxAfter, processTreeRssBytes(server.pid));
       },
     });
     clearInterval(sample);
+    if (rssAtFirstRefusal > 0) rssMaxAfter = Math.max(rssMaxAfter, processTreeRssBytes(server.pid));
     return {
       maxBufferedBytes,
       sentBytes: d.bodies.reduce((sum, b) => sum + b.byteLength, 0),
