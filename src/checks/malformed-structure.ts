@@ -49,6 +49,7 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     }
   });
 
+  if (reasons.size === 0 && t.conflicts.length === 0) return [];
   const stepIds = new Set(t.steps.map((s) => s.id));
   const conflicts = [...t.conflicts].sort((a, b) => compareText(a.spanId, b.spanId) || compareText(a.traceId, b.traceId));
   for (const c of conflicts) {

@@ -1,4 +1,5 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
+import type { Step } from '../normalize/step.ts';
 import { L0_PATTERNS, type CheckResults, type L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { errorOutput } from './error-output.ts';
@@ -44,24 +45,26 @@ export function runChecks(trajectory: Trajectory, cfg: ChecksConfig): CheckResul
  * reports one physical attempt twice.
  */
 function withDistinctSteps(t: Trajectory): Trajectory {
+  // Span ids are unique within a trace: with one trace the id alone is the key.
+  const oneTrace = t.traceIds.length <= 1;
+  const keyOf = (step: Step) => (oneTrace ? step.id : `${step.traceId}/${step.id}`);
   const seen = new Set<string>();
-  let duplicates = false;
   for (const step of t.steps) {
-    const key = `${step.traceId}/${step.id}`;
-    if (seen.has(key)) duplicates = true;
+    const key = keyOf(step);
+    if (seen.has(key)) return { ...t, steps: firstOfEach(t.steps, keyOf) };
     seen.add(key);
   }
-  if (!duplicates) return t;
-  seen.clear();
-  return {
-    ...t,
-    steps: t.steps.filter((step) => {
-      const key = `${step.traceId}/${step.id}`;
-      if (seen.has(key)) return false;
-      seen.add(key);
-      return true;
-    }),
-  };
+  return t;
+}
+
+function firstOfEach(steps: readonly Step[], keyOf: (step: Step) => string): Step[] {
+  const seen = new Set<string>();
+  return steps.filter((step) => {
+    const key = keyOf(step);
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
 }
 
 function compareText(a: string, b: string): number {

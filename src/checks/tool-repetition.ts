@@ -26,11 +26,13 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
     .filter((e, i, all) => i === 0 || e.spanId !== all[i - 1]!.spanId || e.traceId !== all[i - 1]!.traceId);
 
   const groups = new Map<string, RepetitionGroup & { seen: Set<string> }>();
+  // Span ids are unique within a trace: with one trace the id alone names the attempt.
+  const oneTrace = t.traceIds.length <= 1;
   let argsMissing = false;
   for (const step of t.steps) {
     if (step.kind !== 'tool' || step.toolName === undefined) continue;
-    const attempt = `${step.traceId}/${step.id}`;
-    if (conflicted.has(attempt)) continue;
+    const attempt = oneTrace ? step.id : `${step.traceId}/${step.id}`;
+    if (conflicted.size > 0 && conflicted.has(`${step.traceId}/${step.id}`)) continue;
     if (step.args === undefined) {
       argsMissing = true;
       continue;
