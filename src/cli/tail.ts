@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
-import { kafkaClientConfig } from '../sinks/kafka/sink.ts';
+import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]
@@ -64,7 +64,7 @@ export async function tailCommand(args: string[]): Promise<number> {
         throw new ConfigError(['kafka: --kafka needs "kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
       }
       const topic = values.alarms === true ? config.kafka.topics.alarms : config.kafka.topics.findings;
-      await tailTopic(kafkaClientConfig(config.kafka, process.env), topic, values['from-start'] === true, print, stop.signal);
+      await tailTopic(kafkaClientConfig(config.kafka, process.env, 'kafka.'), topic, values['from-start'] === true, print, stop.signal);
     } else {
       const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
       await tailFile(file, values['from-start'] === true, print, stop.signal);

@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { Kafka } from 'kafkajs';
-import type { Consumer, EachBatchPayload, IHeaders, KafkaConfig, KafkaMessage, Producer, SASLOptions } from 'kafkajs';
+import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import type { SourcePosition } from '../assemble/assembler.ts';
-import { ConfigError, UpstreamError } from '../errors.ts';
-import { resolveSaslPassword } from '../sinks/kafka/config.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../sinks/kafka/kafkajs-log.ts';
+import { UpstreamError } from '../errors.ts';
+import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
 import type { KafkaSourceConfig } from './kafka-source-config.ts';
 import { type DeadLetterReason, decodeRecord, isUndecodable } from './kafka-source-record.ts';
 import type { DecodedRequest } from './span.ts';
@@ -131,7 +129,7 @@ export class KafkaSource {
    *   ConfigError for unreadable secrets.
    */
   static async start(config: KafkaSourceConfig, target: PositionedTarget, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
-    const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env));
+    const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env, 'source.kafka.'));
     const source = new KafkaSource(config, target, kafka, options.log ?? logToStderr);
     try {
       if (config.createDeadLetterTopic) await ensureTopic(kafka, config.deadLetterTopic);
@@ -366,39 +364,6 @@ async function ensureTopic(kafka: Kafka, topic: string): Promise<void> {
     if (!existing.includes(topic)) await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
   } finally {
     await admin.disconnect();
-  }
-}
-
-function kafkaClientConfig(config: KafkaSourceConfig, env: NodeJS.ProcessEnv): KafkaConfig {
-  const client: KafkaConfig = {
-    clientId: config.clientId,
-    brokers: config.brokers,
-    connectionTimeout: config.connectionTimeoutMs,
-    requestTimeout: config.requestTimeoutMs,
-    logLevel: kafkajsLogLevel(config.kafkajsLogLevel),
-    logCreator: quietLogCreator(config.kafkajsLogLevel),
-  };
-  if (config.sasl !== undefined) {
-    const { mechanism, username } = config.sasl;
-    client.sasl = { mechanism, username, password: resolveSaslPassword(config.sasl, env) } as SASLOptions;
-  }
-  if (config.ssl !== undefined) {
-    const { caFile, certFile, keyFile, rejectUnauthorized } = config.ssl;
-    client.ssl = {
-      rejectUnauthorized,
-      ...(caFile === undefined ? {} : { ca: [readPem(caFile, 'caFile')] }),
-      ...(certFile === undefined ? {} : { cert: readPem(certFile, 'certFile') }),
-      ...(keyFile === undefined ? {} : { key: readPem(keyFile, 'keyFile') }),
-    };
-  }
-  return client;
-}
-
-function readPem(path: string, key: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError([`source.kafka.ssl.${key}: cannot read ${path}: ${(err as Error).message}`], 'kafka source');
   }
 }
 

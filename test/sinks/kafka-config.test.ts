@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { parseKafkaSinkConfig, resolveSaslPassword } from '../../src/sinks/kafka/config.ts';
-import { kafkaClientConfig } from '../../src/sinks/kafka/sink.ts';
+import { kafkaClientConfig } from '../../src/sinks/kafka/client-config.ts';
 
 function issuesOf(input: unknown): readonly string[] {
   try {
@@ -93,11 +93,11 @@ describe('SASL and TLS options', () => {
         sasl: { mechanism: 'scram-sha-512', username: 'svc', passwordEnv: 'PW' },
         ssl: { caFile: join(dir, 'ca.pem') },
       });
-      const client = kafkaClientConfig(config, { PW: 's3cret' });
+      const client = kafkaClientConfig(config, { PW: 's3cret' }, '');
       expect(client.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'svc', password: 's3cret' });
       expect(client.ssl).toEqual({ rejectUnauthorized: true, ca: ['CA-PEM'] });
       expect(() =>
-        kafkaClientConfig(parseKafkaSinkConfig({ brokers: ['k:1'], ssl: { certFile: join(dir, 'missing.pem') } }), {}),
+        kafkaClientConfig(parseKafkaSinkConfig({ brokers: ['k:1'], ssl: { certFile: join(dir, 'missing.pem') } }), {}, ''),
       ).toThrow(/ssl.certFile/);
     } finally {
       await rm(dir, { recursive: true, force: true });

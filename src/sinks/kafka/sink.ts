@@ -1,11 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
-import type { Admin, KafkaConfig, Message, Producer, SASLOptions, TopicMessages } from 'kafkajs';
-import { ConfigError, UpstreamError } from '../../errors.ts';
+import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
+import { UpstreamError } from '../../errors.ts';
 import type { SinkRecord } from '../record.ts';
-import { resolveSaslPassword } from './config.ts';
+import { kafkaClientConfig } from './client-config.ts';
 import type { KafkaSinkConfig } from './config.ts';
-import { kafkajsLogLevel, quietLogCreator } from './kafkajs-log.ts';
 import { Outbox } from './outbox.ts';
 import type { AppendResult, OutboxEntry } from './outbox.ts';
 
@@ -105,7 +103,10 @@ export class KafkaSink {
    * @throws StorageError for an unusable or damaged outbox; ConfigError for unreadable secrets.
    */
   static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaSink> {
-    const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env));
+    const kafka = new Kafka({
+      ...kafkaClientConfig(config, options.env ?? process.env, ''),
+      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
+    });
     const outbox = await Outbox.open(options.outboxDir, {
       maxOutboxBytes: config.maxOutboxBytes,
       maxOutboxRecords: config.maxOutboxRecords,
@@ -361,44 +362,6 @@ async function createTopics(admin: Admin, config: KafkaSinkConfig): Promise<void
     });
   } finally {
     await admin.disconnect();
-  }
-}
-
-/** The kafkajs client options for `config`; reads the SASL secret and TLS files now. */
-export function kafkaClientConfig(config: KafkaSinkConfig, env: NodeJS.ProcessEnv): KafkaConfig {
-  const client: KafkaConfig = {
-    clientId: config.clientId,
-    brokers: config.brokers,
-    connectionTimeout: config.connectionTimeoutMs,
-    requestTimeout: config.requestTimeoutMs,
-    retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
-    logLevel: kafkajsLogLevel(config.kafkajsLogLevel),
-    logCreator: quietLogCreator(config.kafkajsLogLevel),
-  };
-  if (config.sasl !== undefined) {
-    client.sasl = {
-      mechanism: config.sasl.mechanism,
-      username: config.sasl.username,
-      password: resolveSaslPassword(config.sasl, env),
-    } as SASLOptions;
-  }
-  if (config.ssl !== undefined) {
-    const { caFile, certFile, keyFile, rejectUnauthorized } = config.ssl;
-    client.ssl = {
-      rejectUnauthorized,
-      ...(caFile === undefined ? {} : { ca: [readPem(caFile, 'ssl.caFile')] }),
-      ...(certFile === undefined ? {} : { cert: readPem(certFile, 'ssl.certFile') }),
-      ...(keyFile === undefined ? {} : { key: readPem(keyFile, 'ssl.keyFile') }),
-    };
-  }
-  return client;
-}
-
-function readPem(path: string, key: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError([`${key}: cannot read ${path}: ${(err as Error).message}`], 'kafka sink');
   }
 }
 
