@@ -8,7 +8,6 @@ import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
 import {
   bundlesArb,
   isoArb,
-  permutationOf,
   refArb,
   snapshotContentArb,
   snapshotsArb,

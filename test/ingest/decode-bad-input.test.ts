@@ -6,7 +6,7 @@ import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import {
-  attribute, concat, fixed32, fixed64, hexBytes, message, nestedArrayValue, raw, request, spanFields, string, tag,
+  attribute, concat, fixed32, fixed64, message, nestedArrayValue, raw, request, spanFields, string, tag,
   validSpanId, validTraceId, varint, varintField,
 } from '../fixtures/otlp/proto-bytes.ts';
 
