@@ -4,7 +4,9 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatHostPort } from '../config/host-port.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../ingest/grpc-receiver.ts';
-import { createHttpReceiver } from '../ingest/http-receiver.ts';
+import { DurableIngest } from '../ingest/durable-ingest.ts';
+import { createHttpReceiver, type IngestTarget } from '../ingest/http-receiver.ts';
+import { SpanWal } from '../ingest/span-wal.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
 import { registerKafkaSourceMetrics } from '../ingest/kafka-source-metrics.ts';
 import { Metrics } from '../metrics/metrics.ts';
@@ -90,7 +92,27 @@ export async function serveCommand(args: string[]): Promise<number> {
   });
   pipeline.onJudged = (findings, alarms) => metrics?.observeJudged(findings, alarms);
   const registry = metrics.registry;
-  const server = createHttpReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('http', o), {
+  // The write-ahead log comes back before the receivers listen: what it held is replayed first.
+  let ingest: DurableIngest | undefined;
+  if (sources.http && config.receiver.wal.enabled) {
+    const opened = await SpanWal.open(join(dataDir, 'wal'), config.receiver.wal).catch(async (err: unknown) => {
+      await running.close();
+      throw err;
+    });
+    ingest = new DurableIngest(pipeline, opened.wal);
+    const { replayed, undecodable } = ingest.replay(opened.records);
+    const torn = opened.wal.stats().tornRecords;
+    if (replayed > 0 || undecodable > 0 || torn > 0) {
+      process.stdout.write(
+        `trajwatch: replayed ${replayed} request(s) from the write-ahead log` +
+          (undecodable > 0 ? `, ${undecodable} undecodable skipped` : '') +
+          (torn > 0 ? `, ${torn} torn final record cut off` : '') +
+          '\n',
+      );
+    }
+  }
+  const target: IngestTarget = ingest ?? pipeline;
+  const server = createHttpReceiver(config.receiver, target, (o) => metrics.observeRequest('http', o), {
     '/healthz': (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
     },
@@ -102,7 +124,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     },
   });
   if (!sources.http) refuseTraces(server);
-  const grpcServer = sources.http ? createGrpcReceiver(config.receiver, pipeline, (o) => metrics.observeRequest('grpc', o)) : undefined;
+  const grpcServer = sources.http ? createGrpcReceiver(config.receiver, target, (o) => metrics.observeRequest('grpc', o)) : undefined;
   const ticker = setInterval(() => pipeline.tick(), TICK_MS);
 
   await new Promise<void>((resolveListen, rejectListen) => {
@@ -127,6 +149,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       server.close();
       if (grpcServer !== undefined) await closeGrpcReceiver(grpcServer);
       await running.close();
+      await ingest?.close();
       throw err;
     });
     registerKafkaSourceMetrics(registry, () => source.stats());
@@ -156,6 +179,9 @@ export async function serveCommand(args: string[]): Promise<number> {
       server.closeIdleConnections();
       Promise.all([kafkaSource?.stop(), grpcServer === undefined ? undefined : closeGrpcReceiver(grpcServer)])
         .then(() => pipeline.drain('shutdown'))
+        // Every trajectory is closed and its output durable: the log is released to its end.
+        .then(() => pipeline.settled())
+        .then(() => ingest?.close())
         .then(() => running.close())
         .then(
           () => {

@@ -8,7 +8,7 @@ import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
-import type { IngestTarget } from './http-receiver.ts';
+import { durabilityRefusal, type IngestTarget } from './http-receiver.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
 import type { DecodedRequest } from './span.ts';
@@ -118,8 +118,7 @@ export function createGrpcReceiver(
       callback({ code: grpc.status.UNAUTHENTICATED, details: 'Export requires a token (authorization: Bearer <token>)' });
       return;
     }
-    const busy = target.admission();
-    if (busy !== undefined) {
+    const refuse = (busy: string) => {
       const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
       const message = `trajwatch is at its limit (${busy}); retry later`;
       const metadata = new grpc.Metadata();
@@ -127,19 +126,26 @@ export function createGrpcReceiver(
       metadata.set(RETRY_INFO_KEY, retryInfo(config.retryAfterSeconds));
       note(code, 0, 0, busy);
       callback({ code, details: message, metadata });
-      return;
-    }
+    };
+    const busy = target.admission();
+    if (busy !== undefined) return refuse(busy);
     const decoded = decodeOtlpProto(call.request);
     if (decoded instanceof DecodeError) {
       note(grpc.status.INVALID_ARGUMENT, 0, 0, 'undecodable');
       callback({ code: grpc.status.INVALID_ARGUMENT, details: `undecodable OTLP protobuf request: ${decoded.message}` });
       return;
     }
-    target.accept(decoded);
-    const rejected = decoded.rejected.length;
-    note(grpc.status.OK, decoded.spans.length, rejected);
-    const partial = rejected === 0 ? undefined : { rejectedSpans: rejected, errorMessage: summarizeRejections(decoded) };
-    callback(null, exportResponse('protobuf', partial));
+    const answer = () => {
+      const rejected = decoded.rejected.length;
+      note(grpc.status.OK, decoded.spans.length, rejected);
+      const partial = rejected === 0 ? undefined : { rejectedSpans: rejected, errorMessage: summarizeRejections(decoded) };
+      callback(null, exportResponse('protobuf', partial));
+    };
+    if (target.acceptDurably === undefined) {
+      target.accept(decoded);
+      return answer();
+    }
+    target.acceptDurably(decoded, { format: 'protobuf', bytes: call.request }).then(answer, (err: unknown) => refuse(durabilityRefusal(err)));
   };
 
   server.addService(traceServiceDefinition, {

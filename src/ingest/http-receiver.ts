@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { ConfigError, DecodeError, LimitError } from '../errors.ts';
+import { ConfigError, DecodeError, LimitError, TrajwatchError } from '../errors.ts';
 import { createAuthCheck } from './auth.ts';
 import { gunzipCapped, readBody } from './body.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
@@ -17,12 +17,30 @@ import {
 import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
 import type { DecodedRequest } from './span.ts';
 
-/** Where decoded requests go: the pipeline. */
+/** A request body as received (after gzip), for a target that logs it before acknowledging. */
+export interface RawRequest {
+  format: 'protobuf' | 'json';
+  bytes: Buffer;
+}
+
+/** Where decoded requests go: the pipeline, or the write-ahead log in front of it. */
 export interface IngestTarget {
   /** A reason to refuse new work now (answered 503 + Retry-After), or undefined. */
   admission(): string | undefined;
   /** Takes a decoded request; every span in it is kept or counted as rejected. */
   accept(request: DecodedRequest): void;
+  /**
+   * When present, used instead of `accept`: the request is acknowledged only once this
+   * resolves (durable). A rejection is answered 503 / UNAVAILABLE + Retry-After; a
+   * {@link TrajwatchError} whose `context.reason` is a string names the refusal.
+   */
+  acceptDurably?(request: DecodedRequest, raw: RawRequest): Promise<void>;
+}
+
+/** The refusal reason of a rejected `acceptDurably`. */
+export function durabilityRefusal(err: unknown): string {
+  const reason = err instanceof TrajwatchError ? err.context['reason'] : undefined;
+  return typeof reason === 'string' ? reason : 'not-durable';
 }
 
 /** What the receiver saw, for metrics: one call per request. */
@@ -125,7 +143,17 @@ export function createHttpReceiver(
       note(400, 0, 0, 'undecodable');
       return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} body: ${decoded.message}`);
     }
-    target.accept(decoded);
+    if (target.acceptDurably === undefined) target.accept(decoded);
+    else {
+      try {
+        await target.acceptDurably(decoded, { format, bytes: body });
+      } catch (err) {
+        const reason = durabilityRefusal(err);
+        res.setHeader('Retry-After', String(config.retryAfterSeconds));
+        note(503, 0, 0, reason);
+        return reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${reason}); retry later`);
+      }
+    }
     const rejected = decoded.rejected.length;
     note(200, decoded.spans.length, rejected);
     const partial =

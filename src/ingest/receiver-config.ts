@@ -10,6 +10,18 @@ export const ReceiverTlsSchema = z.strictObject({
 
 export type ReceiverTls = z.infer<typeof ReceiverTlsSchema>;
 
+/** The write-ahead log of acknowledged requests under `<dataDir>/wal` (a SIGKILL loses nothing acknowledged). */
+export const WalConfigSchema = z.strictObject({
+  /** Off: requests are acknowledged as soon as they are decoded, and open trajectories die with the process. */
+  enabled: z.boolean().default(true),
+  /** Bytes the log may hold (requests of trajectories not yet finished); above it new requests get 503 (wal-full). */
+  maxBytes: z.number().int().min(1024).default(512 * 1024 * 1024),
+  /** Size at which a segment file is closed and a new one started; whole segments are deleted once finished. */
+  segmentBytes: z.number().int().min(1024).default(16 * 1024 * 1024),
+});
+
+export type WalConfig = z.infer<typeof WalConfigSchema>;
+
 export const ReceiverConfigSchema = z
   .object({
     /** Where the OTLP/HTTP receiver listens. Loopback by default: binding wider is explicit. */
@@ -26,6 +38,7 @@ export const ReceiverConfigSchema = z
     auth: ReceiverAuthSchema.optional(),
     /** Serve HTTPS instead of HTTP. */
     tls: ReceiverTlsSchema.optional(),
+    wal: WalConfigSchema.prefault({}),
   })
   .strict();
 

@@ -1,0 +1,102 @@
+import type { SourcePosition } from '../assemble/assembler.ts';
+import { DecodeError, StorageError } from '../errors.ts';
+import type { IngestTarget, RawRequest } from './http-receiver.ts';
+import { decodeOtlpJson } from './otlp-json-decode.ts';
+import { decodeOtlpProto } from './otlp-proto-decode.ts';
+import type { DecodedRequest } from './span.ts';
+import type { SpanWal, WalRecord } from './span-wal.ts';
+
+/** The source partition the write-ahead log's sequence numbers are tracked under in the pipeline. */
+export const WAL_PARTITION = -1;
+
+/** How often finished requests are released from the log. */
+const RELEASE_INTERVAL_MS = 500;
+
+/** What DurableIngest needs of the pipeline (`Pipeline`). */
+export interface PositionedTarget {
+  admission(): string | undefined;
+  accept(request: DecodedRequest, position?: SourcePosition): void;
+  /** Per partition, the offset below which every request is finished. */
+  committable(): Map<number, number>;
+}
+
+/**
+ * The OTLP receivers' target when the write-ahead log is on: a request is appended to the log,
+ * acknowledged once it is durable, and only then handed to the pipeline with its log sequence
+ * number as its source position. The pipeline's source-position bookkeeping (built for the
+ * Kafka source) says which requests are finished; those are released from the log on a timer.
+ * A refused append never reaches the pipeline, so a 503 means the request was not taken.
+ *
+ * @example
+ * const { wal, records } = await SpanWal.open(dir, config.receiver.wal);
+ * const ingest = new DurableIngest(pipeline, wal);
+ * ingest.replay(records); // before listening
+ * createHttpReceiver(config.receiver, ingest);
+ */
+export class DurableIngest implements IngestTarget {
+  readonly wal: SpanWal;
+  readonly #pipeline: PositionedTarget;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(pipeline: PositionedTarget, wal: SpanWal, releaseIntervalMs = RELEASE_INTERVAL_MS) {
+    this.#pipeline = pipeline;
+    this.wal = wal;
+    this.#timer = setInterval(() => void this.release(), releaseIntervalMs);
+    this.#timer.unref();
+  }
+
+  admission(): string | undefined {
+    const refusal = this.wal.refusal();
+    if (refusal !== undefined) return `wal-${refusal}`;
+    return this.#pipeline.admission();
+  }
+
+  /** A request without its body cannot be logged: it goes to the pipeline as it is (not durable). */
+  accept(request: DecodedRequest): void {
+    this.#pipeline.accept(request);
+  }
+
+  async acceptDurably(request: DecodedRequest, raw: RawRequest): Promise<void> {
+    const appended = this.wal.append(raw.format, raw.bytes);
+    if (!appended.ok) {
+      throw new StorageError(`write-ahead log ${appended.reason}`, { retriable: true, context: { reason: `wal-${appended.reason}` } });
+    }
+    try {
+      await appended.durable;
+    } catch (err) {
+      throw new StorageError('write-ahead log unwritable', { retriable: true, cause: err, context: { reason: 'wal-unwritable' } });
+    }
+    this.#pipeline.accept(request, { partition: WAL_PARTITION, offset: appended.seq });
+  }
+
+  /**
+   * Feeds the requests still in the log at start-up through the pipeline, decoded as when they
+   * arrived and under the same sequence numbers. Returns how many were replayed and how many
+   * could not be decoded (skipped; they were decodable when accepted, so that means a bug).
+   */
+  replay(records: readonly WalRecord[]): { replayed: number; undecodable: number } {
+    let undecodable = 0;
+    for (const r of records) {
+      const decoded = r.format === 'protobuf' ? decodeOtlpProto(r.bytes) : decodeOtlpJson(r.bytes.toString('utf8'));
+      if (decoded instanceof DecodeError) {
+        undecodable += 1;
+        continue;
+      }
+      this.#pipeline.accept(decoded, { partition: WAL_PARTITION, offset: r.seq });
+    }
+    return { replayed: records.length - undecodable, undecodable };
+  }
+
+  /** Releases every request the pipeline has finished (its trajectories closed, their output durable). */
+  release(): Promise<void> {
+    const below = this.#pipeline.committable().get(WAL_PARTITION);
+    return below === undefined ? Promise.resolve() : this.wal.release(below);
+  }
+
+  /** After `pipeline.drain` and `settled()`: a last release, then the log is closed. */
+  async close(): Promise<void> {
+    clearInterval(this.#timer);
+    await this.release();
+    await this.wal.close();
+  }
+}
