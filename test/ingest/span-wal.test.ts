@@ -89,7 +89,7 @@ describe('SpanWal', () => {
     await wal.close();
     const path = join(dir, (await segmentFiles(dir))[0]!);
     const bytes = await readFile(path);
-    bytes[bytes.length - 2] ^= 0xff;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 2) ^ 0xff, bytes.length - 2);
     await writeFile(path, bytes);
 
     const reopened = await SpanWal.open(dir, SMALL);
@@ -105,7 +105,7 @@ describe('SpanWal', () => {
     await wal.close();
     const path = join(dir, (await segmentFiles(dir))[0]!);
     const bytes = await readFile(path);
-    bytes[16] ^= 0xff; // inside the first record's payload
+    bytes.writeUInt8(bytes.readUInt8(16) ^ 0xff, 16); // inside the first record's payload
     await writeFile(path, bytes);
 
     const opening = SpanWal.open(dir, SMALL);

@@ -54,8 +54,8 @@ describe('disk full under the data directory', () => {
       // Spans accepted before the first failed write sit in memory; the first failed write turns admission off.
       const refused = await postUntil(serve.url, 503, 'd15c1');
       expect(refused.headers.get('retry-after')).toBe('2');
-      // Whichever log hits the full disk first (trajectories or findings) turns admission off.
-      expect(JSON.parse(refused.text)).toEqual({ code: 14, message: expect.stringMatching(/^trajwatch is at its limit \((trajectory|findings)-log-unwritable\); retry later$/) });
+      // Whichever file hits the full disk first (the write-ahead log, trajectories or findings) turns admission off.
+      expect(JSON.parse(refused.text)).toEqual({ code: 14, message: expect.stringMatching(/^trajwatch is at its limit \((wal|trajectory-log|findings-log)-unwritable\); retry later$/) });
       // Zero or more requests were acknowledged before a write failed (a page of slack can still take a line).
       const acknowledged = refused.sent - 1;
       // Still refusing while the disk stays full: nothing further is acknowledged.
@@ -65,7 +65,8 @@ describe('disk full under the data directory', () => {
       const metrics = await (await fetch(`${serve.url}/metrics`)).text();
       const unwritable =
         metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'trajectory-log-unwritable' }) +
-        metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'findings-log-unwritable' });
+        metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'findings-log-unwritable' }) +
+        metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'wal-unwritable' });
       expect(unwritable).toBeGreaterThanOrEqual(6);
 
       rmSync(filler);
