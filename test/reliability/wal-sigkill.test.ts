@@ -26,7 +26,7 @@ async function rowsOf(path: string): Promise<FindingRow[]> {
 describe('SIGKILL with open trajectories (write-ahead log)', () => {
   it('finds every acknowledged agent run after a restart on the same data directory', async () => {
     // A long quiet period: every trajectory is still open when the process is killed.
-    const first = await startServe({ assembler: { quietPeriodMs: 600_000, idleTimeoutMs: 600_000 });
+    const first = await startServe({ assembler: { quietPeriodMs: 600_000, idleTimeoutMs: 600_000 } });
     const dataDir = first.dataDir;
     const findingsPath = join(dataDir, 'findings.jsonl');
     const ids = Array.from({ length: RUNS }, (_, i) => `wal-conv-${i}`);
