@@ -86,6 +86,8 @@ export async function serveCommand(args: string[]): Promise<number> {
     sinkBacklog: () => ({
       'trajectory-log': { records: trajectoryLog?.pendingLines ?? 0, bytes: trajectoryLog?.pendingBytes ?? 0 },
       ...Object.fromEntries(sinks.map((s) => [s.name, s.backlog()])),
+      // Accepted requests kept for a crash until what they fed is durable downstream.
+      ...(ingest === undefined ? {} : { 'span-wal': { bytes: ingest.wal.pendingBytes } }),
     }),
     ...(decisions.enabled ? { judge: () => decisions.stats() } : {}),
     ...(kafka === undefined ? {} : { kafka: () => kafka.kafka.stats() }),

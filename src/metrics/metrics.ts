@@ -9,7 +9,7 @@ import type { KafkaSinkStats } from '../sinks/kafka/sink.ts';
 export interface LiveReadings {
   assembler: () => AssemblerStats;
   /** Pending (not yet durable / acknowledged) records per sink. */
-  sinkBacklog?: () => Record<string, { records: number; bytes: number }>;
+  sinkBacklog?: () => Record<string, { records?: number; bytes: number }>;
   /** The judge's counters, when decision points run. */
   judge?: () => DecisionPointStats;
   /** The Kafka sink's counters, when findings go to Kafka. */
@@ -297,7 +297,7 @@ export class Metrics {
         labelNames: ['sink'] as const,
         registers: reg,
         collect() {
-          for (const [sink, b] of Object.entries(backlog())) this.set({ sink }, b.records);
+          for (const [sink, b] of Object.entries(backlog())) if (b.records !== undefined) this.set({ sink }, b.records);
         },
       });
       new Gauge({
