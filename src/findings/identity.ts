@@ -1,4 +1,4 @@
-import { canonicalDigest } from './digest.ts';
+import { createHash } from 'node:crypto';
 import { bundleIdentity, type Bundle } from './provenance/treatment.ts';
 import { fixedConditions, type Snapshot } from './provenance/conditions.ts';
 import { canonicalJson } from '../normalize/canonical-json.ts';
@@ -32,6 +32,9 @@ function sortedUnique(items: readonly string[]): string[] {
 export interface CompositionIdentity {
   treatment: unknown[] | null;
   conditions: unknown[] | null;
+  /** Their canonical JSON, serialized once rather than for every finding. */
+  treatmentJson: string;
+  conditionsJson: string;
 }
 
 /**
@@ -45,10 +48,9 @@ export function compositionIdentity(
   conditions: readonly Snapshot[] | null,
 ): CompositionIdentity {
   const asSet = (docs: string[]): unknown[] => sortedUnique(docs).map((d) => JSON.parse(d) as unknown);
-  return {
-    treatment: treatment === null ? null : asSet(treatment.map((b) => canonicalJson(bundleIdentity(b)))),
-    conditions: conditions === null ? null : asSet(conditions.map((c) => canonicalJson(fixedConditions(c)))),
-  };
+  const t = treatment === null ? null : asSet(treatment.map((b) => canonicalJson(bundleIdentity(b))));
+  const c = conditions === null ? null : asSet(conditions.map((x) => canonicalJson(fixedConditions(x))));
+  return { treatment: t, conditions: c, treatmentJson: canonicalJson(t), conditionsJson: canonicalJson(c) };
 }
 
 type IdentityCore = Omit<FindingIdentityFields, 'treatment' | 'conditions'>;
@@ -67,9 +69,27 @@ export function identityDocument(f: IdentityCore, composition: CompositionIdenti
   };
 }
 
-/** `findingId` with the composition part already computed (many findings, one provenance). */
+/**
+ * `findingId` with the composition part already computed (many findings, one provenance).
+ * Writes the canonical text of {@link identityDocument} directly, its keys in canonical
+ * (sorted) order, splicing in the composition's text: the same bytes, without serializing
+ * the composition again for every finding. A test pins it to `canonicalJson(identityDocument)`.
+ */
 export function findingIdWith(f: IdentityCore, composition: CompositionIdentity): string {
-  return `f1_${canonicalDigest(identityDocument(f, composition))}`;
+  const text =
+    `{"analyst_id":${JSON.stringify(f.analyst_id)}` +
+    `,"area":${JSON.stringify(f.area)}` +
+    `,"claim":${JSON.stringify(normalizeClaim(f.claim))}` +
+    `,"conditions":${composition.conditionsJson}` +
+    `,"id_basis":${canonicalJson(sortedUnique(f.id_basis ?? []))}` +
+    `,"trajectory_key":${JSON.stringify(f.subject.trajectory_key)}` +
+    `,"treatment":${composition.treatmentJson}` +
+    `,"v":1}`;
+  return `f1_${sha256Hex(text)}`;
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
 }
 
 /**

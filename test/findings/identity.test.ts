@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { findingId, normalizeClaim } from '../../src/findings/identity.ts';
+import { canonicalDigest } from '../../src/findings/digest.ts';
+import { compositionIdentity, findingId, findingIdWith, identityDocument, normalizeClaim } from '../../src/findings/identity.ts';
 import { makeFinding, type FindingDraft } from '../../src/findings/make-finding.ts';
 import { makeSnapshot, normalizeSnapshots, type Snapshot } from '../../src/findings/provenance/conditions.ts';
 import { normalizeProvenance, type Provenance } from '../../src/findings/provenance/provenance.ts';
@@ -190,6 +191,19 @@ describe('finding identity', () => {
         expect(r.ok).toBe(false);
         if (!r.ok) expect(r.error).toMatchObject({ kind: 'bundle-id-conflict', id: b.id });
       }),
+    );
+  });
+});
+
+describe('findingIdWith writes the canonical identity document directly', () => {
+  it('gives exactly the digest of canonicalJson(identityDocument(...)) for any fields and provenance', () => {
+    fc.assert(
+      fc.property(draftArb, provenanceArb, (draft, p) => {
+        const composition = compositionIdentity(p.treatment, p.conditions);
+        const expected = `f1_${canonicalDigest(identityDocument(draft, composition))}`;
+        expect(findingIdWith(draft, composition)).toBe(expected);
+      }),
+      { numRuns: 300 },
     );
   });
 });
