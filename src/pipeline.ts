@@ -85,6 +85,12 @@ export class Pipeline implements IngestTarget {
   #settleSeq = 0;
   #settleLoop: Promise<void> | undefined;
   readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0 };
+  /** Told of judged findings and alarms as they are emitted (metrics). */
+  onJudged: ((findings: readonly Finding[], alarms: readonly Finding[]) => void) | undefined;
+  /** A burst of closes is being worked through in later turns. */
+  #tickPending = false;
+  /** Sinks with a durability timing in flight. */
+  readonly #timing = new Set<FindingSink>();
 
   constructor(options: PipelineOptions) {
     this.#options = options;
@@ -146,8 +152,6 @@ export class Pipeline implements IngestTarget {
     }
   }
 
-  #tickPending = false;
-
   /** Closes everything still open (end of a replay, or shutdown), then waits for the judge and the sinks. */
   async drain(cause: 'end-of-input' | 'shutdown'): Promise<void> {
     // On shutdown nothing new is paid for: the judge defers what is queued, within a bound.
@@ -157,9 +161,6 @@ export class Pipeline implements IngestTarget {
     else await this.#options.decisions?.drain();
     await this.flushed();
   }
-
-  /** Told of judged findings and alarms as they are emitted (metrics). */
-  onJudged: ((findings: readonly Finding[], alarms: readonly Finding[]) => void) | undefined;
 
   /** Judged findings, and the coordinator alarms among them, go to every sink. */
   emitJudged(findings: readonly Finding[], alarms: readonly Finding[]): void {
@@ -229,9 +230,6 @@ export class Pipeline implements IngestTarget {
     }
     this.#settleLoop = undefined;
   }
-
-  /** Sinks with a durability timing in flight. */
-  readonly #timing = new Set<FindingSink>();
 
   #timeDurability(): void {
     const observe = this.#options.onDurable;
