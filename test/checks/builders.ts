@@ -1,3 +1,4 @@
+import { compareSteps } from '../../src/assemble/assembler.ts';
 /** Small builders for Steps and Trajectories in check tests. */
 import type { CaptureConflict, IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
 import type { Step, StepKind } from '../../src/normalize/step.ts';
@@ -70,10 +71,7 @@ export interface TrajectorySpec {
 /** A trajectory over `steps`, sorted the way the assembler sorts them. */
 export function trajectory(steps: Step[], spec: TrajectorySpec = {}): Trajectory {
   const complete = spec.complete ?? true;
-  const sorted = [...steps].sort(
-    (a, b) =>
-      cmp(a.startTimeUnixNano, b.startTimeUnixNano) || cmp(a.endTimeUnixNano, b.endTimeUnixNano) || cmp(a.id, b.id),
-  );
+  const sorted = [...steps].sort(compareSteps);
   return {
     key: TRACE,
     traceIds: [TRACE],
@@ -90,8 +88,4 @@ export function trajectory(steps: Step[], spec: TrajectorySpec = {}): Trajectory
 /** A capture conflict on a step's span id. */
 export function conflictOn(s: Step): CaptureConflict {
   return { traceId: s.traceId, spanId: s.id, keptDigest: 'a'.repeat(64), refusedDigest: 'b'.repeat(64) };
-}
-
-function cmp<T extends bigint | string>(a: T, b: T): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -1,3 +1,4 @@
+import { makeTrajectory } from '../helpers/steps.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { Attributes } from '../../src/ingest/span.ts';
 import type { Step } from '../../src/normalize/step.ts';
@@ -24,20 +25,8 @@ export function step(over: Partial<Step> & { id: string }): Step {
   };
 }
 
-export function trajectory(steps: Step[], over: Partial<Trajectory> = {}): Trajectory {
-  return {
-    key: 'session-1',
-    traceIds: [...new Set(steps.map((s) => s.traceId))],
-    revision: 1,
-    complete: true,
-    incompleteReasons: [],
-    steps,
-    conflicts: [],
-    refusedSpans: 0,
-    closedBy: 'quiet-after-root',
-    ...over,
-  };
-}
+/** The shared test trajectory (`test/helpers/steps.ts`). */
+export const trajectory = makeTrajectory;
 
 export const RESOURCE: Attributes = { 'service.name': 'agent-svc', 'service.version': '2.3.1', 'trajwatch.seat': 'seat-7' };
 

@@ -1,3 +1,4 @@
+import { makeTrajectory } from '../helpers/steps.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { CheckResults } from '../../src/checks/check-result.ts';
 import { argsDigest } from '../../src/normalize/canonical-json.ts';
@@ -36,20 +37,8 @@ export function toolArgs(raw: string): Step['args'] {
   return { raw, parsed, digest: argsDigest(raw) };
 }
 
-export function traj(steps: Step[], over: Partial<Trajectory> = {}): Trajectory {
-  return {
-    key: 'session-1',
-    traceIds: [...new Set(steps.map((s) => s.traceId))],
-    revision: 1,
-    complete: true,
-    incompleteReasons: [],
-    steps,
-    conflicts: [],
-    refusedSpans: 0,
-    closedBy: 'quiet-after-root',
-    ...over,
-  };
-}
+/** The shared test trajectory (`test/helpers/steps.ts`). */
+export const traj = makeTrajectory;
 
 export const NO_CHECKS: CheckResults = { l0: [], repetition: { status: 'none-observed' } };
 
