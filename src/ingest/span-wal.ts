@@ -2,7 +2,7 @@ import { mkdir, open, readdir, readFile, truncate, unlink, type FileHandle } fro
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StorageError } from '../errors.ts';
-import { syncDir, writeAll } from '../sinks/kafka/outbox-files.ts';
+import { syncDir } from '../sinks/kafka/outbox-files.ts';
 
 /*
  * The write-ahead log of accepted OTLP requests. A directory holds segment files
@@ -61,7 +61,7 @@ interface Segment {
 }
 
 interface Queued {
-  frame: Buffer;
+  frame: [Buffer, Buffer];
   /** Request seq, or undefined for a release mark. */
   seq: number | undefined;
   done: PromiseWithResolvers<void>;
@@ -71,14 +71,32 @@ function segmentName(firstSeq: number): string {
   return `seg-${String(firstSeq).padStart(16, '0')}.wal`;
 }
 
-function frame(type: number, seq: number, payload: Buffer): Buffer {
-  const out = Buffer.allocUnsafe(HEADER_BYTES + payload.length);
-  out.writeUInt32BE(payload.length, 0);
-  out.writeUInt8(type, 4);
-  out.writeUIntBE(seq, 5, 6);
-  payload.copy(out, HEADER_BYTES);
-  out.writeUInt32BE(crc32(payload, crc32(out.subarray(4, 11))), 11);
-  return out;
+/** A record as its header and payload, written together by `writev`: the payload is never copied. */
+function frame(type: number, seq: number, payload: Buffer): [Buffer, Buffer] {
+  const header = Buffer.allocUnsafe(HEADER_BYTES);
+  header.writeUInt32BE(payload.length, 0);
+  header.writeUInt8(type, 4);
+  header.writeUIntBE(seq, 5, 6);
+  header.writeUInt32BE(crc32(payload, crc32(header.subarray(4, 11))), 11);
+  return [header, payload];
+}
+
+/** Writes every buffer in order, continuing after a partial write. */
+async function writevAll(handle: FileHandle, buffers: Buffer[]): Promise<void> {
+  let total = 0;
+  for (const b of buffers) total += b.length;
+  let left = buffers;
+  let written = 0;
+  while (written < total) {
+    const { bytesWritten } = await handle.writev(left);
+    written += bytesWritten;
+    if (written >= total) break;
+    // Drop what was written; a buffer cut in the middle continues from the cut.
+    let skip = bytesWritten;
+    let i = 0;
+    while (skip >= left[i]!.length) skip -= left[i++]!.length;
+    left = [left[i]!.subarray(skip), ...left.slice(i + 1)];
+  }
 }
 
 interface Parsed {
@@ -315,10 +333,10 @@ export class SpanWal {
     }
   }
 
-  #enqueue(bytes: Buffer, seq: number | undefined): Promise<void> {
+  #enqueue(bytes: [Buffer, Buffer], seq: number | undefined): Promise<void> {
     const done = Promise.withResolvers<void>();
     this.#queue.push({ frame: bytes, seq, done });
-    this.#queuedBytes += bytes.length;
+    this.#queuedBytes += bytes[0].length + bytes[1].length;
     this.#writing ??= this.#drain();
     return done.promise;
   }
@@ -328,12 +346,14 @@ export class SpanWal {
     while (this.#queue.length > 0) {
       const batch = this.#queue;
       this.#queue = [];
-      const bytes = Buffer.concat(batch.map((q) => q.frame));
-      this.#queuedBytes -= bytes.length;
+      const buffers = batch.flatMap((q) => q.frame);
+      let length = 0;
+      for (const b of buffers) length += b.length;
+      this.#queuedBytes -= length;
       let active = this.#segments.at(-1)!;
       try {
         if (active.sizeBytes >= this.#options.segmentBytes) active = await this.#roll(batch.find((q) => q.seq !== undefined)?.seq ?? this.#nextSeq);
-        await writeAll(this.#file, bytes);
+        await writevAll(this.#file, buffers);
         await this.#file.datasync();
       } catch (err) {
         // Cut what a full disk took of the batch, so the next write starts on a record boundary.
@@ -341,8 +361,8 @@ export class SpanWal {
         this.#fail(batch, err);
         continue;
       }
-      active.sizeBytes += bytes.length;
-      this.#liveBytes += bytes.length;
+      active.sizeBytes += length;
+      this.#liveBytes += length;
       for (const q of batch) {
         if (q.seq !== undefined) active.lastSeq = q.seq;
         q.done.resolve();
