@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StorageError } from '../errors.ts';
 import { syncDir } from '../sinks/kafka/outbox-files.ts';
+import { writevAll } from './writev-all.ts';
 
 /*
  * The write-ahead log of accepted OTLP requests. A directory holds segment files
@@ -79,24 +80,6 @@ function frame(type: number, seq: number, payload: Buffer): [Buffer, Buffer] {
   header.writeUIntBE(seq, 5, 6);
   header.writeUInt32BE(crc32(payload, crc32(header.subarray(4, 11))), 11);
   return [header, payload];
-}
-
-/** Writes every buffer in order, continuing after a partial write. */
-async function writevAll(handle: FileHandle, buffers: Buffer[]): Promise<void> {
-  let total = 0;
-  for (const b of buffers) total += b.length;
-  let left = buffers;
-  let written = 0;
-  while (written < total) {
-    const { bytesWritten } = await handle.writev(left);
-    written += bytesWritten;
-    if (written >= total) break;
-    // Drop what was written; a buffer cut in the middle continues from the cut.
-    let skip = bytesWritten;
-    let i = 0;
-    while (skip >= left[i]!.length) skip -= left[i++]!.length;
-    left = [left[i]!.subarray(skip), ...left.slice(i + 1)];
-  }
 }
 
 interface Parsed {
