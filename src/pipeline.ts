@@ -60,8 +60,15 @@ export interface PipelineCounts {
   findingsEmitted: number;
 }
 
-/** Trajectories closed (and analyzed) per event-loop turn in `serve`. */
-const CLOSES_PER_TURN = 64;
+/**
+ * Closing (and analyzing) due trajectories in `serve` yields to receiving after this long in
+ * one event-loop turn. A time budget, not a count: the closes must keep pace with intake,
+ * whatever the trajectories' size, or open work (and the heap) grows under load.
+ */
+const CLOSE_TURN_MS = 10;
+
+/** Trajectories closed between two looks at the clock. */
+const CLOSES_PER_CHECK = 16;
 
 /** How long to wait before asking the sinks again when they failed to make findings durable. */
 const SETTLE_RETRY_MS = 1_000;
@@ -139,16 +146,19 @@ export class Pipeline implements IngestTarget {
 
   /**
    * Closes what is due; `serve` calls it on a timer with the wall clock. A burst of closes is
-   * cut into turns of {@link CLOSES_PER_TURN}, so receiving never waits behind all of them.
+   * cut into turns of {@link CLOSE_TURN_MS}, so receiving never waits behind all of them.
    */
   tick(nowMs: number = Date.now()): void {
     if (this.#tickPending) return;
-    if (this.assembler.advance(nowMs, CLOSES_PER_TURN)) {
+    const turnEnds = performance.now() + CLOSE_TURN_MS;
+    while (this.assembler.advance(nowMs, CLOSES_PER_CHECK)) {
+      if (performance.now() < turnEnds) continue;
       this.#tickPending = true;
       setImmediate(() => {
         this.#tickPending = false;
         this.tick(nowMs);
       });
+      return;
     }
   }
 
