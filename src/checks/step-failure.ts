@@ -11,11 +11,32 @@ export interface StepFailure {
 }
 
 /**
+ * Answers already read, per rules and step. Several checks ask about every step of a
+ * trajectory (error output, fault passthrough, the gates of two checks), and the result
+ * patterns are regular expressions over the result text: each step is read once. Steps are
+ * never changed after normalizing; callers only read the answer.
+ */
+const memo = new WeakMap<CompiledRules, WeakMap<Step, StepFailure | null>>();
+
+/**
  * Whether a step failed, read from every place a convention may put it: status 2, an
  * `exception` event, `error.type`, the normalizer's `error`, or (tools only) a result the
  * error-payload rules recognize. `undefined` when nothing says it failed.
  */
 export function stepFailure(step: Step, rules: CompiledRules): StepFailure | undefined {
+  let byStep = memo.get(rules);
+  if (byStep === undefined) {
+    byStep = new WeakMap();
+    memo.set(rules, byStep);
+  }
+  const known = byStep.get(step);
+  if (known !== undefined) return known ?? undefined;
+  const failure = readStepFailure(step, rules);
+  byStep.set(step, failure ?? null);
+  return failure;
+}
+
+function readStepFailure(step: Step, rules: CompiledRules): StepFailure | undefined {
   const err = step.error;
   const type = err?.type ?? stringAttr(step, 'error.type');
   const text = nonEmpty(err?.message);
