@@ -3,7 +3,7 @@ import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { describeStep, excerpt, ref } from './hit-text.ts';
 import { compiledRules } from './rules.ts';
-import { stepFailure } from './step-failure.ts';
+import { stepFailures } from './step-failure.ts';
 
 /**
  * `error-output`: one hit per failed step (status error, `exception` event, `error.type`, or a
@@ -12,8 +12,9 @@ import { stepFailure } from './step-failure.ts';
 export function errorOutput(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   const rules = compiledRules(cfg);
   const hits: L0Hit[] = [];
-  for (const step of t.steps) {
-    const failure = stepFailure(step, rules);
+  const failures = stepFailures(t, rules);
+  for (const [i, step] of t.steps.entries()) {
+    const failure = failures[i];
     if (failure === undefined) continue;
     const kind = failure.type === undefined ? failure.source : `${failure.source} ${failure.type}`;
     const said = failure.text === undefined ? '' : `: ${excerpt(failure.text, cfg.options.detailExcerptChars)}`;

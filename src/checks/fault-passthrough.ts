@@ -5,7 +5,7 @@ import type { ChecksConfig } from './config.ts';
 import { finalStepIndex } from './final-step.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
 import { compiledRules } from './rules.ts';
-import { stepFailure, type StepFailure } from './step-failure.ts';
+import { stepFailures, type StepFailure } from './step-failure.ts';
 
 interface Pending {
   parts: string[];
@@ -24,7 +24,7 @@ interface Pending {
  */
 export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   const rules = compiledRules(cfg);
-  const failures = t.steps.map((step) => stepFailure(step, rules));
+  const failures = stepFailures(t, rules);
   const finalIndex = finalStepIndex(t);
   const finalStep = t.steps[finalIndex];
   const runReportsSuccess =
@@ -110,7 +110,7 @@ function carrierField(step: Step, needle: string): string | undefined {
  */
 function unretriedToolFailures(
   t: Trajectory,
-  failures: (StepFailure | undefined)[],
+  failures: readonly (StepFailure | undefined)[],
   runEndUnixNano: bigint,
 ): Map<string, number[]> {
   const open = new Map<string, number[]>();

@@ -1,3 +1,4 @@
+import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { CompiledRules } from './rules.ts';
 
@@ -11,32 +12,11 @@ export interface StepFailure {
 }
 
 /**
- * Answers already read, per rules and step. Several checks ask about every step of a
- * trajectory (error output, fault passthrough, the gates of two checks), and the result
- * patterns are regular expressions over the result text: each step is read once. Steps are
- * never changed after normalizing; callers only read the answer.
- */
-const memo = new WeakMap<CompiledRules, WeakMap<Step, StepFailure | null>>();
-
-/**
  * Whether a step failed, read from every place a convention may put it: status 2, an
  * `exception` event, `error.type`, the normalizer's `error`, or (tools only) a result the
  * error-payload rules recognize. `undefined` when nothing says it failed.
  */
 export function stepFailure(step: Step, rules: CompiledRules): StepFailure | undefined {
-  let byStep = memo.get(rules);
-  if (byStep === undefined) {
-    byStep = new WeakMap();
-    memo.set(rules, byStep);
-  }
-  const known = byStep.get(step);
-  if (known !== undefined) return known ?? undefined;
-  const failure = readStepFailure(step, rules);
-  byStep.set(step, failure ?? null);
-  return failure;
-}
-
-function readStepFailure(step: Step, rules: CompiledRules): StepFailure | undefined {
   const err = step.error;
   const type = err?.type ?? stringAttr(step, 'error.type');
   const text = nonEmpty(err?.message);
@@ -50,6 +30,22 @@ function readStepFailure(step: Step, rules: CompiledRules): StepFailure | undefi
     return { source: 'result', text: step.result };
   }
   return undefined;
+}
+
+const memo = new WeakMap<Trajectory, { rules: CompiledRules; failures: readonly (StepFailure | undefined)[] }>();
+
+/**
+ * `stepFailure` of every step of a trajectory, by step index, read once per trajectory and
+ * rules: several checks ask about every step (error output, fault passthrough, the gates of
+ * two checks), and the result patterns are regular expressions over each result text.
+ * Callers only read the answers.
+ */
+export function stepFailures(t: Trajectory, rules: CompiledRules): readonly (StepFailure | undefined)[] {
+  const known = memo.get(t);
+  if (known !== undefined && known.rules === rules) return known.failures;
+  const failures = t.steps.map((step) => stepFailure(step, rules));
+  memo.set(t, { rules, failures });
+  return failures;
 }
 
 /** Whether a tool result text is an error payload under the configured rules. */

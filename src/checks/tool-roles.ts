@@ -2,7 +2,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import { compiledRules, toolClassMatch } from './rules.ts';
 import type { ChecksConfig } from './config.ts';
-import { stepFailure } from './step-failure.ts';
+import { stepFailures } from './step-failure.ts';
 
 /** The outbound actions and gates of a trajectory, as indexes into `t.steps` in order. */
 export interface ToolRoles {
@@ -20,9 +20,10 @@ export interface ToolRoles {
  */
 export function toolRoles(t: Trajectory, cfg: ChecksConfig): ToolRoles {
   const rules = compiledRules(cfg);
+  const failures = stepFailures(t, rules);
   const roles: ToolRoles = { outbound: [], gates: [], failed: [] };
   t.steps.forEach((step, i) => {
-    roles.failed.push(stepFailure(step, rules) !== undefined);
+    roles.failed.push(failures[i] !== undefined);
     const name = step.kind === 'tool' ? step.toolName : step.kind === 'agent' ? step.agentName : undefined;
     if (name === undefined) return;
     const outboundAt = step.kind === 'tool' ? toolClassMatch(name, rules.outbound) : undefined;
