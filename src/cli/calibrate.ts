@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -6,6 +5,7 @@ import { ConfigError } from '../errors.ts';
 import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../judge/calibrate.ts';
 import { MIN_KAPPA } from '../judge/decision-policy.ts';
 import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
+import { sha256Hex } from '../normalize/canonical-json.ts';
 
 export const CALIBRATE_HELP = `Usage: trajwatch calibrate --gold GOLD.jsonl [options]
 
@@ -71,8 +71,8 @@ export async function calibrateCommand(args: string[]): Promise<number> {
   const written: string[] = [];
   if (values['dry-run'] !== true) {
     const evidence = [
-      { kind: 'artifact' as const, uri: `file:${goldPath}`, excerpt: `sha256:${sha256(goldText)}` },
-      { kind: 'artifact' as const, uri: `file:${ledgerPath}`, excerpt: `sha256:${sha256(ledgerText)}` },
+      { kind: 'artifact' as const, uri: `file:${goldPath}`, excerpt: `sha256:${sha256Hex(goldText)}` },
+      { kind: 'artifact' as const, uri: `file:${ledgerPath}`, excerpt: `sha256:${sha256Hex(ledgerText)}` },
     ];
     const issuedAt = new Date().toISOString();
     for (const q of report.questions) {
@@ -106,10 +106,6 @@ function parseGold(text: string, path: string): GoldRow[] {
   });
   if (issues.length > 0) throw new ConfigError(issues, path);
   return rows;
-}
-
-function sha256(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 function fmt(x: number | null): string {

@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
-import { canonicalJson } from '../normalize/canonical-json.ts';
+import { canonicalJson, sha256Hex } from '../normalize/canonical-json.ts';
 
 /** sha256 hex of the canonical JSON of `value`: the one digest every findings id is built on. */
 export function canonicalDigest(value: unknown): string {
-  return createHash('sha256').update(canonicalJson(value)).digest('hex');
+  return sha256Hex(canonicalJson(value));
 }

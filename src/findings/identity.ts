@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import { bundleIdentity, type Bundle } from './provenance/treatment.ts';
 import { fixedConditions, type Snapshot } from './provenance/conditions.ts';
-import { canonicalJson } from '../normalize/canonical-json.ts';
+import { canonicalJson, sha256Hex } from '../normalize/canonical-json.ts';
 
 /** The fields a finding's identity rests on. Everything else on a finding is evidence or covariate. */
 export interface FindingIdentityFields {
@@ -86,10 +85,6 @@ export function findingIdWith(f: IdentityCore, composition: CompositionIdentity)
     `,"treatment":${composition.treatmentJson}` +
     `,"v":1}`;
   return `f1_${sha256Hex(text)}`;
-}
-
-function sha256Hex(text: string): string {
-  return createHash('sha256').update(text).digest('hex');
 }
 
 /**

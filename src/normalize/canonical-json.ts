@@ -62,7 +62,8 @@ function writeObject(object: Record<string, unknown>): string {
   return out + '}';
 }
 
-function sha256Hex(text: string): string {
+/** sha256 hex of a text's UTF-8 bytes (one-shot `crypto.hash`: no Hash object per call). */
+export function sha256Hex(text: string): string {
   return hash('sha256', text, 'hex');
 }
 

@@ -1,9 +1,12 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { steeringState } from '../../src/findings/provenance/conditions.ts';
+import { makeSnapshot, steeringState } from '../../src/findings/provenance/conditions.ts';
+import { canonicalJson } from '../../src/normalize/canonical-json.ts';
 import { DEFAULT_PROVENANCE_CONFIG, parseProvenanceConfig, type ProvenanceConfig } from '../../src/findings/provenance/config.ts';
 import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import { definitionDigest } from '../../src/findings/provenance/treatment.ts';
+import { refArb, snapshotContentArb } from './arbitraries.ts';
 import { RESOURCE, sampleTrajectory, step, trajectory, TRACE_A, TRACE_B } from './trajectory-fixture.ts';
 
 const armB = { id: 'arm-b', match: { 'experiment.arm': 'B' }, layers: ['Tools', 'Model'], definition: { tools: ['web_search'], model: 'x' } };
@@ -106,6 +109,17 @@ describe('conditions', () => {
     ]);
     expect(s.evidence_refs).toContainEqual({ kind: 'span', uri: `span:${TRACE_A}/0000000000000002` });
     expect(s.id).toMatch(/^c1_[0-9a-f]{64}$/);
+  });
+
+  it('orders and dedupes evidence refs by their canonical JSON, with or without an excerpt', () => {
+    const withExcerpt = fc.record({ kind: fc.constant('span' as const), uri: fc.constantFrom('span:a/1', 'span:a/2'), excerpt: fc.string({ maxLength: 3 }) });
+    fc.assert(
+      fc.property(snapshotContentArb, fc.array(fc.oneof(refArb, withExcerpt), { maxLength: 6 }), (content, refs) => {
+        const all = [...content.evidence_refs, ...refs, ...refs];
+        const expected = [...new Set(all.map((r) => canonicalJson(r)))].sort();
+        expect(makeSnapshot({ ...content, evidence_refs: all }).evidence_refs.map((r) => canonicalJson(r))).toEqual(expected);
+      }),
+    );
   });
 
   it('steers are null when the channel is not captured and [] when captured with none', () => {

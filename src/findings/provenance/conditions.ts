@@ -82,7 +82,14 @@ function uniqueSorted<T>(items: readonly T[], key: (t: T) => string): T[] {
   return [...byKey.keys()].sort().map((k) => byKey.get(k)!);
 }
 
-const refKey = (r: EvidenceRef): string => canonicalJson(r);
+/**
+ * The canonical JSON of a ref, which orders refs. A plain `{kind, uri}` ref (every span ref)
+ * is written directly, in the same text `canonicalJson` gives it.
+ */
+const refKey = (r: EvidenceRef): string =>
+  r.excerpt === undefined && Object.keys(r).length === 2
+    ? `{"kind":${JSON.stringify(r.kind)},"uri":${JSON.stringify(r.uri)}}`
+    : canonicalJson(r);
 
 function normalizeContent(s: SnapshotContent): SnapshotContent {
   return {
