@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { compareSteps } from '../../src/assemble/assembler.ts';
 import type { IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
 import { DecodeError } from '../../src/errors.ts';
 import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
@@ -74,10 +75,4 @@ export function loadTrailTraces(dir = TRAIL_DIR): TrailTrace[] {
     const labels = (JSON.parse(readFileSync(join(dir, `${traceId}.labels.json`), 'utf8')) as { errors: TrailLabel[] }).errors;
     return { traceId, spans: decoded.spans, trajectory: trajectoryFromSpans(traceId, decoded.spans), labels };
   });
-}
-
-function compareSteps(a: Step, b: Step): number {
-  if (a.startTimeUnixNano !== b.startTimeUnixNano) return a.startTimeUnixNano < b.startTimeUnixNano ? -1 : 1;
-  if (a.endTimeUnixNano !== b.endTimeUnixNano) return a.endTimeUnixNano < b.endTimeUnixNano ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 }

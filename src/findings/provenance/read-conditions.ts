@@ -6,7 +6,7 @@ import { eventUri, spanRef, type EvidenceRef } from '../evidence-ref.ts';
 import { isoFromUnixNano } from '../time.ts';
 import type { ConditionsConfig } from './config.ts';
 import { makeSnapshot, type Snapshot, type Steer } from './conditions.ts';
-import { rootStep, stepOrder } from '../step-order.ts';
+import { inStepOrder, rootStep } from '../step-order.ts';
 import { numericValue, readAttribute, scalarText } from './read-attribute.ts';
 
 /**
@@ -63,7 +63,7 @@ export function readConditions(t: Trajectory, cfg: ConditionsConfig): Snapshot[]
   if (!cfg.enabled) return null;
   const keyOf = new Map<Attributes, string>();
   const groups = new Map<string, Step[]>();
-  const ordered = [...t.steps].sort(stepOrder);
+  const ordered = inStepOrder(t.steps);
   for (const s of ordered) {
     let key = keyOf.get(s.resource);
     if (key === undefined) {
