@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { syntheticHttpDataset } from './datasets.ts';
 import type { HttpDataset } from './datasets.ts';
 import { percentile, runLoad, spawnServer, stopChild, waitForOutput } from './http-load.ts';
 import { trajwatchBenchConfig } from './peers.ts';
@@ -64,5 +65,22 @@ export async function measureLatency(
     };
   } finally {
     await stopChild(child);
+  }
+}
+
+// Standalone: node bench/latency.ts [requests/s = 30] [seconds = 10] [brokers = 127.0.0.1:19092 | none]
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  const rate = Number(process.argv[2] ?? 30);
+  const seconds = Number(process.argv[3] ?? 10);
+  const brokers = process.argv[4] === 'none' ? undefined : (process.argv[4] ?? '127.0.0.1:19092').split(',');
+  const run = await measureLatency(
+    syntheticHttpDataset(500, rate, 2_000_000),
+    syntheticHttpDataset(500, rate * seconds, 1_000_000),
+    rate,
+    brokers,
+  );
+  console.log(`${rate} requests/s × 500 spans for ${seconds} s; ${run.trajectories} trajectories; answers ${JSON.stringify(run.statuses)}`);
+  for (const s of run.sinks) {
+    console.log(`${s.name.padEnd(10)} n=${s.count} p50=${s.p50.toFixed(1)} p99=${s.p99.toFixed(1)} max=${s.max.toFixed(1)} ms failures=${s.failures}`);
   }
 }

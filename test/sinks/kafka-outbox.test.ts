@@ -66,6 +66,92 @@ describe('Outbox', () => {
     await outbox.close();
   });
 
+  it('hands out records still being written, and records their acknowledgement only once they are durable', async () => {
+    const dir = await tempDir();
+    const outbox = await Outbox.open(dir);
+    expect(outbox.append([record('a'), record('b')]).ok).toBe(true);
+    expect(outbox.stats().queuedRecords).toBe(2); // not yet on disk
+
+    const entries = await outbox.peek(10, 1 << 20);
+    expect(entries.map((e) => e.record)).toEqual([record('a'), record('b')]);
+    await outbox.ack([0]); // waits for the write, then records the ack
+    expect(outbox.stats()).toMatchObject({ queuedRecords: 0, pendingRecords: 1, ackedRecords: 1 });
+    expect(await pendingIds(outbox)).toEqual(['b']);
+    await outbox.close();
+
+    const reopened = await Outbox.open(dir);
+    expect(await pendingIds(reopened)).toEqual(['b']);
+    await reopened.close();
+  });
+
+  it('peeks past a sequence number (records sent and not yet acknowledged in the outbox)', async () => {
+    const dir = await tempDir();
+    const outbox = await Outbox.open(dir);
+    await appendDurably(outbox, ['a', 'b', 'c'].map((id) => record(id)));
+    outbox.append([record('d')]); // still queued
+    expect((await outbox.peek(10, 1 << 20, 1)).map((e) => e.record.id)).toEqual(['c', 'd']);
+    expect((await outbox.peek(1, 1 << 20, 2)).map((e) => e.seq)).toEqual([3]);
+    expect(await outbox.peek(10, 1 << 20, 3)).toEqual([]);
+    expect(outbox.oldestPendingSeqAfter(0)).toBe(1);
+    expect(outbox.oldestPendingSeqAfter(3)).toBeUndefined();
+    expect(outbox.pendingAmong([0, 3, 99]).records).toBe(2);
+    await outbox.close();
+  });
+
+  it('serves records beyond its in-memory copy from disk, unchanged and in order', async () => {
+    const dir = await tempDir();
+    const limits: OutboxLimits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 4 * 1024 * 1024 };
+    const outbox = await Outbox.open(dir, limits);
+    // 24 records of ~800 KiB: past the 16 MiB kept in memory.
+    const big = (i: number): SinkRecord => ({ ...record(`big-${i}`), value: JSON.stringify({ i, pad: String(i % 10).repeat(800 * 1024) }) });
+    for (let i = 0; i < 24; i += 1) await appendDurably(outbox, [big(i)]);
+    const entries = await outbox.peek(100, Number.MAX_SAFE_INTEGER);
+    expect(entries.map((e) => e.record)).toEqual(Array.from({ length: 24 }, (_, i) => big(i)));
+    await outbox.ack(entries.slice(0, 20).map((e) => e.seq));
+    expect((await outbox.peek(100, Number.MAX_SAFE_INTEGER)).map((e) => e.record)).toEqual([20, 21, 22, 23].map(big));
+    await outbox.close();
+  });
+
+  it('keeps every unacknowledged record when acks delete segments while appends write new ones', async () => {
+    const dir = await tempDir();
+    const limits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 300 }; // a new segment every record or two
+    const outbox = await Outbox.open(dir, limits);
+    const appended: string[] = [];
+    const acked = new Set<string>();
+    let writing = true;
+    const writer = (async () => {
+      for (let i = 0; i < 300; i += 1) {
+        const records = Array.from({ length: 1 + (i % 3) }, (_, k) => record(`w-${i}-${k}`));
+        expect(outbox.append(records).ok).toBe(true);
+        appended.push(...records.map((r) => r.id));
+        await new Promise((r) => setImmediate(r));
+      }
+      writing = false;
+    })();
+    const acker = (async () => {
+      let after = -1;
+      while (writing || outbox.oldestPendingSeqAfter(after) !== undefined) {
+        const entries = await outbox.peek(5, Number.MAX_SAFE_INTEGER, after);
+        if (entries.length === 0) {
+          await new Promise((r) => setImmediate(r));
+          continue;
+        }
+        after = entries.at(-1)!.seq;
+        // Every other record, so segments are deleted while others stay.
+        const chosen = entries.filter((e) => e.seq % 2 === 0);
+        await outbox.ack(chosen.map((e) => e.seq));
+        for (const e of chosen) acked.add(e.record.id);
+      }
+    })();
+    await Promise.all([writer, acker]);
+    const expected = appended.filter((id) => !acked.has(id));
+    expect(await pendingIds(outbox)).toEqual(expected);
+    await outbox.close();
+    const reopened = await Outbox.open(dir, limits);
+    expect(await pendingIds(reopened)).toEqual(expected);
+    await reopened.close();
+  });
+
   it('re-reads unacknowledged records after a restart, and only those', async () => {
     const dir = await tempDir();
     const first = await Outbox.open(dir);
@@ -254,11 +340,17 @@ describe('Outbox', () => {
     type Op =
       | { kind: 'append'; count: number }
       | { kind: 'ack'; mask: boolean[] }
+      | { kind: 'sendEarly'; count: number; mask: boolean[] }
       | { kind: 'restart' }
       | { kind: 'tornRestart' };
     const op: fc.Arbitrary<Op> = fc.oneof(
       fc.record({ kind: fc.constant('append' as const), count: fc.integer({ min: 0, max: 5 }) }),
       fc.record({ kind: fc.constant('ack' as const), mask: fc.array(fc.boolean(), { maxLength: 12 }) }),
+      fc.record({
+        kind: fc.constant('sendEarly' as const),
+        count: fc.integer({ min: 1, max: 5 }),
+        mask: fc.array(fc.boolean(), { maxLength: 5 }),
+      }),
       fc.record({ kind: fc.constant('restart' as const) }),
       fc.record({ kind: fc.constant('tornRestart' as const) }),
     );
@@ -274,6 +366,17 @@ describe('Outbox', () => {
             const records = Array.from({ length: step.count }, () => record(`id-${nextId++}`));
             await appendDurably(outbox, records);
             expected.push(...records.map((r) => r.id));
+          } else if (step.kind === 'sendEarly') {
+            // Appended, handed out and acknowledged (in part) before the write is durable.
+            const before = outbox.nextSeq - 1;
+            const records = Array.from({ length: step.count }, () => record(`id-${nextId++}`));
+            expect(outbox.append(records).ok).toBe(true);
+            const entries = await outbox.peek(100, Number.MAX_SAFE_INTEGER, before);
+            expect(entries.map((e) => e.record.id)).toEqual(records.map((r) => r.id));
+            const chosen = entries.filter((_, i) => step.mask[i] === true);
+            await outbox.ack(chosen.map((e) => e.seq));
+            const gone = new Set(chosen.map((e) => e.record.id));
+            expected.push(...records.map((r) => r.id).filter((id) => !gone.has(id)));
           } else if (step.kind === 'ack') {
             const entries = await outbox.peek(100, Number.MAX_SAFE_INTEGER);
             const chosen = entries.filter((_, i) => step.mask[i] === true);

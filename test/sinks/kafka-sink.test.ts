@@ -80,6 +80,32 @@ describe.skipIf(brokers === undefined)('KafkaSink against a real broker', () => 
     expect(ofKey0).toEqual(records.filter((r) => r.topic === 'findings' && r.key === 'trajectory-0').map((r) => r.value));
   });
 
+  it('sends records written while a request is in flight in the next one, in write order, and records every acknowledgement', async () => {
+    const topics = { findings: uniqueTopic('test.findings'), alarms: uniqueTopic('test.alarms') };
+    const dir = await outboxDir();
+    // One partition, so the topic's order is the delivery order; small requests, so there are many.
+    const sink = await KafkaSink.open(configFor(topics, { topicPartitions: 1, batchSize: 7 }), { outboxDir: dir });
+    const records = Array.from({ length: 120 }, (_, i) => finding(i));
+    const flushes: Promise<void>[] = [];
+    for (let i = 0; i < records.length; i += 10) {
+      expect(sink.write(records.slice(i, i + 10)).ok).toBe(true);
+      flushes.push(sink.flushed());
+      await new Promise((r) => setImmediate(r)); // the next write lands while a request is out
+    }
+    await Promise.all(flushes);
+    const stats = sink.stats();
+    expect(stats).toMatchObject({ delivered: 120, outboxRecords: 0, outboxBytes: 0, sendErrors: 0 });
+    expect(stats.batchesDelivered).toBeGreaterThanOrEqual(120 / 7);
+    expect(await sink.close()).toEqual({ flushed: true, pendingRecords: 0 });
+
+    const messages = await consumeMessages(brokers!, [topics.findings], 120);
+    expect(messages.map((m) => JSON.parse(m.value).finding_id)).toEqual(records.map((r) => r.id));
+    // The acknowledgements reached the outbox's disk: nothing is sent again by the next run.
+    const reopened = await KafkaSink.open(configFor(topics), { outboxDir: dir });
+    sinks.push(reopened);
+    expect(reopened.stats().outboxRecords).toBe(0);
+  });
+
   it('leaves undelivered records in the outbox on close, and a new sink over it delivers them', async () => {
     const topics = { findings: uniqueTopic('test.findings'), alarms: uniqueTopic('test.alarms') };
     const dir = await outboxDir();

@@ -34,6 +34,8 @@ export interface Location {
   segment: Segment;
   offset: number;
   length: number;
+  /** The record itself while the outbox keeps a copy in memory (so sending it needs no read). */
+  record?: SinkRecord;
 }
 
 export interface LoadedState {

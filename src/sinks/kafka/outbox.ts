@@ -65,14 +65,18 @@ export interface OutboxStats {
   failure: StorageError | undefined;
 }
 
+/** Appended, not yet on disk. */
 interface Queued {
   seq: number;
   line: string;
-  bytes: number;
+  length: number;
+  record: SinkRecord;
 }
 
 /** The ack log is rewritten to the acks that still matter once it passes this size. */
 const ACK_LOG_COMPACT_BYTES = 1024 * 1024;
+/** Written records kept in memory (oldest first) so sending them needs no disk read; the rest are read back. */
+const MEMORY_COPY_MAX_BYTES = 16 * 1024 * 1024;
 const RETRY_INITIAL_MS = 100;
 const RETRY_MAX_MS = 5_000;
 
@@ -82,9 +86,15 @@ const RETRY_MAX_MS = 5_000;
  *
  * - `append` is synchronous: it checks the bounds, assigns sequence numbers and queues the
  *   lines; everything queued in one turn of the event loop is written and fsync'd together.
- *   `durable()` resolves once it is on disk. Only durable records are handed out by `peek`.
- * - `ack` records acknowledged sequence numbers in `acks.jsonl` (fsync'd) before forgetting
- *   them; a segment whose records are all acknowledged is deleted.
+ *   `durable()` resolves once it is on disk.
+ * - `peek` hands out records in sequence order as soon as they are appended, so a send can
+ *   overlap their write: a crash before the fsync loses nothing the caller was told is durable.
+ *   Recently written records are served from memory (up to 16 MiB), older ones from disk.
+ * - `ack` waits until the records are on disk, then records their sequence numbers in
+ *   `acks.jsonl` (fsync'd) before forgetting them; a segment whose records are all
+ *   acknowledged is deleted, except while it is being written to.
+ * - Segment writes do not wait for `ack`'s fsync: the two touch different files. Disk reads
+ *   and acks share a lock, so no segment is deleted under a read.
  * - `open` re-reads undelivered records after a restart. A torn final line (a crash mid-write)
  *   is ignored, counted and cut off; damage anywhere else is a {@link StorageError}.
  */
@@ -103,6 +113,11 @@ export class Outbox {
   #ackLogBytes: number;
   #lock: Promise<unknown> = Promise.resolve();
   #draining: Promise<void> | undefined;
+  /** A segment write in progress: the segment it writes to must not be deleted. */
+  #writing = false;
+  /** Segment deletion in progress: a write waits for it, so a deleted name is never reused under it. */
+  #deleting: Promise<void> | undefined;
+  #memoryCopyBytes = 0;
   #failure: StorageError | undefined;
   #closing = false;
   #closed = false;
@@ -156,6 +171,26 @@ export class Outbox {
     return first.done === true ? this.#queue[0]?.seq : first.value;
   }
 
+  /** How many of `seqs` are appended and not yet acknowledged, and their serialized bytes. */
+  pendingAmong(seqs: readonly number[]): { records: number; bytes: number } {
+    let records = 0;
+    let bytes = 0;
+    const firstQueued = this.#queue[0]?.seq ?? Number.MAX_SAFE_INTEGER;
+    for (const seq of seqs) {
+      // Queued sequence numbers are consecutive.
+      const length = this.#unacked.get(seq)?.length ?? this.#queue[seq - firstQueued]?.length;
+      if (length === undefined) continue;
+      records += 1;
+      bytes += length;
+    }
+    return { records, bytes };
+  }
+
+  /** The lowest sequence number above `seq` appended and not yet acknowledged, if any. */
+  oldestPendingSeqAfter(seq: number): number | undefined {
+    return this.#pick(1, Number.MAX_SAFE_INTEGER, seq)[0]?.seq;
+  }
+
   /** The sequence number the next appended record gets. */
   get nextSeq(): number {
     return this.#nextSeq;
@@ -192,7 +227,7 @@ export class Outbox {
         this.#stats.refusedTooLarge += 1;
         return { ok: false, reason: 'too-large', id: record.id, bytes: size };
       }
-      lines.push({ seq: this.#nextSeq + i, line, bytes: size });
+      lines.push({ seq: this.#nextSeq + i, line, length: size, record });
       bytes += size;
     }
     if (lines.length === 0) return { ok: true, firstSeq: this.#nextSeq, lastSeq: this.#nextSeq - 1 };
@@ -222,17 +257,21 @@ export class Outbox {
     return new Promise((resolve, reject) => this.#durableWaiters.push({ seq, resolve, reject }));
   }
 
-  /** The oldest durable unacknowledged records, at most `maxRecords` and (beyond the first) `maxBytes`. */
-  peek(maxRecords: number, maxBytes: number): Promise<OutboxEntry[]> {
+  /**
+   * The oldest unacknowledged records above `afterSeq` (durable or still being written), at
+   * most `maxRecords` and (beyond the first) `maxBytes`, in sequence order.
+   */
+  peek(maxRecords: number, maxBytes: number, afterSeq = -1): Promise<OutboxEntry[]> {
+    const picked = this.#pick(maxRecords, maxBytes, afterSeq);
+    if (picked.every((p) => p.record !== undefined)) {
+      return Promise.resolve(picked.map((p) => ({ seq: p.seq, record: p.record! })));
+    }
+    // Some must be read back: under the lock, so no ack deletes their segment meanwhile.
     return this.#exclusive(async () => {
-      const picked: Location[] = [];
-      let bytes = 0;
-      for (const loc of this.#unacked.values()) {
-        if (picked.length >= maxRecords || (picked.length > 0 && bytes + loc.length > maxBytes)) break;
-        picked.push(loc);
-        bytes += loc.length;
-      }
-      return readEntries(picked);
+      const again = this.#pick(maxRecords, maxBytes, afterSeq);
+      const onDisk = again.filter((p): p is Location => p.record === undefined && 'segment' in p);
+      const read = new Map((await readEntries(onDisk)).map((e) => [e.seq, e.record]));
+      return again.map((p) => ({ seq: p.seq, record: p.record ?? read.get(p.seq)! }));
     });
   }
 
@@ -241,7 +280,10 @@ export class Outbox {
    * nothing unacknowledged. Unknown or already acknowledged numbers are ignored. After
    * `close` it does nothing: the records are then delivered again after the next open.
    */
-  ack(seqs: readonly number[]): Promise<void> {
+  async ack(seqs: readonly number[]): Promise<void> {
+    if (seqs.length === 0) return;
+    // A record sent while it was being written is recorded as acknowledged once it is on disk.
+    await this.#written(seqs.reduce((a, b) => Math.max(a, b)));
     return this.#exclusive(async () => {
       if (this.#closed) return;
       const fresh = [...new Set(seqs)].filter((s) => this.#unacked.has(s)).sort((a, b) => a - b);
@@ -262,6 +304,7 @@ export class Outbox {
         this.#unacked.delete(seq);
         loc.segment.unacked -= 1;
         this.#pendingBytes -= loc.length;
+        if (loc.record !== undefined) this.#memoryCopyBytes -= loc.length;
       }
       this.#stats.ackedRecords += fresh.length;
       await this.#deleteAckedSegments();
@@ -311,11 +354,9 @@ export class Outbox {
     while (this.#queue.length > 0) {
       const batch = this.#queue.slice();
       try {
-        await this.#exclusive(() => this.#write(batch));
-        this.#queue.splice(0, batch.length);
+        await this.#write(batch);
         this.#failure = undefined;
         delayMs = RETRY_INITIAL_MS;
-        this.#durableSeq = batch.at(-1)!.seq;
         this.#durableWaiters = this.#durableWaiters.filter((w) => {
           if (w.seq > this.#durableSeq) return true;
           w.resolve();
@@ -335,6 +376,16 @@ export class Outbox {
   }
 
   async #write(batch: readonly Queued[]): Promise<void> {
+    this.#writing = true;
+    try {
+      await this.#deleting?.catch(() => undefined); // its failure is the ack's to report
+      await this.#writeSegment(batch);
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  async #writeSegment(batch: readonly Queued[]): Promise<void> {
     let segment = this.#segments.at(-1);
     if (this.#active === undefined || segment === undefined || segment.sizeBytes >= this.limits.segmentBytes) {
       segment = await this.#startSegment(batch[0]!.seq);
@@ -362,12 +413,44 @@ export class Outbox {
     }
     let offset = before;
     for (const q of batch) {
-      this.#unacked.set(q.seq, { seq: q.seq, segment, offset, length: q.bytes });
-      offset += q.bytes;
+      const loc: Location = { seq: q.seq, segment, offset, length: q.length };
+      if (this.#memoryCopyBytes + q.length <= MEMORY_COPY_MAX_BYTES) {
+        loc.record = q.record;
+        this.#memoryCopyBytes += q.length;
+      }
+      this.#unacked.set(q.seq, loc);
+      offset += q.length;
     }
+    // In the same turn as the #unacked entries, so a record is never in both or neither.
+    this.#queue.splice(0, batch.length);
+    this.#durableSeq = batch.at(-1)!.seq;
     segment.sizeBytes = offset;
     segment.lastSeq = batch.at(-1)!.seq;
     segment.unacked += batch.length;
+  }
+
+  /** Resolves once `seq` is on disk, or once no write will put it there (unwritable, closed). */
+  #written(seq: number): Promise<void> {
+    if (seq <= this.#durableSeq || this.#queue.length === 0 || this.#closing || this.#failure?.retriable === false) {
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#durableWaiters.push({ seq, resolve, reject: () => resolve() }));
+  }
+
+  /** Appended records above `afterSeq` in sequence order: durable ones, then those still queued. */
+  #pick(maxRecords: number, maxBytes: number, afterSeq: number): (Location | Queued)[] {
+    const picked: (Location | Queued)[] = [];
+    let bytes = 0;
+    const take = (p: Location | Queued): boolean => {
+      if (p.seq <= afterSeq) return true;
+      if (picked.length >= maxRecords || (picked.length > 0 && bytes + p.length > maxBytes)) return false;
+      picked.push(p);
+      bytes += p.length;
+      return true;
+    };
+    for (const loc of this.#unacked.values()) if (!take(loc)) return picked;
+    for (const q of this.#queue) if (!take(q)) return picked;
+    return picked;
   }
 
   async #startSegment(firstSeq: number): Promise<Segment> {
@@ -389,14 +472,23 @@ export class Outbox {
   }
 
   async #deleteAckedSegments(): Promise<void> {
-    const done = this.#segments.filter((s) => s.unacked === 0);
+    const last = this.#segments.at(-1);
+    // A segment being written holds records not yet counted in `unacked`.
+    const done = this.#segments.filter((s) => s.unacked === 0 && !(this.#writing && s === last));
     if (done.length === 0) return;
-    if (done.includes(this.#segments.at(-1)!)) {
-      await this.#active?.close();
-      this.#active = undefined;
+    this.#segments = this.#segments.filter((s) => !done.includes(s));
+    const active = last !== undefined && done.includes(last) ? this.#active : undefined;
+    if (active !== undefined) this.#active = undefined;
+    const deleting = (async () => {
+      await active?.close();
+      for (const s of done) await rm(s.path, { force: true });
+    })();
+    this.#deleting = deleting;
+    try {
+      await deleting;
+    } finally {
+      if (this.#deleting === deleting) this.#deleting = undefined;
     }
-    this.#segments = this.#segments.filter((s) => s.unacked > 0);
-    for (const s of done) await rm(s.path, { force: true });
     if (this.#segments.length === 0 && this.#ackLogBytes > 0) {
       // Nothing left that an ack could refer to.
       await this.#ackLog.truncate(0);

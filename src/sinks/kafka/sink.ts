@@ -51,12 +51,16 @@ export interface CloseResult {
 const DISCONNECT_TIMEOUT_MS = 2_000;
 
 /**
- * The Kafka sink: records go into a durable local {@link Outbox} first and a delivery loop
- * sends them with an idempotent kafkajs producer (`acks: -1`, one request in flight, many
- * records per request). A record leaves the outbox only after the broker acknowledged it, so
- * delivery is at-least-once across broker outages and process restarts; consumers dedupe by
- * `SinkRecord.id`. The outbox is bounded: when full, `write` refuses and `backpressure()`
- * says so, and nothing is dropped.
+ * The Kafka sink: records go into a durable local {@link Outbox} and a delivery loop sends
+ * them with an idempotent kafkajs producer (`acks: -1`, one request in flight, many records
+ * per request), in sequence order. A record leaves the outbox only after the broker
+ * acknowledged it, so delivery is at-least-once across broker outages and process restarts;
+ * consumers dedupe by `SinkRecord.id`. The outbox is bounded: when full, `write` refuses and
+ * `backpressure()` says so, and nothing is dropped.
+ *
+ * Latency: a record is sent while its outbox write is still being fsync'd (the two overlap),
+ * and the acknowledgement is recorded in the outbox in the background while the next request
+ * is already out; `flushed()` resolves on the broker's acknowledgement.
  *
  * @example
  * const sink = await KafkaSink.open(parseKafkaSinkConfig({ brokers: ['127.0.0.1:9092'] }),
@@ -76,7 +80,18 @@ export class KafkaSink {
   #closing = false;
   #stopped = false;
   #loop: Promise<void> = Promise.resolve();
-  /** Resolves the delivery loop's wait (new durable records, or stop). */
+  /**
+   * Every record appended up to this sequence number has been acknowledged by the broker
+   * (this run) or was acknowledged before (no longer in the outbox). Sends go in sequence
+   * order, one request at a time, so this is a single watermark.
+   */
+  #deliveredThrough = -1;
+  /** Acknowledged by the broker, not yet recorded in the outbox (recorded together, in the background). */
+  #unrecorded: number[] = [];
+  #recording: Promise<void> | undefined;
+  /** Failed attempts to record acknowledgements in the outbox (logged at the first and the recovery). */
+  #ackErrors = 0;
+  /** Resolves the delivery loop's wait (new records, or stop). */
   #wake: (() => void) | undefined;
   /** Woken after every acknowledged batch: flushed(), whenWritable(). */
   #ackListeners = new Set<() => void>();
@@ -120,19 +135,14 @@ export class KafkaSink {
 
   /**
    * Queues records for delivery, all or none; never throws. Accepted records are fsync'd with
-   * the rest of this event-loop turn's writes, then sent; `flushed()` says when the broker has
-   * them. A refusal (`full`, `too-large`, `unwritable`, `closed`) leaves them with the caller.
+   * the rest of this event-loop turn's writes and sent meanwhile; `flushed()` says when the
+   * broker has them. A refusal (`full`, `too-large`, `unwritable`, `closed`) leaves them with
+   * the caller.
    */
   write(records: readonly SinkRecord[]): AppendResult {
     if (this.#closing) return { ok: false, reason: 'closed' };
     const result = this.#outbox.append(records);
-    if (result.ok) {
-      // Only durable records are handed to the delivery loop.
-      this.#outbox.durable().then(
-        () => this.#wake?.(),
-        () => this.#wake?.(),
-      );
-    }
+    if (result.ok) this.#wake?.();
     return result;
   }
 
@@ -151,18 +161,20 @@ export class KafkaSink {
   /** Resolves once everything written before the call has been acknowledged by the broker (or the sink closes). */
   async flushed(): Promise<void> {
     const last = this.#outbox.nextSeq - 1;
-    while (!this.#stopped) {
-      const oldest = this.#outbox.oldestPendingSeq;
-      if (oldest === undefined || oldest > last) return;
+    while (!this.#stopped && this.#deliveredThrough < last) {
+      const undelivered = this.#outbox.oldestPendingSeqAfter(this.#deliveredThrough);
+      if (undelivered === undefined || undelivered > last) return;
       await this.#nextAck();
     }
   }
 
   stats(): KafkaSinkStats {
     const outbox = this.#outbox.stats();
+    // Acknowledged by the broker, still in the outbox until recorded: not counted as waiting.
+    const delivered = this.#outbox.pendingAmong(this.#unrecorded);
     return {
-      outboxRecords: outbox.pendingRecords,
-      outboxBytes: outbox.pendingBytes,
+      outboxRecords: outbox.pendingRecords - delivered.records,
+      outboxBytes: outbox.pendingBytes - delivered.bytes,
       ...this.#stats,
       produceLatencyMs: { ...this.#stats.produceLatencyMs },
       refusedFull: outbox.refusedFull,
@@ -187,6 +199,8 @@ export class KafkaSink {
       await withTimeout(this.#loop, DISCONNECT_TIMEOUT_MS);
       await this.#dropProducer();
       await withTimeout(this.#loop, DISCONNECT_TIMEOUT_MS);
+      // Acknowledgements not recorded by then are lost: those records are sent again next run.
+      await withTimeout(this.#recording ?? Promise.resolve(), DISCONNECT_TIMEOUT_MS);
       await this.#outbox.close();
     }
     const pendingRecords = this.#outbox.pendingRecords;
@@ -198,17 +212,18 @@ export class KafkaSink {
     while (!this.#stopped) {
       let entries: OutboxEntry[] = [];
       try {
-        entries = await this.#outbox.peek(this.config.batchSize, this.config.maxBatchBytes);
+        entries = await this.#outbox.peek(this.config.batchSize, this.config.maxBatchBytes, this.#deliveredThrough);
         if (entries.length === 0) {
           await this.#waitForWork();
           continue;
         }
         await this.#send(entries);
-        // Counted as soon as the broker acknowledged: the outbox may already report them gone
-        // (and flushed() resolve) while it records the acknowledgement on disk.
         this.#stats.delivered += entries.length;
         this.#stats.batchesDelivered += 1;
-        await this.#outbox.ack(entries.map((e) => e.seq));
+        this.#deliveredThrough = entries.at(-1)!.seq;
+        // Recorded in the background: the next request need not wait for the ack log's fsync.
+        for (const e of entries) this.#unrecorded.push(e.seq);
+        this.#recording ??= this.#recordAcks();
         if (this.#stats.failing) {
           this.#stats.failing = false;
           this.#log('info', 'kafka delivery recovered', {
@@ -235,6 +250,38 @@ export class KafkaSink {
         delayMs = Math.min(delayMs * 2, this.config.retryMaxMs);
       }
     }
+  }
+
+  /**
+   * Records broker acknowledgements in the outbox, coalescing those that arrive meanwhile.
+   * A failure is retried (with backoff) rather than re-sent: the broker already has them.
+   */
+  async #recordAcks(): Promise<void> {
+    let delayMs = this.config.retryInitialMs;
+    let failing = false;
+    while (this.#unrecorded.length > 0) {
+      const seqs = this.#unrecorded.slice();
+      try {
+        await this.#outbox.ack(seqs);
+        this.#unrecorded.splice(0, seqs.length);
+        if (failing) this.#log('info', 'kafka outbox records acknowledgements again', { ackErrors: this.#ackErrors });
+        failing = false;
+        delayMs = this.config.retryInitialMs;
+        this.#notifyAck(); // room in the outbox: whenWritable()
+      } catch (err) {
+        this.#ackErrors += 1;
+        if (!failing) {
+          failing = true;
+          this.#log('warn', 'kafka outbox cannot record acknowledgements; retrying (the records stay pending)', {
+            error: describeError(err),
+          });
+        }
+        if (this.#stopped) break;
+        await new Promise((resolve) => setTimeout(resolve, delayMs));
+        delayMs = Math.min(delayMs * 2, this.config.retryMaxMs);
+      }
+    }
+    this.#recording = undefined;
   }
 
   async #send(entries: readonly OutboxEntry[]): Promise<void> {
@@ -296,9 +343,9 @@ export class KafkaSink {
         this.#wake = undefined;
         resolve();
       };
-      // Stop, or a record becoming durable, may have come while the loop was not yet waiting.
+      // Stop, or a record, may have come while the loop was not yet waiting.
       if (this.#stopped) this.#wake();
-      else if (this.#outbox.oldestPendingSeq !== undefined && this.#outbox.stats().queuedRecords === 0) this.#wake();
+      else if (this.#outbox.oldestPendingSeqAfter(this.#deliveredThrough) !== undefined) this.#wake();
     });
   }
 
