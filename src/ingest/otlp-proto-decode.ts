@@ -156,15 +156,15 @@ function decodeSpan(r: ProtoReader, end: number, resource: Attributes, scope: Sc
     switch (field) {
       case 1:
         r.expectWireType('Span', field, wireType, wireLen);
-        traceId = readHex(r);
+        traceId = r.readRepeatedHex(r.traceIdMemo);
         break;
       case 2:
         r.expectWireType('Span', field, wireType, wireLen);
-        spanId = readHex(r);
+        spanId = r.readHex();
         break;
       case 4:
         r.expectWireType('Span', field, wireType, wireLen);
-        parentSpanId = readHex(r);
+        parentSpanId = r.readRepeatedHex(r.parentIdMemo);
         break;
       case 5:
         r.expectWireType('Span', field, wireType, wireLen);
@@ -233,30 +233,42 @@ function decodeSpan(r: ProtoReader, end: number, resource: Attributes, scope: Sc
     });
     return;
   }
-  out.spans.push({
-    traceId,
-    spanId,
-    ...(parentSpanId === '' ? {} : { parentSpanId }),
-    name,
-    kind: kind as SpanKind,
-    startTimeUnixNano,
-    endTimeUnixNano,
-    status: statusMessage === '' ? { code: statusCode as StatusCode } : { code: statusCode as StatusCode, message: statusMessage },
-    attributes,
-    events,
-    links,
-    resource,
-    scope,
-    encodedBytes: end - start,
-  });
-}
-
-/** Ids as lower-case hex; Node's native hex slice measured ~1.7x faster than a lookup-table loop. */
-function readHex(r: ProtoReader): string {
-  const end = r.readLengthEnd();
-  const hex = r.buf.toString('hex', r.pos, end);
-  r.pos = end;
-  return hex;
+  const status = statusMessage === '' ? { code: statusCode as StatusCode } : { code: statusCode as StatusCode, message: statusMessage };
+  // Two literals rather than a spread: same keys in the same order, without a copy per span.
+  out.spans.push(
+    parentSpanId === ''
+      ? {
+          traceId,
+          spanId,
+          name,
+          kind: kind as SpanKind,
+          startTimeUnixNano,
+          endTimeUnixNano,
+          status,
+          attributes,
+          events,
+          links,
+          resource,
+          scope,
+          encodedBytes: end - start,
+        }
+      : {
+          traceId,
+          spanId,
+          parentSpanId,
+          name,
+          kind: kind as SpanKind,
+          startTimeUnixNano,
+          endTimeUnixNano,
+          status,
+          attributes,
+          events,
+          links,
+          resource,
+          scope,
+          encodedBytes: end - start,
+        },
+  );
 }
 
 function decodeEvent(r: ProtoReader): SpanEvent {
@@ -296,10 +308,10 @@ function decodeLink(r: ProtoReader): SpanLink {
     const wireType = tag & 7;
     if (field === 1) {
       r.expectWireType('Span.Link', field, wireType, wireLen);
-      traceId = readHex(r);
+      traceId = r.readHex();
     } else if (field === 2) {
       r.expectWireType('Span.Link', field, wireType, wireLen);
-      spanId = readHex(r);
+      spanId = r.readHex();
     } else if (field === 4) {
       r.expectWireType('Span.Link', field, wireType, wireLen);
       decodeKeyValueInto(r, attributes, 0);

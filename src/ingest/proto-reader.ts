@@ -6,6 +6,7 @@
  */
 import { Buffer } from 'node:buffer';
 import { DecodeError } from '../errors.ts';
+import { decodeLongText, type InternCache, internMaxBytes, keyCache, longTextMinBytes, type NativeSliceBuffer, valueCache } from './proto-text.ts';
 
 /** Protobuf wire types. */
 export const wireVarint = 0;
@@ -18,30 +19,35 @@ export const wireFixed32 = 5;
 /** Deepest nesting of (deprecated) groups inside an unknown field that {@link ProtoReader.skip} walks. */
 export const maxGroupDepth = 32;
 
-const keyCacheSlots = 1024;
-const keyCacheMaxBytes = 48;
+/** The last id read through {@link ProtoReader.readRepeatedHex}: its place in the body and its hex. */
+export interface HexMemo {
+  start: number;
+  length: number;
+  hex: string;
+}
 
-/** Direct-mapped cache of recently decoded keys by their bytes (at most 48 KiB); results never depend on it. */
-const keyCache = {
-  strings: new Array<string | undefined>(keyCacheSlots).fill(undefined),
-  lengths: new Int32Array(keyCacheSlots),
-  bytes: new Uint8Array(keyCacheSlots * keyCacheMaxBytes),
-};
+/** A {@link HexMemo} that matches nothing yet; one per reader, since `start` is a place in its body. */
+export function emptyHexMemo(): HexMemo {
+  return { start: 0, length: -1, hex: '' };
+}
 
 const wireTypeNames = ['varint', 'fixed64', 'len', 'start-group', 'end-group', 'fixed32', '6', '7'];
 
 export class ProtoReader {
   /** The body as a Buffer view (no copy): Node's native UTF-8 and base64 slicing are the fastest here. */
-  readonly buf: Buffer;
+  readonly buf: NativeSliceBuffer;
   readonly view: DataView;
   readonly length: number;
   pos = 0;
+  /** For {@link readRepeatedHex}: spans of one trace follow each other, siblings share a parent. */
+  readonly traceIdMemo = emptyHexMemo();
+  readonly parentIdMemo = emptyHexMemo();
   /** Halves of the last {@link readVarint64}, kept on the reader to avoid allocating a pair. */
   low = 0;
   high = 0;
 
   constructor(body: Uint8Array) {
-    this.buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+    this.buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength) as NativeSliceBuffer;
     this.view = new DataView(body.buffer, body.byteOffset, body.byteLength);
     this.length = body.byteLength;
   }
@@ -124,45 +130,60 @@ export class ProtoReader {
     return end;
   }
 
-  /** A length-delimited string; invalid UTF-8 becomes U+FFFD. */
+  /** A length-delimited string; invalid UTF-8 becomes U+FFFD. Short ones come from {@link valueCache}. */
   readString(): string {
-    const end = this.readLengthEnd();
-    const start = this.pos;
-    this.pos = end;
-    return this.buf.toString('utf8', start, end);
+    return this.#readText(valueCache);
   }
 
-  /**
-   * A length-delimited string that is likely to repeat (attribute keys): short ones come
-   * from {@link keyCache}, skipping the UTF-8 decode and giving V8 the same string again.
-   */
+  /** A length-delimited attribute key: like {@link readString}, with keys' own cache so values cannot evict them. */
   readKey(): string {
+    return this.#readText(keyCache);
+  }
+
+  #readText(cache: InternCache): string {
     const end = this.readLengthEnd();
     const start = this.pos;
     this.pos = end;
     const length = end - start;
-    if (length > keyCacheMaxBytes) return this.buf.toString('utf8', start, end);
+    if (length <= internMaxBytes) return cache.lookup(this.buf, this.view, start, end);
+    if (length < longTextMinBytes) return this.buf.utf8Slice(start, end);
+    return decodeLongText(this.buf, start, end);
+  }
+
+  /** Length-delimited bytes as lower-case hex (span and trace ids). */
+  readHex(): string {
+    const end = this.readLengthEnd();
+    const start = this.pos;
+    this.pos = end;
+    return this.buf.hexSlice(start, end);
+  }
+
+  /**
+   * Like {@link readHex}, for ids that usually equal the previous one read through the same
+   * `memo` (the trace id, the parent id of sibling spans): then the previous string is
+   * returned, sparing the hex conversion and sharing one string among the spans.
+   */
+  readRepeatedHex(memo: HexMemo): string {
+    const end = this.readLengthEnd();
+    const start = this.pos;
+    this.pos = end;
+    const length = end - start;
+    if (length === memo.length && this.#sameBytes(memo.start, start, length)) return memo.hex;
+    const hex = this.buf.hexSlice(start, end);
+    memo.start = start;
+    memo.length = length;
+    memo.hex = hex;
+    return hex;
+  }
+
+  #sameBytes(a: number, b: number, length: number): boolean {
+    const view = this.view;
+    const wordsLength = length & ~3;
+    let i = 0;
+    for (; i < wordsLength; i += 4) if (view.getInt32(a + i, true) !== view.getInt32(b + i, true)) return false;
     const buf = this.buf;
-    let hash = length;
-    for (let i = start; i < end; i++) hash = Math.imul(hash ^ buf[i]!, 0x0100_0193);
-    const slot = (hash >>> 0) & (keyCacheSlots - 1);
-    const base = slot * keyCacheMaxBytes;
-    const cached = keyCache.strings[slot];
-    if (cached !== undefined && keyCache.lengths[slot] === length) {
-      let same = true;
-      for (let i = 0; i < length; i++) {
-        if (keyCache.bytes[base + i] !== buf[start + i]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) return cached;
-    }
-    const text = buf.toString('utf8', start, end);
-    keyCache.strings[slot] = text;
-    keyCache.lengths[slot] = length;
-    keyCache.bytes.set(buf.subarray(start, end), base);
-    return text;
+    for (; i < length; i++) if (buf[a + i] !== buf[b + i]) return false;
+    return true;
   }
 
   readFixed64(): bigint {
