@@ -264,6 +264,7 @@ export class Metrics {
     if (kafka !== undefined) {
       mirrorCounter(this.registry, 'trajwatch_kafka_delivered_total', 'Records acknowledged by the Kafka broker.', [], () => [[{}, kafka().delivered]]);
       mirrorCounter(this.registry, 'trajwatch_kafka_produce_errors_total', 'Failed Kafka produce attempts (each is retried from the outbox).', [], () => [[{}, kafka().sendErrors]]);
+      mirrorCounter(this.registry, 'trajwatch_kafka_outbox_ack_errors_total', 'Failed attempts to record broker acknowledgements in the outbox (retried; the records are not sent again).', [], () => [[{}, kafka().ackErrors]]);
       mirrorCounter(this.registry, 'trajwatch_kafka_outbox_refused_total', 'Writes the Kafka outbox refused, by reason (full: retried when room frees; too-large: never sendable).', ['reason'], () => {
         const s = kafka();
         return [[{ reason: 'full' }, s.refusedFull], [{ reason: 'too-large' }, s.refusedTooLarge]];

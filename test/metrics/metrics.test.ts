@@ -34,6 +34,7 @@ const kafkaStats = (): KafkaSinkStats => ({
   delivered: 3,
   batchesDelivered: 1,
   sendErrors: 0,
+  ackErrors: 2,
   failing: false,
   lastError: undefined,
   refusedFull: 0,
@@ -81,6 +82,7 @@ describe('Metrics', () => {
     expect(sample(text, 'trajwatch_kafka_produce_records_sum')).toBe(3);
     expect(sample(text, 'trajwatch_kafka_outbox_refused_total{reason="full"}')).toBe(0);
     expect(sample(text, 'trajwatch_kafka_delivered_total')).toBe(3);
+    expect(sample(text, 'trajwatch_kafka_outbox_ack_errors_total')).toBe(2);
   });
 
   it('exports no judge or Kafka series when neither runs', async () => {

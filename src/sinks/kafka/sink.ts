@@ -31,6 +31,8 @@ export interface KafkaSinkStats {
   batchesDelivered: number;
   /** Failed produce attempts (each is retried). */
   sendErrors: number;
+  /** Failed attempts to record broker acknowledgements in the outbox (retried; the records are not re-sent). */
+  ackErrors: number;
   /** True from a failed attempt until the next success. */
   failing: boolean;
   lastError: string | undefined;
@@ -89,8 +91,6 @@ export class KafkaSink {
   /** Acknowledged by the broker, not yet recorded in the outbox (recorded together, in the background). */
   #unrecorded: number[] = [];
   #recording: Promise<void> | undefined;
-  /** Failed attempts to record acknowledgements in the outbox (logged at the first and the recovery). */
-  #ackErrors = 0;
   /** Resolves the delivery loop's wait (new records, or stop). */
   #wake: (() => void) | undefined;
   /** Woken after every acknowledged batch: flushed(), whenWritable(). */
@@ -99,6 +99,7 @@ export class KafkaSink {
     delivered: 0,
     batchesDelivered: 0,
     sendErrors: 0,
+    ackErrors: 0,
     failing: false,
     lastError: undefined as string | undefined,
     produceLatencyMs: { count: 0, sum: 0, max: 0, last: 0 },
@@ -264,12 +265,12 @@ export class KafkaSink {
       try {
         await this.#outbox.ack(seqs);
         this.#unrecorded.splice(0, seqs.length);
-        if (failing) this.#log('info', 'kafka outbox records acknowledgements again', { ackErrors: this.#ackErrors });
+        if (failing) this.#log('info', 'kafka outbox records acknowledgements again', { ackErrors: this.#stats.ackErrors });
         failing = false;
         delayMs = this.config.retryInitialMs;
         this.#notifyAck(); // room in the outbox: whenWritable()
       } catch (err) {
-        this.#ackErrors += 1;
+        this.#stats.ackErrors += 1;
         if (!failing) {
           failing = true;
           this.#log('warn', 'kafka outbox cannot record acknowledgements; retrying (the records stay pending)', {
