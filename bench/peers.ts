@@ -67,13 +67,14 @@ async function metricValues(base: string, names: readonly string[]): Promise<num
   return sums;
 }
 
-/** Spawns `node src/cli/main.ts serve` on an ephemeral port with `config`; parses its listening line. */
-export async function startTrajwatch(config: Record<string, unknown>): Promise<RunningServer & { dataDir: string }> {
+/** Spawns `node [nodeArgs] src/cli/main.ts serve` on an ephemeral port with `config`; parses its listening line. */
+export async function startTrajwatch(config: Record<string, unknown>, nodeArgs: readonly string[] = []): Promise<RunningServer & { dataDir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'trajwatch-serve-bench-'));
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify(config));
   const dataDir = join(dir, 'data');
   const child = spawnServer(process.execPath, [
+    ...nodeArgs,
     join(root, 'src/cli/main.ts'),
     'serve',
     '--otlp-http',

@@ -3,6 +3,7 @@
  * file, the top entries, so a profile can be read in a terminal and quoted in a doc.
  *
  * Run: node bench/profile-summary.ts <file.cpuprofile> [top]
+ * Prints self time by function and by file, then inclusive time by function.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,7 @@ interface ProfileNode {
   id: number;
   callFrame: { functionName: string; url: string; lineNumber: number };
   hitCount?: number;
+  children?: number[];
 }
 interface Profile {
   nodes: ProfileNode[];
@@ -31,6 +33,32 @@ function shortUrl(url: string): string {
   return url.replace(/^.*\//, '') || '(native)';
 }
 
+const frameKey = (node: ProfileNode): string => {
+  const { functionName, url, lineNumber } = node.callFrame;
+  return `${functionName || '(anonymous)'} ${shortUrl(url)}${url ? `:${lineNumber + 1}` : ''}`;
+};
+
+/** Inclusive shares by function: a sample counts once for every distinct function on its stack. */
+export function inclusiveShares(profile: Profile): SelfTime[] {
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));
+  const totals = new Map<string, number>();
+  let total = 0;
+  for (const [i, id] of profile.samples.entries()) {
+    const dt = profile.timeDeltas[i] ?? 0;
+    total += dt;
+    const seen = new Set<string>();
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const key = frameKey(nodeById.get(at)!);
+      if (seen.has(key)) continue;
+      seen.add(key);
+      totals.set(key, (totals.get(key) ?? 0) + dt);
+    }
+  }
+  return [...totals].map(([name, t]) => ({ name, share: t / total })).sort((a, b) => b.share - a.share);
+}
+
 /** Self-time shares by function (`name file:line`) and by file, largest first. */
 export function summarizeProfile(profile: Profile): { byFunction: SelfTime[]; byFile: SelfTime[] } {
   const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -41,9 +69,8 @@ export function summarizeProfile(profile: Profile): { byFunction: SelfTime[]; by
     const dt = profile.timeDeltas[i] ?? 0;
     const node = nodeById.get(id);
     if (node === undefined) continue;
-    const { functionName, url, lineNumber } = node.callFrame;
-    const where = shortUrl(url);
-    const key = `${functionName || '(anonymous)'} ${where}${url ? `:${lineNumber + 1}` : ''}`;
+    const where = shortUrl(node.callFrame.url);
+    const key = frameKey(node);
     fn.set(key, (fn.get(key) ?? 0) + dt);
     file.set(where, (file.get(where) ?? 0) + dt);
     total += dt;
@@ -55,10 +82,13 @@ export function summarizeProfile(profile: Profile): { byFunction: SelfTime[]; by
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const top = Number(process.argv[3] ?? 25);
-  const { byFunction, byFile } = summarizeProfile(JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Profile);
+  const profile = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Profile;
+  const { byFunction, byFile } = summarizeProfile(profile);
   const pct = (s: number) => `${(s * 100).toFixed(1).padStart(5)}%`;
   console.log('self time by function');
   for (const e of byFunction.slice(0, top)) console.log(`${pct(e.share)}  ${e.name}`);
   console.log('\nself time by file');
   for (const e of byFile.slice(0, top)) console.log(`${pct(e.share)}  ${e.name}`);
+  console.log('\ninclusive time by function');
+  for (const e of inclusiveShares(profile).slice(0, top)) console.log(`${pct(e.share)}  ${e.name}`);
 }
