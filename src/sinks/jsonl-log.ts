@@ -101,8 +101,7 @@ export class JsonlLog {
       const batch = this.#queue;
       this.#queue = [];
       this.#inWrite = batch.length;
-      const text = batch.join('\n') + '\n';
-      const bytes = Buffer.from(text);
+      const { bytes, chars } = encodeLines(batch);
       try {
         // A write to a nearly full disk can be short without an error: write the rest, whose
         // attempt then fails (ENOSPC) rather than leave a torn line counted as written.
@@ -127,7 +126,7 @@ export class JsonlLog {
       this.#inWrite = 0;
       this.#sizeBytes += bytes.length;
       this.#written += batch.length;
-      this.#pendingBytes -= text.length;
+      this.#pendingBytes -= chars;
       this.#failure = undefined;
       this.#retryDelayMs = 100;
       this.#signalBatch();
@@ -149,4 +148,24 @@ export class JsonlLog {
     timer.unref();
     this.#retryDelayMs = Math.min(this.#retryDelayMs * 2, 5_000);
   }
+}
+
+/**
+ * The lines as UTF-8, each followed by a newline, encoded straight into one buffer (joining
+ * them into one string first copied every line once more); `chars` is what `pendingBytes` counted.
+ */
+function encodeLines(lines: readonly string[]): { bytes: Buffer; chars: number } {
+  let size = 0;
+  let chars = 0;
+  for (const line of lines) {
+    size += Buffer.byteLength(line) + 1;
+    chars += line.length + 1;
+  }
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const line of lines) {
+    at += bytes.write(line, at);
+    bytes[at++] = 0x0a;
+  }
+  return { bytes, chars };
 }

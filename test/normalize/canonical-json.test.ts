@@ -39,6 +39,17 @@ describe('canonicalJson', () => {
     expect(canonicalJson(12345678901234567890n)).toBe('12345678901234567890');
   });
 
+  it('orders the members of small and large objects as Array#sort orders their keys', () => {
+    // Keys that are not array indices, so Object.keys of the parsed text keeps the text's order.
+    const key = fc.string({ maxLength: 4 }).map((k) => `k${k}`);
+    fc.assert(
+      fc.property(fc.dictionary(key, fc.integer(), { maxKeys: 40 }), (object) => {
+        const keys = Object.keys(JSON.parse(canonicalJson(object)) as object);
+        expect(keys).toEqual(Object.keys(object).sort());
+      }),
+    );
+  });
+
   it('is idempotent: canonical text parses back to the same canonical text', () => {
     fc.assert(
       fc.property(jsonValue, (value) => {
