@@ -23,20 +23,27 @@ const CHECKS: readonly Check[] = [errorOutput, faultPassthrough, malformedStruct
  */
 export function runChecks(trajectory: Trajectory, cfg: ChecksConfig): CheckResults {
   const t = withDistinctSteps(trajectory);
+  const l0: L0Hit[] = [];
+  for (const check of CHECKS) for (const hit of check(t, cfg)) l0.push(hit);
+  if (l0.length > 1) sortHits(l0, t);
+  return { l0, repetition: toolRepetition(t) };
+}
+
+const PATTERN_RANK = new Map<string, number>(L0_PATTERNS.map((p, i) => [p, i]));
+
+function sortHits(hits: L0Hit[], t: Trajectory): void {
   const position = new Map<string, number>();
   t.steps.forEach((step, i) => {
     if (!position.has(step.id)) position.set(step.id, i);
   });
-  const patternRank = new Map<string, number>(L0_PATTERNS.map((p, i) => [p, i]));
   const at = (anchor: string) => position.get(anchor) ?? Number.MAX_SAFE_INTEGER;
-  const l0 = CHECKS.flatMap((check) => check(t, cfg)).sort(
+  hits.sort(
     (a, b) =>
-      patternRank.get(a.pattern)! - patternRank.get(b.pattern)! ||
+      PATTERN_RANK.get(a.pattern)! - PATTERN_RANK.get(b.pattern)! ||
       at(a.anchor) - at(b.anchor) ||
       compareText(a.anchor, b.anchor) ||
       compareText(a.detail, b.detail),
   );
-  return { l0, repetition: toolRepetition(t) };
 }
 
 /**

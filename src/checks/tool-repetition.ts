@@ -9,7 +9,7 @@ export const ARGS_NOT_CAPTURED_REASON = 'tool-args-not-captured';
 /**
  * Exact tool repetition: tool calls with the same tool name and the same canonical-argument
  * digest (`args.digest`, computed by normalize: reordered keys and whitespace do not matter),
- * counted over distinct span ids.
+ * counted over the steps, which must be distinct spans (`runChecks` passes `withDistinctSteps`).
  *
  * - A span id under a capture conflict is refused: not counted, listed in `excluded`.
  * - A call whose arguments were not captured joins no group: absent arguments are unknown,
@@ -25,13 +25,10 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
     .map((c) => ({ traceId: c.traceId, spanId: c.spanId, reason: CONFLICT_REASON }))
     .filter((e, i, all) => i === 0 || e.spanId !== all[i - 1]!.spanId || e.traceId !== all[i - 1]!.traceId);
 
-  const groups = new Map<string, RepetitionGroup & { seen: Set<string> }>();
-  // Span ids are unique within a trace: with one trace the id alone names the attempt.
-  const oneTrace = t.traceIds.length <= 1;
+  const groups = new Map<string, RepetitionGroup>();
   let argsMissing = false;
   for (const step of t.steps) {
     if (step.kind !== 'tool' || step.toolName === undefined) continue;
-    const attempt = oneTrace ? step.id : `${step.traceId}/${step.id}`;
     if (conflicted.size > 0 && conflicted.has(`${step.traceId}/${step.id}`)) continue;
     if (step.args === undefined) {
       argsMissing = true;
@@ -40,19 +37,15 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
     const key = `${step.toolName}\u0000${step.args.digest}`;
     let group = groups.get(key);
     if (group === undefined) {
-      group = { toolName: step.toolName, argsDigest: step.args.digest, count: 0, attempts: [], seen: new Set() };
+      group = { toolName: step.toolName, argsDigest: step.args.digest, count: 0, attempts: [] };
       groups.set(key, group);
     }
-    if (group.seen.has(attempt)) continue; // the same physical attempt exported twice
-    group.seen.add(attempt);
     group.count++;
     group.attempts.push({ traceId: step.traceId, spanId: step.id });
   }
 
   const repeated: RepetitionGroup[] = [];
-  for (const g of groups.values()) {
-    if (g.count >= 2) repeated.push({ toolName: g.toolName, argsDigest: g.argsDigest, count: g.count, attempts: g.attempts });
-  }
+  for (const g of groups.values()) if (g.count >= 2) repeated.push(g);
 
   const reasons: string[] = [...t.incompleteReasons];
   if (!t.complete && reasons.length === 0) reasons.push('incomplete');

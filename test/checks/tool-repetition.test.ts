@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { defaultChecksConfig } from '../../src/checks/config.ts';
+import { runChecks } from '../../src/checks/run-checks.ts';
 import { toolRepetition } from '../../src/checks/tool-repetition.ts';
 import { toToolArgs } from '../../src/normalize/tool-args.ts';
 import { conflictOn, tool, trajectory } from './builders.ts';
@@ -40,11 +42,11 @@ describe('exact tool repetition', () => {
     ]);
   });
 
-  it('counts a duplicate export of one span once', () => {
+  it('counts a duplicate export of one span once (runChecks keeps the first copy)', () => {
     const a = tool('fetch', { at: 1, args: '{"u": 1}' });
-    expect(toolRepetition(trajectory([a, { ...a }]))).toEqual({ status: 'none-observed' });
+    expect(runChecks(trajectory([a, { ...a }]), defaultChecksConfig).repetition).toEqual({ status: 'none-observed' });
     const b = tool('fetch', { at: 2, args: '{"u": 1}' });
-    const obs = toolRepetition(trajectory([a, { ...a }, b]));
+    const obs = runChecks(trajectory([a, { ...a }, b]), defaultChecksConfig).repetition;
     expect(obs.status === 'observed' && obs.groups[0]!.count).toBe(2);
   });
 
