@@ -1,4 +1,5 @@
-import { createHash } from 'node:crypto';
+import { sha256Hex } from '../normalize/canonical-json.ts';
+import { sortSmall } from '../normalize/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
 import type { AssemblerLimits } from './limits.ts';
@@ -342,7 +343,7 @@ export class Assembler {
   #close(buffer: OpenBuffer, cause: CloseCause, nowMs: number): void {
     this.#open.delete(buffer.key);
     this.#bufferedBytes -= buffer.bytes;
-    const steps = [...buffer.steps.values()].sort(compareSteps);
+    const steps = sortSmall([...buffer.steps.values()], compareSteps);
     const reasons = new Set(buffer.reasons);
     if (!buffer.rootSeen) reasons.add('root-not-seen');
     if (hasOrphans(buffer.steps)) reasons.add('orphan-parents');
@@ -444,5 +445,5 @@ function hasOrphans(steps: ReadonlyMap<string, Step>): boolean {
 /** Digest of a step's payload, computed only when two spans share an id. */
 function stepDigest(step: Step): string {
   const json = JSON.stringify(step, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-  return createHash('sha256').update(json).digest('hex');
+  return sha256Hex(json);
 }

@@ -20,10 +20,7 @@ export const ARGS_NOT_CAPTURED_REASON = 'tool-args-not-captured';
  */
 export function toolRepetition(t: Trajectory): RepetitionObservation {
   const conflicted = new Set(t.conflicts.map((c) => `${c.traceId}/${c.spanId}`));
-  const excluded: ExcludedAttempt[] = [...t.conflicts]
-    .sort((a, b) => compareText(a.traceId, b.traceId) || compareText(a.spanId, b.spanId))
-    .map((c) => ({ traceId: c.traceId, spanId: c.spanId, reason: CONFLICT_REASON }))
-    .filter((e, i, all) => i === 0 || e.spanId !== all[i - 1]!.spanId || e.traceId !== all[i - 1]!.traceId);
+  const excluded: ExcludedAttempt[] = t.conflicts.length === 0 ? [] : excludedAttempts(t.conflicts);
 
   const groups = new Map<string, RepetitionGroup>();
   let argsMissing = false;
@@ -61,6 +58,14 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
   const unavailable: RepetitionObservation = { status: 'unavailable', reasons };
   if (excluded.length > 0) unavailable.excluded = excluded;
   return unavailable;
+}
+
+/** Conflicted spans as excluded attempts, once each, sorted by trace and span id. */
+function excludedAttempts(conflicts: Trajectory['conflicts']): ExcludedAttempt[] {
+  return [...conflicts]
+    .sort((a, b) => compareText(a.traceId, b.traceId) || compareText(a.spanId, b.spanId))
+    .map((c) => ({ traceId: c.traceId, spanId: c.spanId, reason: CONFLICT_REASON }))
+    .filter((e, i, all) => i === 0 || e.spanId !== all[i - 1]!.spanId || e.traceId !== all[i - 1]!.traceId);
 }
 
 function compareText(a: string, b: string): number {

@@ -1,5 +1,6 @@
 import { hash } from 'node:crypto';
 import { parseJsonText } from './json-text.ts';
+import { sortSmall } from './sort-small.ts';
 
 /**
  * The canonical JSON text of a JSON value, so that equal values give equal text:
@@ -47,27 +48,11 @@ function writeArray(items: readonly unknown[]): string {
   return out + ']';
 }
 
-/**
- * Sorts keys by UTF-16 code units (the order RFC 8785 asks for, and `Array#sort`'s default),
- * in place. Small objects, the common case, are insertion-sorted: `Array#sort` allocates a
- * work array per call, which was a tenth of the pipeline's garbage.
- */
-function sortKeys(keys: string[]): string[] {
-  if (keys.length > 16) return keys.sort();
-  for (let i = 1; i < keys.length; i++) {
-    const key = keys[i]!;
-    let j = i - 1;
-    while (j >= 0 && keys[j]! > key) {
-      keys[j + 1] = keys[j]!;
-      j--;
-    }
-    keys[j + 1] = key;
-  }
-  return keys;
-}
+/** UTF-16 code unit order: the order RFC 8785 asks for, and `Array#sort`'s default. */
+const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function writeObject(object: Record<string, unknown>): string {
-  const keys = sortKeys(Object.keys(object));
+  const keys = sortSmall(Object.keys(object), byCodeUnits);
   let out = '{';
   let first = true;
   for (const key of keys) {
