@@ -1,9 +1,10 @@
-import { mkdir, open, readdir, readFile, truncate, unlink, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StorageError } from '../errors.ts';
 import { syncDir } from '../sinks/kafka/outbox-files.ts';
 import { writevAll } from './writev-all.ts';
+import { openDurableAppend, syncWritten, type DurableAppendFile } from '../sinks/durable-append.ts';
 
 /*
  * The write-ahead log of accepted OTLP requests. A directory holds segment files
@@ -118,7 +119,7 @@ function parseSegment(buffer: Buffer, path: string): Parsed {
 
 /**
  * A segmented, checksummed write-ahead log of accepted requests. Records appended in one turn
- * of the event loop are written together and made durable with one fdatasync. A failed write
+ * of the event loop are written together and made durable together (`openDurableAppend`). A failed write
  * is cut back, its records are refused (`durable` rejects) and `append` answers `unwritable`
  * until a backoff has passed.
  *
@@ -132,7 +133,7 @@ export class SpanWal {
   readonly dir: string;
   readonly #options: SpanWalOptions;
   readonly #segments: Segment[];
-  #file: FileHandle;
+  #file: DurableAppendFile;
   #nextSeq: number;
   #releasedBelow: number;
   /** The release mark queued or written last, so an unchanged floor writes nothing. */
@@ -148,7 +149,7 @@ export class SpanWal {
   #releasing: Promise<void> | undefined;
   #closed = false;
 
-  private constructor(dir: string, options: SpanWalOptions, segments: Segment[], file: FileHandle, state: { nextSeq: number; releasedBelow: number; tornRecords: number }) {
+  private constructor(dir: string, options: SpanWalOptions, segments: Segment[], file: DurableAppendFile, state: { nextSeq: number; releasedBelow: number; tornRecords: number }) {
     this.dir = dir;
     this.#options = options;
     this.#segments = segments;
@@ -222,10 +223,10 @@ export class SpanWal {
       segments.push(segment);
     }
     const nextSeq = Math.max(maxSeq + 1, releasedBelow);
-    let file: FileHandle;
+    let file: DurableAppendFile;
     try {
       if (segments.length === 0) segments.push(await createSegment(dir, nextSeq));
-      file = await open(segments.at(-1)!.path, 'a');
+      file = await openDurableAppend(segments.at(-1)!.path);
     } catch (err) {
       throw err instanceof StorageError ? err : new StorageError(`cannot open write-ahead log in ${dir}: ${(err as Error).message}`, { cause: err });
     }
@@ -290,7 +291,7 @@ export class SpanWal {
       await Promise.allSettled([this.#writing, this.#releasing]);
     }
     this.#closed = true;
-    await this.#file.close();
+    await this.#file.file.close();
   }
 
   async #release(belowSeq: number): Promise<void> {
@@ -336,11 +337,11 @@ export class SpanWal {
       let active = this.#segments.at(-1)!;
       try {
         if (active.sizeBytes >= this.#options.segmentBytes) active = await this.#roll(batch.find((q) => q.seq !== undefined)?.seq ?? this.#nextSeq);
-        await writevAll(this.#file, buffers);
-        await this.#file.datasync();
+        await writevAll(this.#file.file, buffers);
+        await syncWritten(this.#file);
       } catch (err) {
         // Cut what a full disk took of the batch, so the next write starts on a record boundary.
-        await this.#file.truncate(active.sizeBytes).catch(() => undefined);
+        await this.#file.file.truncate(active.sizeBytes).catch(() => undefined);
         this.#fail(batch, err);
         continue;
       }
@@ -357,8 +358,8 @@ export class SpanWal {
 
   async #roll(firstSeq: number): Promise<Segment> {
     const segment = await createSegment(this.dir, firstSeq);
-    const file = await open(segment.path, 'a');
-    await this.#file.close();
+    const file = await openDurableAppend(segment.path);
+    await this.#file.file.close();
     this.#file = file;
     this.#segments.push(segment);
     return segment;

@@ -1,16 +1,18 @@
-import { mkdir, open, type FileHandle } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { StorageError } from '../errors.ts';
+import { openDurableAppend, syncWritten, type DurableAppendFile } from './durable-append.ts';
 
 /**
  * An append-only JSON-lines file. Lines appended in the same turn of the event loop are
- * written together and made durable with one fdatasync; `flushed()` resolves once everything
+ * written together and made durable together (one `O_DSYNC` write, or a write and an fdatasync
+ * where the platform has no `O_DSYNC`); `flushed()` resolves once everything
  * appended before the call is on disk. A write failure keeps the lines queued, is reported by
  * `failure` (so the receiver can refuse new work with 503) and is retried with backoff.
  */
 export class JsonlLog {
   readonly path: string;
-  #file: FileHandle;
+  readonly #out: DurableAppendFile;
   #queue: string[] = [];
   #pendingBytes = 0;
   #inWrite = 0;
@@ -24,9 +26,9 @@ export class JsonlLog {
   /** Settles after each batch write attempt, so `flushed()` can stop waiting at its own lines. */
   #batchDone = Promise.withResolvers<void>();
 
-  private constructor(path: string, file: FileHandle, sizeBytes: number) {
+  private constructor(path: string, out: DurableAppendFile, sizeBytes: number) {
     this.path = path;
-    this.#file = file;
+    this.#out = out;
     this.#sizeBytes = sizeBytes;
   }
 
@@ -34,8 +36,8 @@ export class JsonlLog {
   static async open(path: string, options: { truncate?: boolean } = {}): Promise<JsonlLog> {
     try {
       await mkdir(dirname(path), { recursive: true });
-      const file = await open(path, options.truncate === true ? 'w' : 'a');
-      return new JsonlLog(path, file, (await file.stat()).size);
+      const out = await openDurableAppend(path, options.truncate === true);
+      return new JsonlLog(path, out, (await out.file.stat()).size);
     } catch (err) {
       throw new StorageError(`cannot open ${path} for appending: ${(err as Error).message}`, { cause: err });
     }
@@ -91,7 +93,7 @@ export class JsonlLog {
     try {
       await this.flushed();
     } finally {
-      await this.#file.close();
+      await this.#out.file.close();
     }
   }
 
@@ -106,14 +108,14 @@ export class JsonlLog {
         // A write to a nearly full disk can be short without an error: write the rest, whose
         // attempt then fails (ENOSPC) rather than leave a torn line counted as written.
         for (let offset = 0; offset < bytes.length; ) {
-          const { bytesWritten } = await this.#file.write(bytes, offset);
+          const { bytesWritten } = await this.#out.file.write(bytes, offset);
           if (bytesWritten === 0) throw new StorageError(`short write to ${this.path}: 0 of ${bytes.length - offset} bytes`);
           offset += bytesWritten;
         }
-        await this.#file.datasync();
+        await syncWritten(this.#out);
       } catch (err) {
         // A full disk can take part of the batch: cut the torn tail so the retry appends whole lines.
-        await this.#file.truncate(this.#sizeBytes).catch(() => undefined);
+        await this.#out.file.truncate(this.#sizeBytes).catch(() => undefined);
         this.#inWrite = 0;
         this.#queue = batch.concat(this.#queue);
         this.#failure = new StorageError(`cannot append to ${this.path}: ${(err as Error).message}`, {
