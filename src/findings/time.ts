@@ -8,9 +8,17 @@ const NANOS_PER_SECOND = 1_000_000_000n;
  */
 export function isoFromUnixNano(ns: bigint): string {
   const nanos = ((ns % NANOS_PER_SECOND) + NANOS_PER_SECOND) % NANOS_PER_SECOND;
-  const whole = new Date(Number((ns - nanos) / NANOS_PER_MILLI)).toISOString();
-  return `${whole.slice(0, 19)}.${nanos.toString().padStart(9, '0')}Z`;
+  const second = ns - nanos;
+  // The times of one trajectory mostly share their second: format it once.
+  if (second !== lastSecond) {
+    lastSecond = second;
+    lastPrefix = new Date(Number(second / NANOS_PER_MILLI)).toISOString().slice(0, 19);
+  }
+  return `${lastPrefix}.${nanos.toString().padStart(9, '0')}Z`;
 }
+
+let lastSecond: bigint | undefined;
+let lastPrefix = '';
 
 /** The pattern `isoFromUnixNano` produces. */
 export const ISO_NANO_PATTERN = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{9}Z$/;
