@@ -50,11 +50,12 @@ log('in-process stages done');
 // 2. End to end over HTTP: the same bodies to trajwatch serve and to each peer.
 const size = quick
   ? { synthetic: 30, trail: 1, phoenixSynthetic: 2, phoenixTrail: 0, latencySeconds: 4 }
-  : { synthetic: 100, trail: 3, phoenixSynthetic: 4, phoenixTrail: 1, latencySeconds: 10 };
+  : { synthetic: 400, trail: 10, phoenixSynthetic: 4, phoenixTrail: 1, latencySeconds: 10 };
+// Enough work that a run lasts seconds, not a fraction of one: short runs swung by ±30 %.
 const synthetic = syntheticHttpDataset(500, size.synthetic, 1);
-const syntheticWarmup = syntheticHttpDataset(500, 6, 500_000);
+const syntheticWarmup = syntheticHttpDataset(500, quick ? 6 : 40, 500_000);
 const trail = trailHttpDataset(size.trail, 1);
-const trailWarmup = trailHttpDataset(1, 100);
+const trailWarmup = trailHttpDataset(quick ? 1 : 2, 100);
 
 function decodeCeiling(d: HttpDataset): Promise<number> {
   const spans = httpSpanCount(d);
