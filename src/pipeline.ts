@@ -65,7 +65,7 @@ export interface PipelineCounts {
  * one event-loop turn. A time budget, not a count: the closes must keep pace with intake,
  * whatever the trajectories' size, or open work (and the heap) grows under load.
  */
-const CLOSE_TURN_MS = 10;
+const CLOSE_TURN_MS = 5;
 
 /** Trajectories closed between two looks at the clock. */
 const CLOSES_PER_CHECK = 16;
