@@ -132,6 +132,26 @@ export function processTreeCpuSeconds(pid: number): number {
   return ticks / CLOCK_TICKS_PER_SECOND;
 }
 
+/**
+ * CPU seconds of one process by thread name (`MainThread`, `V8Worker` for the GC and compiler
+ * helpers, `libuv-worker` for the fs thread pool): where a server's CPU goes beyond its main thread.
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${task}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      const seconds = (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
+      byName.set(name, (byName.get(name) ?? 0) + seconds);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return byName;
+}
+
 /** Resident set size of `pid` and its descendants, in bytes. */
 export function processTreeRssBytes(pid: number): number {
   const children = childrenOf();
