@@ -65,7 +65,7 @@ export const PIPELINE_STAGES = [
   '+ normalize + assemble',
   '+ checks (L0, repetition)',
   '+ findings (identity, provenance)',
-  '+ durable local logs (fdatasync)',
+  '+ durable local logs',
 ] as const;
 
 export function pipelineCases(d: Dataset, dir: string): Case[] {

@@ -148,7 +148,7 @@ const latencyBodies = syntheticHttpDataset(500, halfRate * size.latencySeconds, 
 log(`latency at ${halfRate} requests/s (${halfRate * 500} spans/s) for ${size.latencySeconds} s; Kafka ${kafkaUp ? 'up' : 'down'}`);
 const latency = await measureLatency(syntheticHttpDataset(500, halfRate, 2_000_000), latencyBodies, halfRate, kafkaUp ? ['127.0.0.1:19092'] : undefined);
 const latencyRows = latency.sinks.map((s) => [
-  s.name === 'kafka' ? 'close → acknowledged by Kafka' : 'close → durable in the local log (fdatasync)',
+  s.name === 'kafka' ? 'close → acknowledged by Kafka' : 'close → durable in the local log',
   String(s.count),
   ms(s.p50),
   ms(s.p99),
@@ -216,7 +216,7 @@ ${datasets.map((d) => `- ${describeDataset(d)}`).join('\n')}
 
 Each stage includes the ones above it: OTLP/protobuf decode (\`src/ingest/\`), then
 normalize + assemble (closing by event time), then the inline checks, then findings with
-identity and provenance, then both local logs made durable with fdatasync. "ratio to decode"
+identity and provenance, then both local logs made durable (`O_DSYNC` writes). "ratio to decode"
 is the stage's throughput over decode alone, the practical ceiling. Best of 5 interleaved
 slices of ${seconds} s per case.
 
