@@ -216,7 +216,7 @@ ${datasets.map((d) => `- ${describeDataset(d)}`).join('\n')}
 
 Each stage includes the ones above it: OTLP/protobuf decode (\`src/ingest/\`), then
 normalize + assemble (closing by event time), then the inline checks, then findings with
-identity and provenance, then both local logs made durable (`O_DSYNC` writes). "ratio to decode"
+identity and provenance, then both local logs made durable (\`O_DSYNC\` writes). "ratio to decode"
 is the stage's throughput over decode alone, the practical ceiling. Best of 5 interleaved
 slices of ${seconds} s per case.
 
