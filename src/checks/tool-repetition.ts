@@ -5,6 +5,8 @@ import type { ExcludedAttempt, RepetitionGroup, RepetitionObservation } from './
 export const CONFLICT_REASON = 'capture-conflict';
 /** Reason a tool call cannot join a group: its arguments were not captured. */
 export const ARGS_NOT_CAPTURED_REASON = 'tool-args-not-captured';
+/** Reason a tool call cannot join a group: its tool name was not captured. */
+export const NAME_NOT_CAPTURED_REASON = 'tool-name-not-captured';
 
 /**
  * Exact tool repetition: tool calls with the same tool name and the same canonical-argument
@@ -12,8 +14,8 @@ export const ARGS_NOT_CAPTURED_REASON = 'tool-args-not-captured';
  * counted over the steps, which must be distinct spans (`runChecks` passes `withDistinctSteps`).
  *
  * - A span id under a capture conflict is refused: not counted, listed in `excluded`.
- * - A call whose arguments were not captured joins no group: absent arguments are unknown,
- *   not equal. It also makes absence unprovable.
+ * - A call whose arguments or tool name were not captured joins no group: absent arguments
+ *   or names are unknown, not equal. It also makes absence unprovable.
  * - `none-observed` needs a complete capture with every tool call's arguments and no
  *   conflict; otherwise no repetition is `unavailable` with the reasons.
  * Groups come in trajectory order of their first attempt; attempts in trajectory order.
@@ -24,8 +26,13 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
 
   const groups = new Map<string, RepetitionGroup>();
   let argsMissing = false;
+  let nameMissing = false;
   for (const step of t.steps) {
-    if (step.kind !== 'tool' || step.toolName === undefined) continue;
+    if (step.kind !== 'tool') continue;
+    if (step.toolName === undefined) {
+      nameMissing = true;
+      continue;
+    }
     if (conflicted.size > 0 && conflicted.has(`${step.traceId}/${step.id}`)) continue;
     if (step.args === undefined) {
       argsMissing = true;
@@ -47,6 +54,7 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
   const reasons: string[] = [...t.incompleteReasons];
   if (!t.complete && reasons.length === 0) reasons.push('incomplete');
   if (argsMissing) reasons.push(ARGS_NOT_CAPTURED_REASON);
+  if (nameMissing) reasons.push(NAME_NOT_CAPTURED_REASON);
   if (excluded.length > 0) reasons.push(CONFLICT_REASON);
 
   if (repeated.length > 0) {

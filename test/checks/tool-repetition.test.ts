@@ -76,4 +76,10 @@ describe('exact tool repetition', () => {
     const steps = [tool('fetch', { at: 1 }), tool('fetch', { at: 2 })];
     expect(toolRepetition(trajectory(steps))).toEqual({ status: 'unavailable', reasons: ['tool-args-not-captured'] });
   });
+
+  it('cannot claim absence when a tool call carries no tool name (it may repeat another)', () => {
+    const { toolName: _, ...unnamed } = tool('fetch', { at: 2, args: '{"u": 1}' });
+    const steps = [tool('fetch', { at: 1, args: '{"u": 1}' }), unnamed];
+    expect(toolRepetition(trajectory(steps))).toEqual({ status: 'unavailable', reasons: ['tool-name-not-captured'] });
+  });
 });
