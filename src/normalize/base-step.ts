@@ -2,6 +2,9 @@ import type { Span } from '../ingest/span.ts';
 import { readStepError } from './error.ts';
 import type { Step, StepKind } from './step.ts';
 
+/** Shared by every step of a span without events (most of them): one array, not one per step. */
+const NO_EVENTS: string[] = Object.freeze([]) as unknown as string[];
+
 /**
  * The part of a step every mapper fills the same way: ids, name, times, status, error,
  * service, provenance (attributes, resource, event names) and size. Attribute and resource
@@ -19,7 +22,7 @@ export function baseStep(span: Span, convention: string, kind: StepKind): Step {
     statusCode: span.status.code,
     attributes: span.attributes,
     resource: span.resource,
-    eventNames: span.events.map((event) => event.name),
+    eventNames: span.events.length === 0 ? NO_EVENTS : span.events.map((event) => event.name),
     encodedBytes: span.encodedBytes,
   };
   if (span.parentSpanId !== undefined && span.parentSpanId !== '') step.parentId = span.parentSpanId;
