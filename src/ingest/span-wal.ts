@@ -133,7 +133,7 @@ export class SpanWal {
   readonly dir: string;
   readonly #options: SpanWalOptions;
   readonly #segments: Segment[];
-  #file: DurableAppendFile;
+  #out: DurableAppendFile;
   #nextSeq: number;
   #releasedBelow: number;
   /** The release mark queued or written last, so an unchanged floor writes nothing. */
@@ -153,7 +153,7 @@ export class SpanWal {
     this.dir = dir;
     this.#options = options;
     this.#segments = segments;
-    this.#file = file;
+    this.#out = file;
     this.#nextSeq = state.nextSeq;
     this.#releasedBelow = state.releasedBelow;
     this.#markedBelow = state.releasedBelow;
@@ -291,7 +291,7 @@ export class SpanWal {
       await Promise.allSettled([this.#writing, this.#releasing]);
     }
     this.#closed = true;
-    await this.#file.file.close();
+    await this.#out.file.close();
   }
 
   async #release(belowSeq: number): Promise<void> {
@@ -337,11 +337,11 @@ export class SpanWal {
       let active = this.#segments.at(-1)!;
       try {
         if (active.sizeBytes >= this.#options.segmentBytes) active = await this.#roll(batch.find((q) => q.seq !== undefined)?.seq ?? this.#nextSeq);
-        await writevAll(this.#file.file, buffers);
-        await syncWritten(this.#file);
+        await writevAll(this.#out.file, buffers);
+        await syncWritten(this.#out);
       } catch (err) {
         // Cut what a full disk took of the batch, so the next write starts on a record boundary.
-        await this.#file.file.truncate(active.sizeBytes).catch(() => undefined);
+        await this.#out.file.truncate(active.sizeBytes).catch(() => undefined);
         this.#fail(batch, err);
         continue;
       }
@@ -359,8 +359,8 @@ export class SpanWal {
   async #roll(firstSeq: number): Promise<Segment> {
     const segment = await createSegment(this.dir, firstSeq);
     const file = await openDurableAppend(segment.path);
-    await this.#file.file.close();
-    this.#file = file;
+    await this.#out.file.close();
+    this.#out = file;
     this.#segments.push(segment);
     return segment;
   }
