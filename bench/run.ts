@@ -49,8 +49,8 @@ log('in-process stages done');
 
 // 2. End to end over HTTP: the same bodies to trajwatch serve and to each peer.
 const size = quick
-  ? { synthetic: 30, trail: 1, phoenixSynthetic: 2, phoenixTrail: 0, latencySeconds: 4 }
-  : { synthetic: 400, trail: 10, phoenixSynthetic: 4, phoenixTrail: 1, latencySeconds: 10 };
+  ? { synthetic: 30, trail: 1, phoenixSynthetic: 2, phoenixTrail: 0, latencySeconds: 4, repeats: 1 }
+  : { synthetic: 400, trail: 10, phoenixSynthetic: 4, phoenixTrail: 1, latencySeconds: 10, repeats: 3 };
 // Enough work that a run lasts seconds, not a fraction of one: short runs swung by ±30 %.
 const synthetic = syntheticHttpDataset(500, size.synthetic, 1);
 const syntheticWarmup = syntheticHttpDataset(500, quick ? 6 : 40, 500_000);
@@ -106,16 +106,31 @@ let trajwatchSynthetic: PeerRun | undefined;
 for (const c of cases) {
   const ceiling = await decodeCeiling(c.dataset);
   e2eRows.push([c.dataset.name, 'decode alone (in-process, same decoder, same bodies)', fmt(ceiling), '1.00', '', '', '']);
+  // trajwatch and the Collector run `repeats` times, taking turns, and the median run is shown:
+  // one run of each swung by ±20 % on this shared machine. Phoenix, minutes per run, runs once.
+  const measuredRuns = new Map<Peer, PeerRun[] | string>();
+  for (let round = 0; round < size.repeats; round++) {
+    for (const { peer, measured, settleMs } of c.peers) {
+      const earlier = measuredRuns.get(peer);
+      if (round > 0 && (peer === phoenixPeer || typeof earlier === 'string')) continue;
+      log(`${peer.name} on ${c.dataset.name} (${httpSpanCount(measured)} spans)${size.repeats > 1 ? `, run ${round + 1}` : ''}`);
+      const warmup = peer === phoenixPeer ? subset(c.warmup, 1) : c.warmup;
+      const run = await measurePeer(peer, { warmup, measured, concurrency: 4, maxSeconds: 60, settleMs });
+      if (typeof run === 'string') measuredRuns.set(peer, run);
+      else measuredRuns.set(peer, [...((earlier as PeerRun[] | undefined) ?? []), run]);
+    }
+  }
   const runs: { name: string; run: PeerRun }[] = [];
-  for (const { peer, measured, settleMs } of c.peers) {
-    log(`${peer.name} on ${c.dataset.name} (${httpSpanCount(measured)} spans)`);
-    const warmup = peer === phoenixPeer ? subset(c.warmup, 1) : c.warmup;
-    const run = await measurePeer(peer, { warmup, measured, concurrency: 4, maxSeconds: 60, settleMs });
-    if (typeof run === 'string') {
+  for (const { peer, measured } of c.peers) {
+    const all = measuredRuns.get(peer)!;
+    if (typeof all === 'string') {
       e2eRows.push([c.dataset.name, peer.name, 'could not run', '', '', '', '']);
-      peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${run}`);
+      peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${all}`);
       continue;
     }
+    const sorted = [...all].sort((a, b) => a.spansPerCpuSecond - b.spansPerCpuSecond);
+    const run = sorted[Math.floor((sorted.length - 1) / 2)]!;
+    const spread = sorted.length > 1 ? `; median of ${sorted.length} runs, ${fmt(sorted[0]!.spansPerCpuSecond)}–${fmt(sorted.at(-1)!.spansPerCpuSecond)} spans/CPU-s` : '';
     if (peer === trajwatchPeer && c.dataset === synthetic) trajwatchSynthetic = run;
     runs.push({ name: peer.name, run });
     e2eRows.push([
@@ -127,7 +142,7 @@ for (const c of cases) {
       `${httpSpanCount(measured)} / ${run.load.requests}`,
       mb(run.rssBytes),
     ]);
-    peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${run.note}; server CPU ${run.serverCpuSeconds.toFixed(2)} s.`);
+    peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${run.note}; server CPU ${run.serverCpuSeconds.toFixed(2)} s${spread}.`);
   }
   const tw = runs.find((r) => r.name === trajwatchPeer.name);
   for (const r of runs) {
@@ -231,7 +246,8 @@ from the first request until the server finished the work (trajwatch: every traj
 closed — quiet period 500 ms — and both logs durable; Collector: CPU gone quiet after
 groupbytrace released the traces, \`wait_duration\` 500 ms; Phoenix: every span counted in
 its database). "ratio to decode" is over the in-process decode-alone figure of the same
-bodies. The client runs on the same two cores.
+bodies. The client runs on the same two cores. trajwatch and the Collector are measured
+${size.repeats} time${size.repeats === 1 ? '' : 's'} each, taking turns, and the median run is shown (the range is in the notes below).
 
 ${e2e}
 
