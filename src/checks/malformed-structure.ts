@@ -4,6 +4,7 @@ import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { excerpt } from './hit-text.ts';
 import { isApplicableSchema, parameterSchemaOf, validateJsonSubset } from './json-schema-subset.ts';
+import { compareCodeUnits } from '../normalize/sort-small.ts';
 
 /**
  * `malformed-structure`, one hit per anchor with every reason found there, in trajectory order
@@ -51,7 +52,7 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
 
   if (reasons.size === 0 && t.conflicts.length === 0) return [];
   const stepIds = new Set(t.steps.map((s) => s.id));
-  const conflicts = [...t.conflicts].sort((a, b) => compareText(a.spanId, b.spanId) || compareText(a.traceId, b.traceId));
+  const conflicts = [...t.conflicts].sort((a, b) => compareCodeUnits(a.spanId, b.spanId) || compareCodeUnits(a.traceId, b.traceId));
   for (const c of conflicts) {
     add(
       c.traceId,
@@ -62,7 +63,7 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
 
   const order = new Map(t.steps.map((s, i) => [s.id, i]));
   return [...reasons.entries()]
-    .sort(([a], [b]) => rank(order, stepIds, a) - rank(order, stepIds, b) || compareText(a, b))
+    .sort(([a], [b]) => rank(order, stepIds, a) - rank(order, stepIds, b) || compareCodeUnits(a, b))
     .map(([anchor, entry]) => ({
       pattern: 'malformed-structure' as const,
       anchor,
@@ -134,8 +135,4 @@ function toolLabel(step: Step): string {
 
 function rank(order: Map<string, number>, stepIds: Set<string>, id: string): number {
   return stepIds.has(id) ? order.get(id)! : Number.MAX_SAFE_INTEGER;
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

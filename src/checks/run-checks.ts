@@ -8,6 +8,7 @@ import { malformedStructure } from './malformed-structure.ts';
 import { outOfOrderGate } from './out-of-order-gate.ts';
 import { toolRepetition } from './tool-repetition.ts';
 import { unguardedSend } from './unguarded-send.ts';
+import { compareCodeUnits } from '../normalize/sort-small.ts';
 
 type Check = (t: Trajectory, cfg: ChecksConfig) => L0Hit[];
 
@@ -41,8 +42,8 @@ function sortHits(hits: L0Hit[], t: Trajectory): void {
     (a, b) =>
       PATTERN_RANK.get(a.pattern)! - PATTERN_RANK.get(b.pattern)! ||
       at(a.anchor) - at(b.anchor) ||
-      compareText(a.anchor, b.anchor) ||
-      compareText(a.detail, b.detail),
+      compareCodeUnits(a.anchor, b.anchor) ||
+      compareCodeUnits(a.detail, b.detail),
   );
 }
 
@@ -72,8 +73,4 @@ function firstOfEach(steps: readonly Step[], keyOf: (step: Step) => string): Ste
     seen.add(key);
     return true;
   });
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

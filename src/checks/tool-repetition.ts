@@ -1,5 +1,6 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { ExcludedAttempt, RepetitionGroup, RepetitionObservation } from './check-result.ts';
+import { compareCodeUnits } from '../normalize/sort-small.ts';
 
 /** Reason text for a span refused because two different payloads arrived under its id. */
 export const CONFLICT_REASON = 'capture-conflict';
@@ -71,11 +72,7 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
 /** Conflicted spans as excluded attempts, once each, sorted by trace and span id. */
 function excludedAttempts(conflicts: Trajectory['conflicts']): ExcludedAttempt[] {
   return [...conflicts]
-    .sort((a, b) => compareText(a.traceId, b.traceId) || compareText(a.spanId, b.spanId))
+    .sort((a, b) => compareCodeUnits(a.traceId, b.traceId) || compareCodeUnits(a.spanId, b.spanId))
     .map((c) => ({ traceId: c.traceId, spanId: c.spanId, reason: CONFLICT_REASON }))
     .filter((e, i, all) => i === 0 || e.spanId !== all[i - 1]!.spanId || e.traceId !== all[i - 1]!.traceId);
-}
-
-function compareText(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }

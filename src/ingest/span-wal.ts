@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { StorageError } from '../errors.ts';
 import { syncDir } from '../sinks/kafka/outbox-files.ts';
-import { writevAll } from './writev-all.ts';
+import { writevAll } from '../sinks/writev-all.ts';
 import { openDurableAppend, syncWritten, type DurableAppendFile } from '../sinks/durable-append.ts';
 
 /*

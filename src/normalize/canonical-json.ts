@@ -1,6 +1,6 @@
 import { hash } from 'node:crypto';
 import { parseJsonText } from './json-text.ts';
-import { sortSmall } from './sort-small.ts';
+import { compareCodeUnits, sortSmall } from './sort-small.ts';
 
 /**
  * The canonical JSON text of a JSON value, so that equal values give equal text:
@@ -48,11 +48,8 @@ function writeArray(items: readonly unknown[]): string {
   return out + ']';
 }
 
-/** UTF-16 code unit order: the order RFC 8785 asks for, and `Array#sort`'s default. */
-const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
-
 function writeObject(object: Record<string, unknown>): string {
-  const keys = sortSmall(Object.keys(object), byCodeUnits);
+  const keys = sortSmall(Object.keys(object), compareCodeUnits);
   let out = '{';
   let first = true;
   for (const key of keys) {

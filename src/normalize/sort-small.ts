@@ -1,3 +1,8 @@
+/** UTF-16 code unit order: `Array#sort`'s default for strings, and the order RFC 8785 asks for. */
+export function compareCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 /** Arrays up to this length are insertion-sorted; longer ones go to `Array#sort`. */
 const SMALL = 16;
 

@@ -2,6 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { StorageError } from '../errors.ts';
 import { openDurableAppend, syncWritten, type DurableAppendFile } from './durable-append.ts';
+import { writevAll } from './writev-all.ts';
 
 /**
  * An append-only JSON-lines file. Lines appended in the same turn of the event loop are
@@ -107,11 +108,7 @@ export class JsonlLog {
       try {
         // A write to a nearly full disk can be short without an error: write the rest, whose
         // attempt then fails (ENOSPC) rather than leave a torn line counted as written.
-        for (let offset = 0; offset < bytes.length; ) {
-          const { bytesWritten } = await this.#out.file.write(bytes, offset);
-          if (bytesWritten === 0) throw new StorageError(`short write to ${this.path}: 0 of ${bytes.length - offset} bytes`);
-          offset += bytesWritten;
-        }
+        await writevAll(this.#out.file, [bytes]);
         await syncWritten(this.#out);
       } catch (err) {
         // A full disk can take part of the batch: cut the torn tail so the retry appends whole lines.

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { StorageError } from '../../errors.ts';
 import { isSinkRecord } from '../record.ts';
 import type { SinkRecord } from '../record.ts';
+import { writevAll } from '../writev-all.ts';
 
 /*
  * The outbox's files. A directory holds segment files `seg-<first seq, 16 digits>.jsonl`, one
@@ -222,7 +223,7 @@ export async function rewriteAckLog(dir: string, segments: readonly Segment[], u
     const text = ranges.length === 0 ? '' : JSON.stringify({ acked: ranges }) + '\n';
     const handle = await open(tmp, 'w');
     try {
-      await writeAll(handle, Buffer.from(text));
+      await writevAll(handle, [Buffer.from(text)]);
       await handle.datasync();
     } finally {
       await handle.close();
@@ -278,14 +279,6 @@ export async function readEntries(locations: readonly Location[]): Promise<Outbo
     i = j + 1;
   }
   return out;
-}
-
-export async function writeAll(handle: FileHandle, buffer: Buffer): Promise<void> {
-  let written = 0;
-  while (written < buffer.length) {
-    const { bytesWritten } = await handle.write(buffer, written, buffer.length - written, null);
-    written += bytesWritten;
-  }
 }
 
 async function truncateTo(path: string, length: number): Promise<void> {

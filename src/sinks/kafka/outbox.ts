@@ -12,9 +12,9 @@ import {
   syncDir,
   toLine,
   toRanges,
-  writeAll,
 } from './outbox-files.ts';
 import type { LoadedState, Location, OutboxEntry, Segment } from './outbox-files.ts';
+import { writevAll } from '../writev-all.ts';
 
 export type { OutboxEntry } from './outbox-files.ts';
 
@@ -290,7 +290,7 @@ export class Outbox {
       if (fresh.length === 0) return;
       const line = JSON.stringify({ acked: toRanges(fresh) }) + '\n';
       try {
-        await writeAll(this.#ackLog, Buffer.from(line));
+        await writevAll(this.#ackLog, [Buffer.from(line)]);
         await this.#ackLog.datasync();
       } catch (err) {
         throw new StorageError(`cannot record acknowledgements in ${join(this.dir, ACK_LOG)}`, {
@@ -394,7 +394,7 @@ export class Outbox {
     const before = segment.sizeBytes;
     const buffer = Buffer.from(batch.map((q) => q.line).join(''));
     try {
-      await writeAll(handle, buffer);
+      await writevAll(handle, [buffer]);
       await handle.datasync();
     } catch (err) {
       // Cut a partial write off, so no torn line ends up in the middle of the segment.
