@@ -10,11 +10,12 @@ import { sha256Hex } from '../normalize/canonical-json.ts';
 export const CALIBRATE_HELP = `Usage: trajwatch calibrate --gold GOLD.jsonl [options]
 
 Joins independent gold labels with the judge answers recorded in the decision ledger and
-reports, per question and per target (question version, window policy, requested and served
-model): exact n, label sources, excluded gold (unsure/null), missing labels, missing
+reports, per question and per target (question version, window policy, window kind, request
+contract, evaluator, requested and served model): exact n, label sources, excluded gold (unsure/null), missing labels, missing
 predictions, abstentions, confusion counts, agreement, Cohen's kappa and every disagreement.
 Writes a certificate for each question that qualifies (n > 0, kappa >= the minimum, no
-missing predictions, a known served model). Install certificates by placing them in the
+missing predictions, a known served model, answers recorded with their layer, request contract
+and evaluator bindings). Each certificate qualifies its window kind only. Install certificates by placing them in the
 judge's certificates directory; they are read at start-up.
 
 Gold rows, one JSON object per line:
@@ -117,7 +118,7 @@ function table(report: CalibrationReport, written: readonly string[]): string {
   for (const q of report.questions) {
     const t = q.target;
     lines.push(
-      `${t.questionId}@${t.questionVersion} model=${t.requestedModel || '-'} served=${t.servedModel ?? '-'} policy=${t.windowPolicyDigest.slice(0, 12) || '-'}`,
+      `${t.questionId}@${t.questionVersion} layer=${t.windowKind ?? '-'} model=${t.requestedModel || '-'} served=${t.servedModel ?? '-'} policy=${t.windowPolicyDigest.slice(0, 12) || '-'} contract=${t.requestContractDigest?.slice(0, 12) ?? '-'} evaluator=${t.evaluatorDigest?.slice(0, 12) ?? '-'}`,
       `  n=${q.n} excluded=${q.excludedGold} missing-labels=${q.missingLabels} missing-predictions=${q.missingPredictions} abstentions=${q.abstentions} agreement=${fmt(q.agreement)} kappa=${fmt(q.kappa)} sources=${JSON.stringify(q.sourceCounts)}`,
       `  confusion (gold → predicted): ${JSON.stringify(q.confusion)}`,
       `  ${q.qualifies ? 'QUALIFIES' : `does not qualify: ${q.reasons.join('; ')}`}`,

@@ -64,6 +64,7 @@ export function makePreparedFinding(draft: FindingDraft, prepared: PreparedProve
     evidence_refs: draft.evidence_refs,
     ...(draft.code_eval_hits === undefined ? {} : { code_eval_hits: draft.code_eval_hits }),
     ...(draft.observation === undefined ? {} : { observation: draft.observation }),
+    ...(draft.replay === undefined ? {} : { replay: draft.replay }),
     treatment,
     conditions,
     observed_at: draft.observed_at,

@@ -67,6 +67,20 @@ export const RecordObservationSchema = z
 
 export const ObservationSchema = z.discriminatedUnion('kind', [ToolRepetitionObservationSchema, RecordObservationSchema]);
 
+/**
+ * On a judged finding re-emitted from its durable ledger record (exact replay) instead of
+ * paid for anew. It made zero new physical calls: its `observation.values.receipt` is null and
+ * the original call's receipt is kept here as history, already counted once by the first emission.
+ */
+export const ReplaySchema = z
+  .object({
+    new_physical_calls: z.literal(0),
+    original_receipt: z.json(),
+    /** When the replayed result was recorded (wall time, audit only). */
+    original_recorded_at: z.string(),
+  })
+  .strict();
+
 /** Readings that ride along with a finding without being part of its identity. */
 export const CovariatesSchema = z
   .object({
@@ -108,6 +122,8 @@ export const FindingSchema = z
     evidence_refs: z.array(EvidenceRefSchema),
     code_eval_hits: z.array(CodeEvalHitSchema).optional(),
     observation: ObservationSchema.optional(),
+    /** Present only on a replayed judged finding; not part of identity. */
+    replay: ReplaySchema.optional(),
     treatment: z.array(BundleSchema).nullable(),
     conditions: z.array(SnapshotSchema).nullable(),
     observed_at: isoNano,

@@ -5,6 +5,7 @@ import { CERTIFICATE_FORMAT, type Certificate } from './certificate.ts';
 import { cohensKappa } from './kappa.ts';
 import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
 import { questionById, questionDigest, SEMANTIC_QUESTIONS } from './questions.ts';
+import type { WindowKind } from '../windows/window.ts';
 
 /** An independent human label for one question on one window. `unsure`/null are exclusions. */
 export const GoldRowSchema = z.strictObject({
@@ -15,11 +16,18 @@ export const GoldRowSchema = z.strictObject({
 });
 export type GoldRow = z.infer<typeof GoldRowSchema>;
 
-/** What a certificate would bind besides the question: one model through one window policy. */
+/**
+ * What a certificate would bind besides the question: one model, through one evaluator and
+ * request contract, on one layer (window kind) under one window policy. Null: not recorded
+ * (results written before the binding existed); no certificate can be issued for it.
+ */
 export interface CalibrationTarget {
   questionId: string;
   questionVersion: string;
   windowPolicyDigest: string;
+  windowKind: WindowKind | null;
+  requestContractDigest: string | null;
+  evaluatorDigest: string | null;
   requestedModel: string;
   servedModel: string | null;
 }
@@ -83,12 +91,17 @@ interface Prediction {
  */
 export function calibrate(gold: readonly GoldRow[], records: readonly LedgerRecord[], minKappa: number): CalibrationReport {
   const eventMaps = new Map<string, { id: string; uris: string[] }[]>();
-  for (const r of records) if (r.type === 'intent') eventMaps.set(r.window.windowId, r.window.eventMap);
+  const kinds = new Map<string, WindowKind>();
+  for (const r of records) {
+    if (r.type !== 'intent') continue;
+    eventMaps.set(r.window.windowId, r.window.eventMap);
+    kinds.set(r.window.windowId, r.window.kind);
+  }
   // target key → predictions by window id
   const targets = new Map<string, { target: CalibrationTarget; byWindow: Map<string, Prediction> }>();
   for (const r of records) {
     if (r.type !== 'result') continue;
-    for (const a of r.answers) addPrediction(targets, r, a.questionId, a.questionVersion, { windowId: r.key.invocationId, option: a.option, support: a.support, eventMap: eventMaps.get(r.key.invocationId) ?? null });
+    for (const a of r.answers) addPrediction(targets, r, kinds.get(r.key.invocationId) ?? null, a.questionId, a.questionVersion, { windowId: r.key.invocationId, option: a.option, support: a.support, eventMap: eventMaps.get(r.key.invocationId) ?? null });
   }
   const goldByQuestion = new Map<string, Map<string, GoldRow>>();
   const conflictingGold: CalibrationReport['conflictingGold'] = [];
@@ -110,9 +123,15 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
     const rows = [...(goldByQuestion.get(q.id)?.values() ?? [])].filter((g) => !conflicted.has(`${q.id}\u0000${g.windowId}`));
     const own = [...targets.values()].filter((t) => t.target.questionId === q.id);
     if (own.length === 0 && rows.length > 0) {
-      own.push({ target: { questionId: q.id, questionVersion: q.version, windowPolicyDigest: '', requestedModel: '', servedModel: null }, byWindow: new Map() });
+      own.push({
+        target: { questionId: q.id, questionVersion: q.version, windowPolicyDigest: '', windowKind: null, requestContractDigest: null, evaluatorDigest: null, requestedModel: '', servedModel: null },
+        byWindow: new Map(),
+      });
     }
-    for (const t of own) questions.push(score(t.target, t.byWindow, rows, minKappa));
+    // A gold window answered under one target is scored there only; a window answered under
+    // none is a missing prediction of every target of its question.
+    const answered = new Set(own.flatMap((t) => [...t.byWindow.keys()]));
+    for (const t of own) questions.push(score(t.target, t.byWindow, rows.filter((g) => t.byWindow.has(g.windowId) || !answered.has(g.windowId)), minKappa));
   }
   return { minKappa, questions, unknownQuestionRows, conflictingGold };
 }
@@ -120,11 +139,21 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
 function addPrediction(
   targets: Map<string, { target: CalibrationTarget; byWindow: Map<string, Prediction> }>,
   r: ResultRecord,
+  windowKind: WindowKind | null,
   questionId: string,
   questionVersion: string,
   p: Prediction,
 ): void {
-  const target: CalibrationTarget = { questionId, questionVersion, windowPolicyDigest: r.windowPolicyDigest, requestedModel: r.requestedModel, servedModel: r.servedModel };
+  const target: CalibrationTarget = {
+    questionId,
+    questionVersion,
+    windowPolicyDigest: r.windowPolicyDigest,
+    windowKind: r.windowKind ?? windowKind,
+    requestContractDigest: r.requestContractDigest ?? null,
+    evaluatorDigest: r.evaluatorDigest ?? null,
+    requestedModel: r.requestedModel,
+    servedModel: r.servedModel,
+  };
   const k = canonicalDigest(target);
   const entry = targets.get(k) ?? { target, byWindow: new Map<string, Prediction>() };
   targets.set(k, entry);
@@ -176,6 +205,9 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
   if (report.kappa !== null && report.kappa < minKappa) report.reasons.push(`kappa ${report.kappa.toFixed(3)} below ${minKappa}`);
   if (report.missingPredictions > 0) report.reasons.push(`${report.missingPredictions} gold windows have no recorded answer`);
   if (target.servedModel === null) report.reasons.push('served model unknown');
+  if (target.windowKind === null || target.requestContractDigest === null || target.evaluatorDigest === null) {
+    report.reasons.push('answers recorded without the layer, request contract or evaluator binding (before trajwatch bound them): judge anew to calibrate');
+  }
   const q = questionById(target.questionId);
   if (q === undefined || q.version !== target.questionVersion) report.reasons.push('answers recorded under another question version');
   report.qualifies = report.reasons.length === 0;
@@ -192,6 +224,9 @@ export function certificateFor(report: QuestionReport, minKappa: number, evidenc
     questionDigest: questionDigest(q),
     optionOrder: [...q.options],
     windowPolicyDigest: report.target.windowPolicyDigest,
+    windowKind: report.target.windowKind!,
+    requestContractDigest: report.target.requestContractDigest!,
+    evaluatorDigest: report.target.evaluatorDigest!,
     requestedModel: report.target.requestedModel,
     servedModel: report.target.servedModel!,
     goldN: report.n,

@@ -4,37 +4,58 @@ import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { canonicalDigest } from '../findings/digest.ts';
 import { EvidenceRefSchema } from '../findings/evidence-ref.ts';
+import { WINDOW_KINDS, type WindowKind } from '../windows/window.ts';
 import type { Certification } from './decision-policy.ts';
 import { ANSWER_OPTIONS, SEMANTIC_QUESTION_IDS, questionById, questionDigest } from './questions.ts';
 
-export const CERTIFICATE_FORMAT = 'trajwatch.certificate/1';
+/** The format `trajwatch calibrate` writes: it binds the request contract, the layer and the evaluator. */
+export const CERTIFICATE_FORMAT = 'trajwatch.certificate/2';
+/**
+ * The first format, which bound neither the request contract, the layer (window kind) nor the
+ * evaluator. Such files still load (start-up is not refused) but never qualify:
+ * `certificate-format-outdated`. Recalibrate to replace them.
+ */
+export const OUTDATED_CERTIFICATE_FORMAT = 'trajwatch.certificate/1';
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
+
+const certificateFields = {
+  questionId: z.enum(SEMANTIC_QUESTION_IDS as [string, ...string[]]),
+  questionVersion: z.string().min(1),
+  /** Digest of the question's id, version, wording and option order. */
+  questionDigest: hex64,
+  optionOrder: z.array(z.enum(ANSWER_OPTIONS)).min(2),
+  windowPolicyDigest: hex64,
+  requestedModel: z.string().min(1),
+  servedModel: z.string().min(1),
+  goldN: z.int().min(0),
+  kappa: z.number().min(-1).max(1),
+  agreement: z.number().min(0).max(1),
+  /** The minimum kappa in force when it was issued. */
+  minKappa: z.number().min(0).max(1),
+  /** The gold file and ledger it was computed from; at least one. */
+  evidenceRefs: z.array(EvidenceRefSchema).min(1),
+  issuedAt: z.string().min(1),
+};
 
 /**
  * A calibration certificate: the evidence that one question, asked of one model through one
- * window policy, agrees with independent human labels. Malformed certificates are refused at
- * start-up; a well-formed one below the bar simply does not qualify (its question escalates).
+ * evaluator, request contract, window policy and window kind, agrees with independent human
+ * labels. Malformed certificates are refused at start-up; a well-formed one below the bar (or
+ * of the outdated format) simply does not qualify (its question escalates).
  */
-export const CertificateSchema = z
-  .strictObject({
+export const CertificateSchema = z.discriminatedUnion('format', [
+  z.strictObject({
     format: z.literal(CERTIFICATE_FORMAT),
-    questionId: z.enum(SEMANTIC_QUESTION_IDS as [string, ...string[]]),
-    questionVersion: z.string().min(1),
-    /** Digest of the question's id, version, wording and option order. */
-    questionDigest: hex64,
-    optionOrder: z.array(z.enum(ANSWER_OPTIONS)).min(2),
-    windowPolicyDigest: hex64,
-    requestedModel: z.string().min(1),
-    servedModel: z.string().min(1),
-    goldN: z.int().min(0),
-    kappa: z.number().min(-1).max(1),
-    agreement: z.number().min(0).max(1),
-    /** The minimum kappa in force when it was issued. */
-    minKappa: z.number().min(0).max(1),
-    /** The gold file and ledger it was computed from; at least one. */
-    evidenceRefs: z.array(EvidenceRefSchema).min(1),
-    issuedAt: z.string().min(1),
-  });
+    ...certificateFields,
+    /** The layer it was calibrated on: an event-window certificate says nothing about turns or agents. */
+    windowKind: z.enum(WINDOW_KINDS),
+    /** `requestContractDigest`: prompt version, system message, response format, request options. */
+    requestContractDigest: hex64,
+    /** `evaluatorIdentity(...).digest`: endpoint, model, retry and pricing policy (no credentials). */
+    evaluatorDigest: hex64,
+  }),
+  z.strictObject({ format: z.literal(OUTDATED_CERTIFICATE_FORMAT), ...certificateFields }),
+]);
 
 export type Certificate = z.infer<typeof CertificateSchema>;
 
@@ -42,6 +63,9 @@ export type Certificate = z.infer<typeof CertificateSchema>;
 export interface CertificationContext {
   questionId: string;
   windowPolicyDigest: string;
+  windowKind: WindowKind;
+  requestContractDigest: string;
+  evaluatorDigest: string;
   requestedModel: string;
   /** Null when the server did not say which model served the request: nothing can match. */
   servedModel: string | null;
@@ -74,18 +98,21 @@ export class CertificateStore {
   }
 
   /**
-   * Whether a certificate qualifies this question now: it must bind the current question
-   * (version, digest, option order), the window policy, the requested and the served model, and
-   * carry gold n > 0 and kappa at or above the minimum. The first mismatch found is the reason.
+   * Whether a certificate qualifies this question now: it must be of the current format and
+   * bind the current question (version, digest, option order), the window policy, the window
+   * kind, the request contract, the evaluator, the requested and the served model, and carry
+   * gold n > 0 and kappa at or above the minimum. The first mismatch found is the reason.
    */
   certify(ctx: CertificationContext): Certification {
     const list = this.#byQuestion.get(ctx.questionId);
     if (list === undefined || list.length === 0) return { valid: false, reason: 'uncalibrated' };
-    let reason = 'uncalibrated';
+    // Among several certificates (one per layer, say) the reason is the closest one's: the
+    // mismatch found last in the checking order, after the most bindings matched.
+    let reason: Mismatch = MISMATCHES[0];
     for (const { id, cert } of list) {
       const mismatch = mismatchOf(cert, ctx, true);
       if (mismatch === undefined) return { valid: true, certificateId: id };
-      reason = mismatch;
+      if (MISMATCHES.indexOf(mismatch) > MISMATCHES.indexOf(reason)) reason = mismatch;
     }
     return { valid: false, reason };
   }
@@ -93,20 +120,41 @@ export class CertificateStore {
   /**
    * Whether an installed certificate would qualify this question for answers served by the
    * model it names: everything `certify` checks except the served model, which is known only
-   * per answer. What the `trajwatch_calibration_certified` gauge shows.
+   * per answer, and the window kind: it qualifies when it does for any kind. What the
+   * `trajwatch_calibration_certified` gauge shows.
    */
-  qualifies(ctx: Omit<CertificationContext, 'servedModel'>): boolean {
-    return (this.#byQuestion.get(ctx.questionId) ?? []).some(({ cert }) => mismatchOf(cert, { ...ctx, servedModel: null }, false) === undefined);
+  qualifies(ctx: Omit<CertificationContext, 'servedModel' | 'windowKind'>): boolean {
+    return (this.#byQuestion.get(ctx.questionId) ?? []).some(
+      ({ cert }) => cert.format === CERTIFICATE_FORMAT && mismatchOf(cert, { ...ctx, windowKind: cert.windowKind, servedModel: null }, false) === undefined,
+    );
   }
 }
 
+/** Why a certificate does not qualify, in checking order. */
+const MISMATCHES = [
+  'certificate-format-outdated',
+  'certificate-stale-question',
+  'certificate-window-policy-mismatch',
+  'certificate-layer-mismatch',
+  'certificate-request-contract-mismatch',
+  'certificate-evaluator-mismatch',
+  'certificate-model-mismatch',
+  'certificate-served-model-mismatch',
+  'certificate-below-minimum',
+] as const;
+type Mismatch = (typeof MISMATCHES)[number];
+
 /** The first reason `cert` does not qualify in `ctx`, or undefined when it does. */
-function mismatchOf(cert: Certificate, ctx: CertificationContext, checkServedModel: boolean): string | undefined {
+function mismatchOf(cert: Certificate, ctx: CertificationContext, checkServedModel: boolean): Mismatch | undefined {
+  if (cert.format !== CERTIFICATE_FORMAT) return 'certificate-format-outdated';
   const q = questionById(ctx.questionId)!;
   if (cert.questionVersion !== q.version || cert.questionDigest !== questionDigest(q) || cert.optionOrder.join() !== q.options.join()) {
     return 'certificate-stale-question';
   }
   if (cert.windowPolicyDigest !== ctx.windowPolicyDigest) return 'certificate-window-policy-mismatch';
+  if (cert.windowKind !== ctx.windowKind) return 'certificate-layer-mismatch';
+  if (cert.requestContractDigest !== ctx.requestContractDigest) return 'certificate-request-contract-mismatch';
+  if (cert.evaluatorDigest !== ctx.evaluatorDigest) return 'certificate-evaluator-mismatch';
   if (cert.requestedModel !== ctx.requestedModel) return 'certificate-model-mismatch';
   if (checkServedModel && (ctx.servedModel === null || cert.servedModel !== ctx.servedModel)) return 'certificate-served-model-mismatch';
   if (cert.goldN <= 0 || cert.kappa < ctx.minKappa) return 'certificate-below-minimum';

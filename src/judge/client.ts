@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { TokenLogprob } from './parse-answers.ts';
+import { receiptOf, unknownUsage, type AttemptReceipt, type Receipt } from './receipts.ts';
 
 /** An OpenAI-compatible Chat Completions endpoint (vLLM, Ollama, llama.cpp server, hosted APIs). */
 export const JudgeClientSchema = z
@@ -33,16 +34,7 @@ export const JudgeClientSchema = z
 
 export type JudgeClientConfig = z.infer<typeof JudgeClientSchema>;
 
-/** What a call cost. Null = the provider did not say; never read as zero. */
-export interface Receipt {
-  promptTokens: number | null;
-  completionTokens: number | null;
-  totalTokens: number | null;
-  cost: number | null;
-  currency: string | null;
-  /** HTTP attempts made, retries included. */
-  attempts: number;
-}
+export type { AttemptReceipt, Receipt } from './receipts.ts';
 
 export type FailureKind = 'timeout' | 'cancelled' | 'network' | 'http' | 'bad-response';
 
@@ -70,17 +62,23 @@ export class ChatClient {
     this.#apiKey = cfg.apiKeyEnv === null ? undefined : env[cfg.apiKeyEnv];
   }
 
+  /**
+   * One invocation: the first attempt and its retries. Every physical attempt gets its own
+   * entry in the receipt; an attempt that got no usage report (timeout, network error, an error
+   * status, cancellation after sending) has unknown usage, since the provider may have billed it.
+   */
   async complete(body: Record<string, unknown>, signal?: AbortSignal): Promise<ChatOutcome> {
-    const receipt: Receipt = { promptTokens: null, completionTokens: null, totalTokens: null, cost: null, currency: null, attempts: 0 };
+    const attempts: AttemptReceipt[] = [];
+    const fail = (failure: { kind: FailureKind; status?: number; message: string }): ChatOutcome => ({ ok: false, failure, receipt: receiptOf(attempts) });
     const url = `${this.#cfg.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     const text = JSON.stringify(body);
     let last: { kind: FailureKind; status?: number; message: string } = { kind: 'network', message: 'not attempted' };
     for (let attempt = 0; attempt <= this.#cfg.retries; attempt++) {
-      if (isAborted(signal)) return { ok: false, failure: { kind: 'cancelled', message: 'cancelled' }, receipt };
-      receipt.attempts++;
+      if (isAborted(signal)) return fail({ kind: 'cancelled', message: 'cancelled' });
       const timeout = AbortSignal.timeout(this.#cfg.timeoutMs);
       const combined = signal === undefined ? timeout : AbortSignal.any([signal, timeout]);
       let retryAfterMs: number | undefined;
+      let status: number | null = null;
       try {
         const res = await this.#fetch(url, {
           method: 'POST',
@@ -91,64 +89,95 @@ export class ChatClient {
           body: text,
           signal: combined,
         });
+        status = res.status;
         const payload = await res.text();
-        if (res.ok) return this.#read(payload, receipt);
+        if (res.ok) {
+          const read = this.#read(payload, status);
+          attempts.push(read.attempt);
+          return 'failure' in read ? fail(read.failure) : { ...read.answer, receipt: receiptOf(attempts) };
+        }
+        attempts.push(this.#usageOf(payload, 'http', status));
         last = { kind: 'http', status: res.status, message: `HTTP ${res.status}: ${payload.slice(0, 200)}` };
         if (!RETRIABLE_STATUS.has(res.status)) break;
         const after = Number(res.headers.get('retry-after'));
         if (Number.isFinite(after) && after > 0) retryAfterMs = Math.min(after * 1000, 60_000);
       } catch (err) {
-        if (isAborted(signal)) return { ok: false, failure: { kind: 'cancelled', message: 'cancelled' }, receipt };
+        if (isAborted(signal)) {
+          attempts.push(unknownUsage('cancelled', status));
+          return fail({ kind: 'cancelled', message: 'cancelled' });
+        }
         last = timeout.aborted
           ? { kind: 'timeout', message: `no answer within ${this.#cfg.timeoutMs} ms` }
           : { kind: 'network', message: (err as Error).message };
+        attempts.push(unknownUsage(last.kind as 'timeout' | 'network', status));
       }
       if (attempt < this.#cfg.retries) {
         const slept = await sleep(retryAfterMs ?? this.#cfg.backoffMs * 2 ** attempt, signal);
-        if (!slept) return { ok: false, failure: { kind: 'cancelled', message: 'cancelled' }, receipt };
+        if (!slept) return fail({ kind: 'cancelled', message: 'cancelled' });
       }
     }
-    return { ok: false, failure: last, receipt };
+    return fail(last);
   }
 
-  #read(payload: string, receipt: Receipt): ChatOutcome {
+  /** An attempt's usage from a response body that may carry a `usage` object (some error bodies do). */
+  #usageOf(payload: string, outcome: AttemptReceipt['outcome'], status: number): AttemptReceipt {
     let json: unknown;
     try {
       json = JSON.parse(payload);
     } catch {
-      return { ok: false, failure: { kind: 'bad-response', message: 'response is not JSON' }, receipt };
+      return unknownUsage(outcome, status);
+    }
+    const usage = UsageBodySchema.safeParse(json);
+    return this.#priced(outcome, status, usage.success ? (usage.data.usage ?? null) : null);
+  }
+
+  #priced(outcome: AttemptReceipt['outcome'], status: number, usage: z.infer<typeof UsageSchema> | null): AttemptReceipt {
+    const a = unknownUsage(outcome, status);
+    a.promptTokens = usage?.prompt_tokens ?? null;
+    a.completionTokens = usage?.completion_tokens ?? null;
+    a.totalTokens = usage?.total_tokens ?? (a.promptTokens !== null && a.completionTokens !== null ? a.promptTokens + a.completionTokens : null);
+    const price = this.#cfg.pricing;
+    if (price !== null && a.promptTokens !== null && a.completionTokens !== null) {
+      a.cost = (a.promptTokens * price.inputPerMillionTokens + a.completionTokens * price.outputPerMillionTokens) / 1e6;
+      a.currency = price.currency;
+    }
+    return a;
+  }
+
+  #read(
+    payload: string,
+    status: number,
+  ):
+    | { attempt: AttemptReceipt; failure: { kind: FailureKind; message: string } }
+    | { attempt: AttemptReceipt; answer: { ok: true; content: string; logprobs: TokenLogprob[] | null; servedModel: string | null } } {
+    let json: unknown;
+    try {
+      json = JSON.parse(payload);
+    } catch {
+      return { attempt: unknownUsage('bad-response', status), failure: { kind: 'bad-response', message: 'response is not JSON' } };
     }
     const r = ResponseSchema.safeParse(json);
-    if (!r.success) return { ok: false, failure: { kind: 'bad-response', message: 'response is not a chat completion' }, receipt };
-    const usage = r.data.usage ?? null;
-    receipt.promptTokens = usage?.prompt_tokens ?? null;
-    receipt.completionTokens = usage?.completion_tokens ?? null;
-    receipt.totalTokens =
-      usage?.total_tokens ?? (receipt.promptTokens !== null && receipt.completionTokens !== null ? receipt.promptTokens + receipt.completionTokens : null);
-    const price = this.#cfg.pricing;
-    if (price !== null && receipt.promptTokens !== null && receipt.completionTokens !== null) {
-      receipt.cost = (receipt.promptTokens * price.inputPerMillionTokens + receipt.completionTokens * price.outputPerMillionTokens) / 1e6;
-      receipt.currency = price.currency;
-    }
+    if (!r.success) return { attempt: this.#usageOf(payload, 'bad-response', status), failure: { kind: 'bad-response', message: 'response is not a chat completion' } };
+    const answered = this.#priced('answered', status, r.data.usage ?? null);
+    const bad = (message: string) => ({ attempt: { ...answered, outcome: 'bad-response' as const }, failure: { kind: 'bad-response' as const, message } });
     const served = r.data.model;
-    if (served !== undefined && served !== served.trim()) {
-      return { ok: false, failure: { kind: 'bad-response', message: 'served model name has surrounding whitespace' }, receipt };
-    }
+    if (served !== undefined && served !== served.trim()) return bad('served model name has surrounding whitespace');
     const choice = r.data.choices[0];
-    if (choice === undefined || typeof choice.message?.content !== 'string') {
-      return { ok: false, failure: { kind: 'bad-response', message: 'no message content' }, receipt };
-    }
+    if (choice === undefined || typeof choice.message?.content !== 'string') return bad('no message content');
     return {
-      ok: true,
-      content: choice.message.content,
-      logprobs: choice.logprobs?.content ?? null,
-      servedModel: served === undefined || served === '' ? null : served,
-      receipt,
+      attempt: answered,
+      answer: {
+        ok: true,
+        content: choice.message.content,
+        logprobs: choice.logprobs?.content ?? null,
+        servedModel: served === undefined || served === '' ? null : served,
+      },
     };
   }
 }
 
 const count = z.int().min(0);
+const UsageSchema = z.object({ prompt_tokens: count.optional(), completion_tokens: count.optional(), total_tokens: count.optional() });
 const ResponseSchema = z.object({
   model: z.string().optional(),
   choices: z.array(
@@ -171,11 +200,11 @@ const ResponseSchema = z.object({
         .optional(),
     }),
   ),
-  usage: z
-    .object({ prompt_tokens: count.optional(), completion_tokens: count.optional(), total_tokens: count.optional() })
-    .nullable()
-    .optional(),
+  usage: UsageSchema.nullable().optional(),
 });
+
+/** Any body that may say what an attempt used (error bodies of some providers do). */
+const UsageBodySchema = z.object({ usage: UsageSchema.nullable().optional() });
 
 /** Read through a call so TypeScript does not narrow it across awaits. */
 function isAborted(signal: AbortSignal | undefined): boolean {

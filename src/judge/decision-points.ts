@@ -11,15 +11,17 @@ import { windowPolicyDigest } from '../windows/policy.ts';
 import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
 import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import { loadCertificates, type CertificateStore } from './certificate.ts';
-import { ChatClient, type FailureKind, type Receipt } from './client.ts';
+import { ChatClient, type FailureKind } from './client.ts';
 import { underDataDir, type JudgeConfig } from './config.ts';
 import { combineActions, decideQuestion, type Recommendation } from './decision-policy.ts';
+import { evaluatorIdentity } from './evaluator-identity.ts';
 import { judgedFindings, repetitionFinding } from './judged-findings.ts';
 import { Ledger } from './ledger.ts';
 import type { AnswerRecord, InputDigests, LedgerKey, ResultRecord } from './ledger-record.ts';
 import { LEDGER_VERSION } from './ledger-record.ts';
 import { parseAnswers } from './parse-answers.ts';
-import { buildRequestBody, definitionDigest } from './prompt.ts';
+import { buildRequestBody, definitionDigest, requestContractDigest } from './prompt.ts';
+import { attemptCeilingTokens, chargedTokens, emptyReceipt, unknownUsageAttempts, type Receipt } from './receipts.ts';
 import { SEMANTIC_QUESTIONS } from './questions.ts';
 
 /** The decision point's id and version: the `point` of every ledger key. */
@@ -58,7 +60,12 @@ export interface DecisionPointStats {
   windowsBuilt: number;
   refused: Record<string, number>;
   deferred: Record<string, number>;
+  /** Invocations dispatched (each may make several physical attempts). */
   calls: number;
+  /** Physical HTTP attempts, retries included: each may have been billed. */
+  attempts: number;
+  /** Attempts whose usage the provider did not report (timeouts, errors): cost unknown, charged at the ceiling. */
+  unknownUsageAttempts: number;
   replays: number;
   conflicts: number;
   unresolvedIntents: number;
@@ -68,7 +75,7 @@ export interface DecisionPointStats {
   findings: number;
   alarms: number;
   ledgerErrors: number;
-  /** Tokens the provider reported, summed over calls; a call without usage adds nothing. */
+  /** Tokens the provider reported, summed over attempts; an attempt without usage adds nothing. */
   tokens: { prompt: number; completion: number };
   /** Cost by currency, only for calls priced by `client.pricing`; empty when nothing is priced. */
   cost: Record<string, number>;
@@ -87,6 +94,8 @@ interface Job {
   digests: InputDigests;
   provenance: Provenance;
   estimatedTokens: number;
+  /** The most one physical attempt of this request can use (budget charge of an unknown attempt). */
+  ceilingTokens: number;
 }
 
 const MINUTE_MS = 60_000;
@@ -113,6 +122,8 @@ export class DecisionPoints {
   readonly #certificatesDigest: string;
   readonly #requestDigest: string;
   readonly #definitionDigest: string;
+  readonly #contractDigest: string;
+  readonly #evaluatorDigest: string;
   readonly #now: () => number;
   readonly #abort = new AbortController();
   readonly #queue: Job[] = [];
@@ -128,6 +139,8 @@ export class DecisionPoints {
     refused: {},
     deferred: {},
     calls: 0,
+    attempts: 0,
+    unknownUsageAttempts: 0,
     replays: 0,
     conflicts: 0,
     unresolvedIntents: 0,
@@ -166,10 +179,19 @@ export class DecisionPoints {
       topLogprobs: cfg.client.topLogprobs,
     });
     this.#definitionDigest = definitionDigest();
+    this.#contractDigest = requestContractDigest(cfg.client);
+    this.#evaluatorDigest = evaluatorIdentity(cfg.client).digest;
     this.#certified = Object.fromEntries(
       SEMANTIC_QUESTIONS.map((q) => [
         q.id,
-        certs?.qualifies({ questionId: q.id, windowPolicyDigest: this.#policyDigest, requestedModel: cfg.client.model, minKappa: cfg.decision.minKappa }) ?? false,
+        certs?.qualifies({
+          questionId: q.id,
+          windowPolicyDigest: this.#policyDigest,
+          requestContractDigest: this.#contractDigest,
+          evaluatorDigest: this.#evaluatorDigest,
+          requestedModel: cfg.client.model,
+          minKappa: cfg.decision.minKappa,
+        }) ?? false,
       ]),
     );
   }
@@ -298,7 +320,7 @@ export class DecisionPoints {
       }
       if (found.kind === 'replay') {
         this.#stats.replays++;
-        this.#emit(t, checks, window, found.result, provenance);
+        this.#emit(t, checks, window, found.result, provenance, true);
         continue;
       }
       if (found.kind === 'conflict' || found.kind === 'unresolved-intent') {
@@ -325,7 +347,8 @@ export class DecisionPoints {
       const now = this.#now();
       this.#forgetOldAdmissions(now);
       this.#admittedAt.push(now);
-      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens });
+      const ceilingTokens = attemptCeilingTokens(bytes, this.#cfg.client.maxOutputTokens);
+      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens });
     }
     this.#pump();
   }
@@ -370,8 +393,7 @@ export class DecisionPoints {
     const started = performance.now();
     const outcome = await this.#client!.complete(job.body, this.#abort.signal);
     const seconds = (performance.now() - started) / 1000;
-    this.#budget.settle(job.estimatedTokens, outcome.receipt.totalTokens);
-    this.#spent(outcome.receipt);
+    this.#spent(job, outcome.receipt);
     let result: ResultRecord;
     if (!outcome.ok) {
       bump(this.#stats.failures, outcome.failure.kind);
@@ -389,6 +411,9 @@ export class DecisionPoints {
           const certification = this.#certs!.certify({
             questionId: q.id,
             windowPolicyDigest: window.policyDigest,
+            windowKind: window.kind,
+            requestContractDigest: this.#contractDigest,
+            evaluatorDigest: this.#evaluatorDigest,
             requestedModel: this.#cfg.client.model,
             servedModel: outcome.servedModel,
             minKappa: this.#cfg.decision.minKappa,
@@ -419,10 +444,21 @@ export class DecisionPoints {
     this.#emit(job.t, job.checks, window, result, job.provenance);
   }
 
-  #spent(receipt: Receipt): void {
-    this.#stats.tokens.prompt += receipt.promptTokens ?? 0;
-    this.#stats.tokens.completion += receipt.completionTokens ?? 0;
-    if (receipt.cost !== null && receipt.currency !== null) this.#stats.cost[receipt.currency] = (this.#stats.cost[receipt.currency] ?? 0) + receipt.cost;
+  /**
+   * Count every physical attempt: its reported tokens and cost in the stats, and in the budget
+   * its reported total or, when unknown, the ceiling. Retries also take calls-per-minute slots.
+   */
+  #spent(job: Job, receipt: Receipt): void {
+    this.#budget.settle(job.estimatedTokens, chargedTokens(receipt, job.ceilingTokens), Math.max(0, receipt.attempts - 1));
+    const now = this.#now();
+    for (let i = 1; i < receipt.attempts; i++) this.#admittedAt.push(now);
+    this.#stats.attempts += receipt.attempts;
+    this.#stats.unknownUsageAttempts += unknownUsageAttempts(receipt);
+    for (const a of receipt.perAttempt ?? []) {
+      this.#stats.tokens.prompt += a.promptTokens ?? 0;
+      this.#stats.tokens.completion += a.completionTokens ?? 0;
+      if (a.cost !== null && a.currency !== null) this.#stats.cost[a.currency] = (this.#stats.cost[a.currency] ?? 0) + a.cost;
+    }
   }
 
   #called(call: JudgeCall): void {
@@ -456,10 +492,13 @@ export class DecisionPoints {
       requestedModel: this.#cfg.client.model,
       servedModel,
       windowPolicyDigest: window.policyDigest,
+      windowKind: window.kind,
+      requestContractDigest: this.#contractDigest,
+      evaluatorDigest: this.#evaluatorDigest,
       failure,
       answers,
       recommendation,
-      receipt: { ...receipt },
+      receipt: structuredClone(receipt),
       recordedAt: new Date(this.#now()).toISOString(),
     };
   }
@@ -486,9 +525,10 @@ export class DecisionPoints {
     return this.#result(key, digests, window, failure, answers, servedModel, receipt);
   }
 
-  #emit(t: Trajectory, checks: CheckResults, window: TraceWindow, result: ResultRecord, provenance: Provenance): void {
+  /** `replay`: the result comes from the ledger, so these findings paid for nothing new. */
+  #emit(t: Trajectory, checks: CheckResults, window: TraceWindow, result: ResultRecord, provenance: Provenance, replay = false): void {
     try {
-      const { findings, alarms } = judgedFindings(t, window, result, provenance);
+      const { findings, alarms } = judgedFindings(t, window, result, provenance, replay);
       findings.push(repetitionFinding(t, window, checks, provenance));
       this.#stats.findings += findings.length;
       this.#stats.alarms += alarms.length;
@@ -526,6 +566,7 @@ export class DecisionPoints {
       request: this.#requestDigest,
       definition: this.#definitionDigest,
       windowPolicy: window.policyDigest,
+      evaluator: this.#evaluatorDigest,
       decisionPolicy: this.#decisionDigest,
       certificates: this.#certificatesDigest,
     };
@@ -543,10 +584,6 @@ export class DecisionPoints {
 
 function refusalOf(w: TraceWindow, reason: string, detail: string): WindowRefusal {
   return { trajectoryKey: w.subject.trajectoryKey, revision: w.subject.revision, kind: w.kind, anchor: w.anchor, triggers: w.triggers, reason, detail };
-}
-
-function emptyReceipt(): Receipt {
-  return { promptTokens: null, completionTokens: null, totalTokens: null, cost: null, currency: null, attempts: 0 };
 }
 
 /** The provenance the inline findings of the same trajectory carry (they all share it). */

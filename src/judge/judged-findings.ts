@@ -64,9 +64,10 @@ function refsOf(w: TraceWindow, eventIds?: readonly string[]): EvidenceRef[] {
 /**
  * One finding per semantic question of a judged window (also for a failed call: the answer is
  * then null and the recommendation escalates), built from the durable result record alone so
- * an exact replay produces byte-identical findings.
+ * an exact replay produces the same findings (same ids, same answers), marked as a replay.
  */
-export function judgedFindings(t: Trajectory, w: TraceWindow, result: ResultRecord, provenance: Provenance): WindowFindings {
+export function judgedFindings(t: Trajectory, w: TraceWindow, result: ResultRecord, provenance: Provenance, replay = false): WindowFindings {
+  const accounting = receiptFields(result, replay);
   const findings: Finding[] = [];
   const alarms: Finding[] = [];
   for (const a of result.answers) {
@@ -108,11 +109,12 @@ export function judgedFindings(t: Trajectory, w: TraceWindow, result: ResultReco
             window_limitations: w.limitations,
             requested_model: result.requestedModel,
             served_model: result.servedModel,
-            receipt: result.receipt,
+            receipt: accounting.receipt,
             failure: result.failure,
             ledger_key: result.key,
           },
         },
+        ...(accounting.replay === undefined ? {} : { replay: accounting.replay }),
       },
       provenance,
     );
@@ -120,6 +122,16 @@ export function judgedFindings(t: Trajectory, w: TraceWindow, result: ResultReco
     if (a.recommendation.action === 'act' && result.recommendation.action === 'act') alarms.push(finding);
   }
   return { findings, alarms };
+}
+
+/**
+ * What a judged finding says it paid. First emission: the recorded receipt. Replay: zero new
+ * physical calls, so no receipt of its own (null) and the original one kept as history under
+ * `replay` — a consumer summing receipts counts each paid call once.
+ */
+function receiptFields(result: ResultRecord, replay: boolean): { receipt: ResultRecord['receipt'] | null; replay?: NonNullable<Finding['replay']> } {
+  if (!replay) return { receipt: result.receipt };
+  return { receipt: null, replay: { new_physical_calls: 0, original_receipt: result.receipt, original_recorded_at: result.recordedAt } };
 }
 
 /**

@@ -29,12 +29,28 @@ export const InputDigestsSchema = z.strictObject({
   definition: hex64,
   /** Window extraction policy. */
   windowPolicy: hex64,
+  /**
+   * Evaluator identity (endpoint, model, retry and pricing policy; see evaluator-identity.ts).
+   * Absent on intents written before it was bound: such a key now conflicts, naming `evaluator`.
+   */
+  evaluator: hex64.optional(),
   /** Decision policy and minimum kappa. */
   decisionPolicy: hex64,
   /** Installed certificate identities by question (sorted), so a new certificate is a new input. */
   certificates: hex64,
 });
 export type InputDigests = z.infer<typeof InputDigestsSchema>;
+
+/** One physical attempt's usage; null = not reported (unknown, possibly billed). */
+export const AttemptReceiptSchema = z.strictObject({
+  outcome: z.enum(['answered', 'http', 'timeout', 'network', 'cancelled', 'bad-response']),
+  status: z.int().nullable(),
+  promptTokens: z.int().nullable(),
+  completionTokens: z.int().nullable(),
+  totalTokens: z.int().nullable(),
+  cost: z.number().nullable(),
+  currency: z.string().nullable(),
+});
 
 export const ReceiptSchema = z.strictObject({
   promptTokens: z.int().nullable(),
@@ -43,6 +59,8 @@ export const ReceiptSchema = z.strictObject({
   cost: z.number().nullable(),
   currency: z.string().nullable(),
   attempts: z.int().min(0),
+  /** Every physical attempt; absent on results written before attempts were itemised. */
+  perAttempt: z.array(AttemptReceiptSchema).optional(),
 });
 
 const probabilities = z.partialRecord(z.enum(ANSWER_OPTIONS), z.number()).nullable();
@@ -96,6 +114,14 @@ export const ResultRecordSchema = z.strictObject({
   requestedModel: z.string().min(1),
   servedModel: z.string().nullable(),
   windowPolicyDigest: hex64,
+  /**
+   * What a certificate computed from this answer binds besides the question and models: the
+   * layer, the request contract and the evaluator. Absent on results written before they were
+   * bound; `trajwatch calibrate` issues no certificate from such answers.
+   */
+  windowKind: z.enum(['event', 'turn', 'agent']).optional(),
+  requestContractDigest: hex64.optional(),
+  evaluatorDigest: hex64.optional(),
   failure: z.strictObject({ kind: z.string(), status: z.int().optional(), message: z.string() }).nullable(),
   answers: z.array(AnswerRecordSchema),
   recommendation: RecommendationSchema,

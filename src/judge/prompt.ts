@@ -7,6 +7,7 @@ import { OPTION_MEANINGS, SEMANTIC_QUESTIONS, questionDigest } from './questions
 export const PROMPT_VERSION = '1';
 
 const LETTERS = 'ABCDEFGH';
+const TEMPERATURE = 0;
 
 /** The letter the judge writes for the i-th option of a question. */
 export function optionLetter(index: number): string {
@@ -23,9 +24,29 @@ const SYSTEM = [
   '<question number>: <option letter> | <event id>',
 ].join('\n');
 
+/** The reply format the system message asks for and `parseAnswers` reads. */
+export const RESPONSE_FORMAT = 'lines:<question number>: <option letter> | <event id>';
+
 /** The definition every answer is given under: questions with their order, and the request contract. */
 export function definitionDigest(): string {
   return canonicalDigest({ prompt: PROMPT_VERSION, system: SYSTEM, questions: SEMANTIC_QUESTIONS.map(questionDigest) });
+}
+
+/**
+ * The request contract a certificate binds, apart from the questions (bound one by one):
+ * prompt version, system message, response format and the request options that shape the
+ * reply (temperature, output cap, logprobs). Changing any of them retires every certificate.
+ */
+export function requestContractDigest(o: Omit<ChatRequestOptions, 'model'>): string {
+  return canonicalDigest({
+    prompt: PROMPT_VERSION,
+    system: SYSTEM,
+    format: RESPONSE_FORMAT,
+    temperature: TEMPERATURE,
+    maxOutputTokens: o.maxOutputTokens,
+    logprobs: o.logprobs,
+    topLogprobs: o.logprobs ? o.topLogprobs : null,
+  });
 }
 
 export interface ChatMessage {
@@ -70,7 +91,7 @@ export function buildRequestBody(window: TraceWindow, o: ChatRequestOptions): Re
   return {
     model: o.model,
     messages: buildMessages(window),
-    temperature: 0,
+    temperature: TEMPERATURE,
     max_tokens: o.maxOutputTokens,
     ...(o.logprobs ? { logprobs: true, top_logprobs: o.topLogprobs } : {}),
   };

@@ -219,12 +219,22 @@ export class Metrics {
         const s = judge();
         return [[{ outcome: 'called' }, s.calls], [{ outcome: 'replayed' }, s.replays], [{ outcome: 'conflict' }, s.conflicts], [{ outcome: 'unresolved-intent' }, s.unresolvedIntents]];
       });
+      mirrorCounter(
+        this.registry,
+        'trajwatch_judge_attempts_total',
+        'Physical judge HTTP attempts, retries included, by usage: reported, or unknown (no usage came back; may have been billed, charged to the budget at its ceiling).',
+        ['usage'],
+        () => {
+          const s = judge();
+          return [[{ usage: 'reported' }, s.attempts - s.unknownUsageAttempts], [{ usage: 'unknown' }, s.unknownUsageAttempts]];
+        },
+      );
       mirrorCounter(this.registry, 'trajwatch_judge_failures_total', 'Judge calls that failed (timeout, HTTP error, unparseable answer...), by reason.', ['reason'], () =>
         Object.entries(judge().failures).map(([reason, n]) => [{ reason }, n] as [Record<string, string>, number]),
       );
       mirrorCounter(this.registry, 'trajwatch_redactions_total', 'Secrets redacted from window content before a judge request.', [], () => [[{}, judge().redactions]]);
       mirrorCounter(this.registry, 'trajwatch_ledger_errors_total', 'Decision-ledger writes that failed.', [], () => [[{}, judge().ledgerErrors]]);
-      mirrorCounter(this.registry, 'trajwatch_judge_tokens_total', 'Tokens the judge provider reported, by kind (prompt, completion); calls without usage add nothing.', ['kind'], () => {
+      mirrorCounter(this.registry, 'trajwatch_judge_tokens_total', 'Tokens the judge provider reported, by kind (prompt, completion), summed over attempts; attempts without usage add nothing.', ['kind'], () => {
         const { prompt, completion } = judge().tokens;
         return [[{ kind: 'prompt' }, prompt], [{ kind: 'completion' }, completion]];
       });

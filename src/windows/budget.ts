@@ -52,10 +52,17 @@ export class BudgetMeter {
     return { ok: true };
   }
 
-  /** Replace a reservation's estimate with the reported usage (null = unknown: keep the estimate). */
-  settle(estimatedTokens: number, actualTokens: number | null): void {
-    if (actualTokens === null) return;
-    this.#tokensToday = Math.max(0, this.#tokensToday - estimatedTokens + actualTokens);
+  /**
+   * Replace a reservation's estimate with what the call is charged: `chargedTokens` summed over
+   * its physical attempts (an attempt of unknown usage at its ceiling; null = no figure at all:
+   * keep the estimate). `retries` attempts beyond the first also take calls-per-minute slots, so a
+   * call that retried may leave the minute over budget; later admissions wait for it.
+   */
+  settle(estimatedTokens: number, chargedTokens: number | null, retries = 0): void {
+    const now = this.#now();
+    for (let i = 0; i < retries; i++) this.#recentCalls.push(now);
+    if (chargedTokens === null) return;
+    this.#tokensToday = Math.max(0, this.#tokensToday - estimatedTokens + chargedTokens);
   }
 
   get tokensToday(): number {

@@ -6,7 +6,9 @@ import { calibrateCommand } from '../../src/cli/calibrate.ts';
 import { checksConfigSchema } from '../../src/checks/config.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';
 import type { Finding } from '../../src/findings/schema.ts';
-import { CertificateSchema } from '../../src/judge/certificate.ts';
+import { CERTIFICATE_FORMAT, CertificateSchema } from '../../src/judge/certificate.ts';
+import { evaluatorIdentity } from '../../src/judge/evaluator-identity.ts';
+import { requestContractDigest } from '../../src/judge/prompt.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
@@ -71,6 +73,13 @@ describe('trajwatch calibrate', () => {
     expect(files).toHaveLength(1);
     const cert = CertificateSchema.parse(JSON.parse(await readFile(join(certDir, files[0]!), 'utf8')));
     expect(cert).toMatchObject({ questionId: Q0, goldN: 5, kappa: 1, requestedModel: 'judge', servedModel: 'judge-model-2025-01' });
+    // It binds what the ledger recorded: the layer, the request contract and the evaluator of this judge.
+    expect(cert).toMatchObject({
+      format: CERTIFICATE_FORMAT,
+      windowKind: 'turn',
+      requestContractDigest: requestContractDigest(cfg.client),
+      evaluatorDigest: evaluatorIdentity(cfg.client).digest,
+    });
 
     const next = await judge(dataDir, cfg, [['s6', true]]);
     expect(next.alarms.map((f) => f.area)).toEqual([Q0]);

@@ -8,7 +8,7 @@ const H = (c: string) => c.repeat(64);
 const Q0 = SEMANTIC_QUESTIONS[0]!.id;
 
 /** A result record whose first question answered `option` (others "no"). */
-function result(windowId: string, option: ResultRecord['answers'][number]['option'], servedModel: string | null = 'served-1'): ResultRecord {
+function result(windowId: string, option: ResultRecord['answers'][number]['option'], servedModel: string | null = 'served-1', over: Partial<ResultRecord> = {}): ResultRecord {
   return {
     v: 1,
     type: 'result',
@@ -18,6 +18,9 @@ function result(windowId: string, option: ResultRecord['answers'][number]['optio
     requestedModel: 'judge',
     servedModel,
     windowPolicyDigest: H('b'),
+    windowKind: 'event',
+    requestContractDigest: H('c'),
+    evaluatorDigest: H('e'),
     failure: null,
     answers: SEMANTIC_QUESTIONS.map((q, i) => ({
       questionId: q.id,
@@ -32,6 +35,7 @@ function result(windowId: string, option: ResultRecord['answers'][number]['optio
     recommendation: { action: 'record', route: null, reason: 'policy' },
     receipt: { promptTokens: null, completionTokens: null, totalTokens: null, cost: null, currency: null, attempts: 1 },
     recordedAt: 'x',
+    ...over,
   };
 }
 const gold = (windowId: string, label: GoldRow['label'], source = 'reviewer-a'): GoldRow => ({ questionId: Q0, windowId, label, source });
@@ -71,6 +75,33 @@ describe('calibrate', () => {
     const cert = certificateFor(q, 0.6, [{ kind: 'artifact', uri: 'file:/gold.jsonl' }], '2026-01-01T00:00:00Z');
     expect(CertificateSchema.safeParse(cert).success).toBe(true);
     expect(cert).toMatchObject({ questionId: Q0, goldN: 4, kappa: 1, servedModel: 'served-1', windowPolicyDigest: H('b') });
+    expect(cert).toMatchObject({ windowKind: 'event', requestContractDigest: H('c'), evaluatorDigest: H('e') });
+  });
+
+  it('scores each layer, request contract and evaluator apart, each on its own gold windows', () => {
+    const event = ['w1', 'w2', 'w3', 'w4'].map((w, i) => result(w, i < 2 ? 'yes' : 'no'));
+    // Turn windows judged through another evaluator, and answered badly.
+    const turn = ['t1', 't2', 't3', 't4'].map((w, i) => result(w, i < 2 ? 'no' : 'yes', 'served-1', { windowKind: 'turn', evaluatorDigest: H('f') }));
+    const rows = [...['w1', 'w2', 't1', 't2'].map((w) => gold(w, 'yes')), ...['w3', 'w4', 't3', 't4'].map((w) => gold(w, 'no')), gold('m1', 'yes')];
+    const q0 = calibrate(rows, [...event, ...turn], 0.6).questions.filter((x) => x.target.questionId === Q0);
+    expect(q0.map((q) => [q.target.windowKind, q.target.evaluatorDigest, q.n, q.kappa])).toEqual([
+      // m1 was answered under no target: a missing prediction of each.
+      ['event', H('e'), 5, expect.any(Number)],
+      ['turn', H('f'), 5, expect.any(Number)],
+    ]);
+    expect(q0.map((q) => q.missingPredictions)).toEqual([1, 1]);
+    expect(q0[0]!.disagreements.map((d) => d.windowId)).toEqual(['m1']);
+    expect(q0[1]!.disagreements.map((d) => d.windowId)).toEqual(['t1', 't2', 't3', 't4', 'm1']);
+  });
+
+  it('issues no certificate from answers recorded before the layer, contract and evaluator were bound', () => {
+    const old = ['w1', 'w2', 'w3', 'w4'].map((w, i) => {
+      const { windowKind: _k, requestContractDigest: _c, evaluatorDigest: _e, ...r } = result(w, i < 2 ? 'yes' : 'no');
+      return r as ResultRecord;
+    });
+    const q = calibrate([gold('w1', 'yes'), gold('w2', 'yes'), gold('w3', 'no'), gold('w4', 'no')], old, 0.6).questions.find((x) => x.target.questionId === Q0)!;
+    expect(q).toMatchObject({ n: 4, kappa: 1, qualifies: false });
+    expect(q.reasons.join()).toMatch(/without the layer, request contract or evaluator binding/);
   });
 
   it('does not qualify one-class gold (kappa null) or an unknown served model', () => {

@@ -1,10 +1,25 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { CERTIFICATE_FORMAT, type Certificate } from '../../src/judge/certificate.ts';
+import { JudgeClientSchema } from '../../src/judge/client.ts';
+import type { JudgeConfig } from '../../src/judge/config.ts';
+import { evaluatorIdentity } from '../../src/judge/evaluator-identity.ts';
+import { requestContractDigest } from '../../src/judge/prompt.ts';
 import { questionDigest, SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { windowPolicyDigest } from '../../src/windows/policy.ts';
+import { WINDOW_KINDS, type WindowKind } from '../../src/windows/window.ts';
 
 const Q = SEMANTIC_QUESTIONS[0]!;
+const DEFAULT_CLIENT = JudgeClientSchema.parse({ model: 'judge' });
 
-/** A well-formed certificate for the first question; override what the test is about. */
-export function validCertificate(over: Partial<Certificate> = {}, policy = 'd'.repeat(64)): Certificate {
+/** A certificate of the current format fields (widened so a test can also build an outdated one). */
+export type CertificateOver = Partial<Certificate> & Record<string, unknown>;
+
+/**
+ * A well-formed certificate for the first question, bound to an event window under the default
+ * client; override what the test is about.
+ */
+export function validCertificate(over: CertificateOver = {}, policy = 'd'.repeat(64)): Certificate {
   return {
     format: CERTIFICATE_FORMAT,
     questionId: Q.id,
@@ -12,6 +27,9 @@ export function validCertificate(over: Partial<Certificate> = {}, policy = 'd'.r
     questionDigest: questionDigest(Q),
     optionOrder: [...Q.options],
     windowPolicyDigest: policy,
+    windowKind: 'event',
+    requestContractDigest: requestContractDigest(DEFAULT_CLIENT),
+    evaluatorDigest: evaluatorIdentity(DEFAULT_CLIENT).digest,
     requestedModel: 'judge',
     servedModel: 'judge-served',
     goldN: 40,
@@ -21,6 +39,29 @@ export function validCertificate(over: Partial<Certificate> = {}, policy = 'd'.r
     evidenceRefs: [{ kind: 'artifact', uri: 'file:/gold.jsonl', excerpt: 'sha256:00' }],
     issuedAt: '2026-01-01T00:00:00Z',
     ...over,
-  };
+  } as Certificate;
 }
 
+/** A certificate for the first question bound to everything `cfg` judges with, on one window kind. */
+export function boundCertificate(cfg: JudgeConfig, windowKind: WindowKind, over: CertificateOver = {}): Certificate {
+  return validCertificate(
+    {
+      windowKind,
+      requestContractDigest: requestContractDigest(cfg.client),
+      evaluatorDigest: evaluatorIdentity(cfg.client).digest,
+      requestedModel: cfg.client.model,
+      ...over,
+    },
+    windowPolicyDigest(cfg.windowPolicy),
+  );
+}
+
+/**
+ * Install `<name>-<kind>.json` for every window kind in `kinds`, each bound to `cfg`: a
+ * certificate qualifies one layer only.
+ */
+export async function installBoundCertificates(dataDir: string, cfg: JudgeConfig, over: CertificateOver = {}, name = 'q0', kinds: readonly WindowKind[] = WINDOW_KINDS): Promise<void> {
+  const dir = join(dataDir, cfg.certificatesDir);
+  await mkdir(dir, { recursive: true });
+  for (const kind of kinds) await writeFile(join(dir, `${name}-${kind}.json`), JSON.stringify(boundCertificate(cfg, kind, over)));
+}

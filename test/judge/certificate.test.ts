@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { loadCertificates } from '../../src/judge/certificate.ts';
+import { CERTIFICATE_FORMAT, loadCertificates, OUTDATED_CERTIFICATE_FORMAT, type CertificationContext } from '../../src/judge/certificate.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { validCertificate } from './certificate-fixture.ts';
 
@@ -17,7 +17,17 @@ async function dirWith(files: Record<string, unknown>): Promise<string> {
   return dir;
 }
 
-const ctx = { questionId: Q.id, windowPolicyDigest: POLICY, requestedModel: 'judge', servedModel: 'judge-served', minKappa: 0.6 };
+const CERT = validCertificate();
+const ctx: CertificationContext = {
+  questionId: Q.id,
+  windowPolicyDigest: POLICY,
+  windowKind: 'event',
+  requestContractDigest: CERT.format === CERTIFICATE_FORMAT ? CERT.requestContractDigest : '',
+  evaluatorDigest: CERT.format === CERTIFICATE_FORMAT ? CERT.evaluatorDigest : '',
+  requestedModel: 'judge',
+  servedModel: 'judge-served',
+  minKappa: 0.6,
+};
 
 describe('certificates', () => {
   it('treats a missing directory as none installed', async () => {
@@ -34,6 +44,25 @@ describe('certificates', () => {
     expect(store.certify({ ...ctx, servedModel: 'judge-served-v2' })).toEqual({ valid: false, reason: 'certificate-served-model-mismatch' });
     expect(store.certify({ ...ctx, servedModel: null })).toEqual({ valid: false, reason: 'certificate-served-model-mismatch' });
     expect(store.certify({ ...ctx, minKappa: 0.8 })).toEqual({ valid: false, reason: 'certificate-below-minimum' });
+  });
+
+  it('binds the layer, the request contract and the evaluator: another of any escalates, naming it', async () => {
+    const store = await loadCertificates(await dirWith({ 'c1.json': validCertificate() }));
+    expect(store.certify({ ...ctx, windowKind: 'turn' })).toEqual({ valid: false, reason: 'certificate-layer-mismatch' });
+    expect(store.certify({ ...ctx, windowKind: 'agent' })).toEqual({ valid: false, reason: 'certificate-layer-mismatch' });
+    expect(store.certify({ ...ctx, requestContractDigest: 'a'.repeat(64) })).toEqual({ valid: false, reason: 'certificate-request-contract-mismatch' });
+    expect(store.certify({ ...ctx, evaluatorDigest: 'b'.repeat(64) })).toEqual({ valid: false, reason: 'certificate-evaluator-mismatch' });
+    expect(store.certify(ctx)).toEqual({ valid: true, certificateId: 'c1' });
+  });
+
+  it('loads a certificate of the first format (no layer, contract or evaluator binding) but never lets it qualify', async () => {
+    const { windowKind: _k, requestContractDigest: _r, evaluatorDigest: _e, ...old } = validCertificate() as Record<string, unknown>;
+    const store = await loadCertificates(await dirWith({ 'old.json': { ...old, format: OUTDATED_CERTIFICATE_FORMAT } }));
+    expect(store.size).toBe(1);
+    expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-format-outdated' });
+    expect(store.qualifies(ctx)).toBe(false);
+    // The current format without its bindings is malformed, not outdated: start-up is refused.
+    await expect(loadCertificates(await dirWith({ 'half.json': old }))).rejects.toBeInstanceOf(ConfigError);
   });
 
   it('does not let a reordered option list or a stale question digest qualify', async () => {

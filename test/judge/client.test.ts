@@ -24,7 +24,16 @@ describe('Chat Completions client', () => {
     if (!r.ok) return;
     expect(r.servedModel).toBe('judge-model-2025-01');
     expect(r.logprobs).not.toBeNull();
-    expect(r.receipt).toEqual({ promptTokens: 900, completionTokens: 60, totalTokens: 960, cost: (900 + 120) / 1e6, currency: 'USD', attempts: 1 });
+    const cost = (900 + 120) / 1e6;
+    expect(r.receipt).toEqual({
+      promptTokens: 900,
+      completionTokens: 60,
+      totalTokens: 960,
+      cost,
+      currency: 'USD',
+      attempts: 1,
+      perAttempt: [{ outcome: 'answered', status: 200, promptTokens: 900, completionTokens: 60, totalTokens: 960, cost, currency: 'USD' }],
+    });
     expect(server!.authorizations[0]).toBe('Bearer k-123');
   });
 

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, writeFile } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -7,9 +7,8 @@ import { runChecks } from '../../src/checks/run-checks.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints, type JudgeCall } from '../../src/judge/decision-points.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
-import { windowPolicyDigest } from '../../src/windows/policy.ts';
 import { agentRun } from '../windows/builders.ts';
-import { validCertificate } from './certificate-fixture.ts';
+import { installBoundCertificates } from './certificate-fixture.ts';
 import { answers, completion, startScriptedServer, type ScriptedServer } from './scripted-chat-server.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint, which cannot run here.
@@ -26,11 +25,7 @@ async function judgeRuns(over: Record<string, unknown>, runs: number, certificat
   server = await startScriptedServer((body) => ({ body: JSON.stringify(body).includes('GARBLED') ? { choices: [{ message: { content: '?' } }] } : completion(answers()) }));
   const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-judge-stats-'));
   const cfg = JudgeConfigSchema.parse({ enabled: true, client: { baseUrl: server.baseUrl, model: 'judge', retries: 0, ...client }, sampling: { rate: 0 }, ...over });
-  if (certificate !== undefined) {
-    await mkdir(join(dataDir, cfg.certificatesDir), { recursive: true });
-    const cert = validCertificate({ requestedModel: 'judge', servedModel: 'judge-model-2025-01', ...certificate }, windowPolicyDigest(cfg.windowPolicy));
-    await writeFile(join(dataDir, cfg.certificatesDir, 'q0.json'), JSON.stringify(cert));
-  }
+  if (certificate !== undefined) await installBoundCertificates(dataDir, cfg, { servedModel: 'judge-model-2025-01', ...certificate });
   const calls: JudgeCall[] = [];
   const dp = await DecisionPoints.open(dataDir, cfg, { checks: CHECKS, onFindings: () => undefined, onCall: (c) => calls.push(c) });
   for (let i = 0; i < runs; i++) {

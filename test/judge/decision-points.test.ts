@@ -14,9 +14,8 @@ import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { LEDGER_FILE } from '../../src/judge/ledger.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { canonicalJson } from '../../src/normalize/canonical-json.ts';
-import { windowPolicyDigest } from '../../src/windows/policy.ts';
 import { at, toolArgs, traj } from '../windows/builders.ts';
-import { validCertificate } from './certificate-fixture.ts';
+import { installBoundCertificates } from './certificate-fixture.ts';
 import { answers, completion, startScriptedServer, type ScriptedReply, type ScriptedServer } from './scripted-chat-server.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint, which cannot
@@ -66,10 +65,9 @@ async function setup(script: (body: Record<string, unknown>, n: number) => Scrip
   return { server, dataDir, cfg };
 }
 
+/** A certificate for the first question on every window kind (`q0-<kind>`), bound to `cfg`. */
 async function installCertificate(dataDir: string, cfg: JudgeConfig, over = {}): Promise<void> {
-  const dir = join(dataDir, cfg.certificatesDir);
-  await mkdir(dir, { recursive: true });
-  await writeFile(join(dir, 'q0.json'), JSON.stringify(validCertificate({ requestedModel: 'judge', servedModel: SERVED, ...over }, windowPolicyDigest(cfg.windowPolicy))));
+  await installBoundCertificates(dataDir, cfg, { servedModel: SERVED, ...over });
 }
 
 interface Run {
@@ -124,7 +122,7 @@ describe('decision points end to end: trajectory → windows → scripted model 
       expect(f.method.kind).toBe('judged');
       expect(f.severity).toBe('high');
       expect(rec(f)).toEqual({ action: 'act', route: 'coordinator-alarm', reason: 'calibrated' });
-      expect(values(f).certificate_id).toBe('q0');
+      expect(values(f).certificate_id).toBe(`q0-${f.layer}`);
     }
     // Support names an event of the window and resolves to its span.
     const support = values(cal.alarms[0]!).support as { selected: string; event_uris: string[] };
@@ -145,7 +143,7 @@ describe('decision points end to end: trajectory → windows → scripted model 
     await r.dp.close();
   });
 
-  it('replays an exact key from the ledger after a restart with zero new calls and identical findings', async () => {
+  it('replays an exact key from the ledger after a restart with zero new calls and the same findings, marked as replays', async () => {
     const a = await setup(positive);
     await installCertificate(a.dataDir, a.cfg);
     const first = await run(a.dataDir, a.cfg);
@@ -153,8 +151,13 @@ describe('decision points end to end: trajectory → windows → scripted model 
     const calls = a.server.requests.length;
     const again = await run(a.dataDir, a.cfg);
     expect(a.server.requests.length).toBe(calls);
-    expect(again.dp.stats()).toMatchObject({ calls: 0, replays: calls });
-    expect(canonicalJson(again.findings)).toBe(canonicalJson(first.findings));
+    expect(again.dp.stats()).toMatchObject({ calls: 0, attempts: 0, replays: calls });
+    // Everything but the accounting is the same, byte for byte: the replay made no call.
+    const unpaid = (f: Finding) => {
+      const { replay: _r, ...rest } = f;
+      return { ...rest, observation: { ...f.observation, values: { ...values(f), receipt: 'x' } } };
+    };
+    expect(canonicalJson(again.findings.map(unpaid))).toBe(canonicalJson(first.findings.map(unpaid)));
     expect(again.alarms.map((f) => f.finding_id)).toEqual(first.alarms.map((f) => f.finding_id));
     await again.dp.close();
   });

@@ -12,6 +12,8 @@ function judgeStats(): DecisionPointStats {
     refused: {},
     deferred: {},
     calls: 0,
+    attempts: 0,
+    unknownUsageAttempts: 0,
     replays: 0,
     conflicts: 0,
     unresolvedIntents: 0,
@@ -60,12 +62,19 @@ describe('Metrics', () => {
     expect(sample(text, 'trajwatch_calibration_certified{question="evidence.unverified-completion"}')).toBe(1);
     expect(sample(text, 'trajwatch_calibration_certified{question="tool.error-ignored"}')).toBe(0);
 
+    expect(sample(text, 'trajwatch_judge_attempts_total{usage="unknown"}')).toBe(0);
+
+    s.attempts = 3;
+    s.unknownUsageAttempts = 1;
     s.tokens = { prompt: 900, completion: 60 };
     s.cost = { USD: 0.0015 };
     s.failures = { 'bad-answer': 1 };
     m.observeJudgeCall({ seconds: 0.2, outcome: 'answered', receipt: { promptTokens: 900, completionTokens: 60, totalTokens: 960, cost: 0.0015, currency: 'USD', attempts: 1 } });
     text = await m.registry.metrics();
     expect(sample(text, 'trajwatch_judge_tokens_total{kind="prompt"}')).toBe(900);
+    // Every physical attempt, and the ones whose usage is unknown (may have been billed).
+    expect(sample(text, 'trajwatch_judge_attempts_total{usage="reported"}')).toBe(2);
+    expect(sample(text, 'trajwatch_judge_attempts_total{usage="unknown"}')).toBe(1);
     expect(sample(text, 'trajwatch_judge_cost_usd_total')).toBe(0.0015);
     expect(sample(text, 'trajwatch_judge_failures_total{reason="bad-answer"}')).toBe(1);
     expect(sample(text, 'trajwatch_judge_latency_seconds_count{outcome="answered"}')).toBe(1);
