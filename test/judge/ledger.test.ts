@@ -72,6 +72,18 @@ describe('ledger', () => {
     await b.close();
   });
 
+  it('opens a ledger written before the evaluator was bound, and names the evaluator as changed for its keys', async () => {
+    // These records have neither digests.evaluator nor the result's bindings nor receipt.perAttempt.
+    const dir = await tmp();
+    const a = await Ledger.open(dir);
+    await a.appendIntent(intent(a.owner));
+    await a.appendResult(result(a.owner));
+    await a.close();
+    const b = await Ledger.open(dir);
+    expect(b.lookup(key, { ...digests(), input: H('9'), evaluator: H('7') })).toEqual({ kind: 'conflict', changed: ['evaluator'] });
+    await b.close();
+  });
+
   it('keeps an intent without a result explicit after a restart, never as new', async () => {
     const dir = await tmp();
     const a = await Ledger.open(dir);
