@@ -87,7 +87,8 @@ interface Prediction {
 
 /**
  * Join gold rows with the answers recorded in a ledger, per question and per target (question
- * version, window policy, requested and served model). Pure.
+ * version, window policy, window kind, request contract, evaluator, requested and served
+ * model). Pure.
  */
 export function calibrate(gold: readonly GoldRow[], records: readonly LedgerRecord[], minKappa: number): CalibrationReport {
   const eventMaps = new Map<string, { id: string; uris: string[] }[]>();
