@@ -101,7 +101,8 @@ export class CertificateStore {
    * Whether a certificate qualifies this question now: it must be of the current format and
    * bind the current question (version, digest, option order), the window policy, the window
    * kind, the request contract, the evaluator, the requested and the served model, and carry
-   * gold n > 0 and kappa at or above the minimum. The first mismatch found is the reason.
+   * gold n > 0 and kappa at or above the minimum. A certificate's reason is its first mismatch
+   * in that order.
    */
   certify(ctx: CertificationContext): Certification {
     const list = this.#byQuestion.get(ctx.questionId);
