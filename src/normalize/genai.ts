@@ -57,7 +57,6 @@ export function readGenaiFacts(span: Span, step: Step): void {
   fill(step, 'toolName', idAttr(attributes, 'gen_ai.tool.name'));
   fill(step, 'toolCallId', idAttr(attributes, 'gen_ai.tool.call.id'));
   fill(step, 'agentName', idAttr(attributes, 'gen_ai.agent.name'));
-  fill(step, 'sessionId', idAttr(attributes, 'gen_ai.conversation.id'));
   fill(step, 'model', idAttr(attributes, 'gen_ai.response.model') ?? idAttr(attributes, 'gen_ai.request.model'));
 
   if (step.kind === 'tool') {

@@ -46,7 +46,6 @@ export const openinferenceMapper: ConventionMapper = {
     fill(step, 'toolName', toolName);
     fill(step, 'toolCallId', idAttr(attributes, 'tool_call.id') ?? idAttr(attributes, 'tool.id'));
     fill(step, 'result', textAttr(attributes, 'output.value'));
-    fill(step, 'sessionId', idAttr(attributes, 'session.id'));
     fill(step, 'agentName', idAttr(attributes, 'agent.name'));
     fill(step, 'model', idAttr(attributes, 'llm.model_name'));
 

@@ -1,5 +1,5 @@
 import type { Span } from '../ingest/span.ts';
-import { firstIdAttr, idAttr, textAttr } from './attributes.ts';
+import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
 import type { ConventionMapper } from './mapper.ts';
@@ -17,17 +17,6 @@ const KIND_BY_SPAN_KIND: Readonly<Record<string, StepKind>> = {
   tool: 'tool',
   task: 'other',
 };
-
-/**
- * Association properties are free-form; these are the names used for a session in
- * Traceloop's docs and integrations.
- */
-const SESSION_KEYS = [
-  'gen_ai.conversation.id',
-  'traceloop.association.properties.session_id',
-  'traceloop.association.properties.conversation_id',
-  'traceloop.association.properties.thread_id',
-];
 
 /**
  * OpenLLMetry (Traceloop). Claims decorator spans (`traceloop.span.kind`) and legacy LLM spans
@@ -50,7 +39,6 @@ export const openllmetryMapper: ConventionMapper = {
     const attributes = span.attributes;
     const spanKind = idAttr(attributes, 'traceloop.span.kind');
     const step = spanKind === undefined ? legacyLlmStep(span) : decoratorStep(span, spanKind);
-    fill(step, 'sessionId', firstIdAttr(attributes, SESSION_KEYS));
     readGenaiFacts(span, step);
     return step;
   },

@@ -1,5 +1,5 @@
 import type { Span } from '../ingest/span.ts';
-import { firstAttr, firstIdAttr, idAttr, textAttr } from './attributes.ts';
+import { firstAttr, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
 import type { ConventionMapper } from './mapper.ts';
@@ -12,12 +12,6 @@ import { toToolArgs } from './tool-args.ts';
  * `ai.generateText.doGenerate`, `ai.toolCall`, ...), also written to `ai.operationId`.
  */
 const OPERATION_ID = /^ai\.(?:toolCall|(?:generate|stream)(?:Text|Object)|embed(?:Many)?)(?:\.do(?:Generate|Stream|Embed))?$/;
-
-/**
- * The AI SDK has no standard session attribute: `telemetry.metadata` is free-form and lands
- * in `ai.telemetry.metadata.<key>`. `sessionId` is what Langfuse and most guides use.
- */
-const SESSION_KEYS = ['ai.telemetry.metadata.sessionId', 'ai.telemetry.metadata.conversationId'];
 
 /**
  * Operation id → kind. `*.doGenerate`/`*.doStream` are provider calls (llm);
@@ -54,7 +48,6 @@ export const vercelAiMapper: ConventionMapper = {
 
     // functionId names the caller's agent on every span of one call, as gen_ai.agent.name does.
     fill(step, 'agentName', idAttr(attributes, 'ai.telemetry.functionId'));
-    fill(step, 'sessionId', firstIdAttr(attributes, SESSION_KEYS));
     fill(step, 'model', idAttr(attributes, 'ai.response.model') ?? idAttr(attributes, 'ai.model.id'));
 
     if (kind === 'tool') {

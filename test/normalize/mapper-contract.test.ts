@@ -9,6 +9,7 @@ import type { Span } from '../../src/ingest/span.ts';
 import { argsDigest, jsonDigest, textDigest } from '../../src/normalize/canonical-json.ts';
 import type { ConventionMapper } from '../../src/normalize/mapper.ts';
 import { MAPPERS, normalizeSpan, selectMapper } from '../../src/normalize/normalize.ts';
+import { SESSION_ID_KEYS } from '../../src/normalize/session.ts';
 import type { Step } from '../../src/normalize/step.ts';
 import { exceptionEvent, makeSpan } from './make-span.ts';
 
@@ -527,4 +528,37 @@ describe.each(MAPPERS.map((mapper): [string, ConventionMapper] => [mapper.name, 
     const showsError = span.status.code === 2 || span.events.some((event) => event.name === 'exception') || 'error.type' in span.attributes;
     expect(step.error !== undefined).toBe(showsError);
   });
+});
+
+/**
+ * Session identity is one mechanism, not a per-convention reading: every mapper reads every
+ * key of `SESSION_ID_KEYS`, with the same precedence, whatever convention claimed the span.
+ */
+describe.each(MAPPERS.map((mapper): [string, ConventionMapper] => [mapper.name, mapper]))('%s mapper reads sessions like every mapper', (name, mapper) => {
+  const base = CASES[name]![0]!.span;
+  const withoutSessions = Object.fromEntries(Object.entries(base.attributes).filter(([key]) => !SESSION_ID_KEYS.includes(key)));
+  const spanWith = (sessions: Record<string, string>) => makeSpan({ ...base, attributes: { ...withoutSessions, ...sessions } });
+
+  it.each(SESSION_ID_KEYS.map((key) => [key]))('reads %s', (key) => {
+    const span = spanWith({ [key]: 'sess-42' });
+    expect(selectMapper(span)).toBe(mapper);
+    expect(normalizeSpan(span).sessionId).toBe('sess-42');
+  });
+
+  it('takes the first key of the precedence list when a span names several', () => {
+    const all = Object.fromEntries(SESSION_ID_KEYS.map((key, i) => [key, `id-${i}`]));
+    expect(normalizeSpan(spanWith(all)).sessionId).toBe('id-0');
+    const withoutFirst = Object.fromEntries(SESSION_ID_KEYS.slice(1).map((key, i) => [key, `id-${i + 1}`]));
+    expect(normalizeSpan(spanWith(withoutFirst)).sessionId).toBe('id-1');
+  });
+
+  it('treats an empty id as no session', () => {
+    expect('sessionId' in normalizeSpan(spanWith({ 'session.id': '' }))).toBe(false);
+  });
+});
+
+it('knows the session keys of the instrumentations it is used with', () => {
+  for (const key of ['gen_ai.conversation.id', 'session.id', 'gcp.vertex.agent.session_id', 'ai.telemetry.metadata.sessionId', 'traceloop.association.properties.thread_id']) {
+    expect(SESSION_ID_KEYS).toContain(key);
+  }
 });
