@@ -24,6 +24,7 @@ export function trajectoryToJson(t: Trajectory, options: TrajectoryJsonOptions =
     closedBy: t.closedBy,
     ...(t.refusedSpans > 0 ? { refusedSpans: t.refusedSpans } : {}),
     ...(t.conflicts.length > 0 ? { conflicts: t.conflicts } : {}),
+    ...(t.sessionConflicts !== undefined && t.sessionConflicts.length > 0 ? { sessionConflicts: t.sessionConflicts } : {}),
     steps: t.steps.map((s) => stepToJson(s, options)),
   };
 }

@@ -92,6 +92,47 @@ describe('Assembler keys', () => {
     expect(closed[0]!.steps.map((s) => s.id).sort()).toEqual(['x0', 'x1', 'y0']);
   });
 
+  it('a trace whose spans name two sessions joins the smaller id, whatever the arrival order, and records the conflict', () => {
+    const spans = [
+      makeStep({ id: 'r', traceId: T1, sessionId: 'sess-b' }),
+      makeStep({ id: 'c1', traceId: T1, parentId: 'r' }),
+      makeStep({ id: 'c2', traceId: T1, parentId: 'r', sessionId: 'sess-a' }),
+      makeStep({ id: 'o', traceId: T2, sessionId: 'sess-b' }),
+    ];
+    const outcomes = [spans, [...spans].reverse(), [spans[1]!, spans[3]!, spans[2]!, spans[0]!]].map((order) => {
+      const { closed, assembler } = setup();
+      for (const s of order) assembler.add(s, 0);
+      assembler.flush('end-of-input', 0);
+      return closed
+        .map((t) => ({ key: t.key, steps: t.steps.map((s) => s.id).sort(), reasons: t.incompleteReasons, conflicts: t.sessionConflicts?.map((c) => c.sessionIds) }))
+        .sort((a, b) => a.key.localeCompare(b.key));
+    });
+    expect(outcomes[0]).toEqual([
+      { key: 'sess-a', steps: ['c1', 'c2', 'r'], reasons: ['session-conflict'], conflicts: [['sess-a', 'sess-b']] },
+      { key: 'sess-b', steps: ['o'], reasons: [], conflicts: undefined },
+    ]);
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    expect(outcomes[2]).toEqual(outcomes[0]);
+  });
+
+  it('a span naming the session its trace joined is no conflict; the bytes of a moved trace follow it', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', traceId: T1, sessionId: 'sess-z' }), 0);
+    assembler.add(makeStep({ id: 'c', traceId: T1, parentId: 'r', sessionId: 'sess-z' }), 0);
+    expect(assembler.stats()).toMatchObject({ openTrajectories: 1, bufferedBytes: 200 });
+    assembler.add(makeStep({ id: 'd', traceId: T1, parentId: 'r', sessionId: 'sess-y' }), 0);
+    expect(assembler.stats()).toMatchObject({ openTrajectories: 1, bufferedBytes: 300 });
+    assembler.flush('end-of-input', 0);
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({
+      key: 'sess-y',
+      complete: false,
+      incompleteReasons: ['session-conflict'],
+      sessionConflicts: [{ traceId: T1, spanId: 'd', sessionIds: ['sess-y', 'sess-z'] }],
+    });
+    expect(assembler.stats().bufferedBytes).toBe(0);
+  });
+
   it('keys by trace id when no session id is present', () => {
     const { closed, assembler } = setup();
     assembler.add(makeStep({ id: 'r', traceId: T1 }), 0);
