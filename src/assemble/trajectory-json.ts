@@ -38,7 +38,8 @@ export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput:
   if (s.toolName !== undefined) out.toolName = s.toolName;
   if (s.toolCallId !== undefined) out.toolCallId = s.toolCallId;
   if (s.args !== undefined) {
-    out.args = s.args.parsed === undefined ? { raw: s.args.raw, digest: s.args.digest } : s.args;
+    // `declared` is an input to the checks, not part of the line's documented shape.
+    out.args = s.args.parsed === undefined ? { raw: s.args.raw, digest: s.args.digest } : { raw: s.args.raw, parsed: s.args.parsed, digest: s.args.digest };
   }
   if (s.input !== undefined && (s.kind !== 'llm' || options.llmInput)) out.input = s.input;
   if (s.result !== undefined) out.result = s.result;

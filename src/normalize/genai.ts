@@ -61,7 +61,7 @@ export function readGenaiFacts(span: Span, step: Step): void {
 
   if (step.kind === 'tool') {
     const args = attributes['gen_ai.tool.call.arguments'];
-    if (step.args === undefined && args !== undefined && args !== null) step.args = toToolArgs(args);
+    if (step.args === undefined && args !== undefined && args !== null) step.args = toToolArgs(args, 'json'); // specified as JSON
     fill(step, 'result', textAttr(attributes, 'gen_ai.tool.call.result'));
     return;
   }

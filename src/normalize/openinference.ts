@@ -2,7 +2,7 @@ import type { Span } from '../ingest/span.ts';
 import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
-import type { Step, StepKind } from './step.ts';
+import type { ArgsFormat, Step, StepKind } from './step.ts';
 import { addToolSchema, structuredValue, toolSchemasFromIndexed } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
 
@@ -28,7 +28,9 @@ const KIND_BY_SPAN_KIND: Readonly<Record<string, StepKind>> = {
  *
  * Tool args come from `input.value`, kept exactly as captured (smolagents writes
  * `{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}`); `tool.parameters` is a
- * schema, not the call's arguments, so it goes to `toolSchemas`. `output.value` is the result
+ * schema, not the call's arguments, so it goes to `toolSchemas`. The args are declared JSON only
+ * under `input.mime_type: application/json`; OpenInference specifies a missing mime type as
+ * text (LangGraph records a one-argument tool's input as the bare string `Paris`). `output.value` is the result
  * for every kind; `input.value` is the input of every kind but tool.
  */
 export const openinferenceMapper: ConventionMapper = {
@@ -51,7 +53,7 @@ export const openinferenceMapper: ConventionMapper = {
 
     if (kind === 'tool') {
       const input = attributes['input.value'];
-      if (input !== undefined && input !== null) step.args = toToolArgs(input);
+      if (input !== undefined && input !== null) step.args = toToolArgs(input, declaredFormat(attributes));
       const parameters = attributes['tool.parameters'];
       if (toolName !== undefined && parameters !== undefined && parameters !== null) {
         const schema = structuredValue(parameters);
@@ -64,3 +66,9 @@ export const openinferenceMapper: ConventionMapper = {
     return step;
   },
 };
+
+/** `input.mime_type` as a declared format: JSON for `application/json` (and `+json` types), else text. */
+function declaredFormat(attributes: Span['attributes']): ArgsFormat {
+  const mime = idAttr(attributes, 'input.mime_type')?.split(';')[0]?.trim().toLowerCase();
+  return mime !== undefined && (mime === 'application/json' || mime.endsWith('+json')) ? 'json' : 'text';
+}

@@ -17,7 +17,17 @@ export interface ToolArgs {
    * never collide.
    */
   digest: string;
+  /**
+   * What the instrumentation declared the arguments to be, when it declares it: `json` for
+   * attributes specified as JSON (GenAI `gen_ai.tool.call.arguments`, AI SDK `ai.toolCall.args`,
+   * OpenInference `input.value` with `input.mime_type: application/json`), `text` where its
+   * convention says text (OpenInference without a JSON mime type). Absent: not declared.
+   */
+  declared?: ArgsFormat;
 }
+
+/** A declared format of captured tool arguments. */
+export type ArgsFormat = 'json' | 'text';
 
 /** Where a step's error was read from. */
 export type ErrorSource = 'status' | 'exception' | 'error.type' | 'result';

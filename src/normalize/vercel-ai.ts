@@ -54,7 +54,7 @@ export const vercelAiMapper: ConventionMapper = {
       fill(step, 'toolName', idAttr(attributes, 'ai.toolCall.name'));
       fill(step, 'toolCallId', idAttr(attributes, 'ai.toolCall.id'));
       const args = attributes['ai.toolCall.args'];
-      if (args !== undefined && args !== null) step.args = toToolArgs(args);
+      if (args !== undefined && args !== null) step.args = toToolArgs(args, 'json'); // JSON.stringify of the call's input
       fill(step, 'result', textAttr(attributes, 'ai.toolCall.result'));
     } else {
       fill(step, 'input', textAttr(attributes, kind === 'llm' ? 'ai.prompt.messages' : 'ai.prompt'));

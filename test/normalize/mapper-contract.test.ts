@@ -60,7 +60,7 @@ const CASES: Record<string, ContractCase[]> = {
         kind: 'tool',
         toolName: 'get_weather',
         toolCallId: 'call_1',
-        args: { raw: '{"unit": "c", "city": "Paris"}', parsed: { unit: 'c', city: 'Paris' }, digest: jsonDigest({ city: 'Paris', unit: 'c' }) },
+        args: { raw: '{"unit": "c", "city": "Paris"}', parsed: { unit: 'c', city: 'Paris' }, digest: jsonDigest({ city: 'Paris', unit: 'c' }), declared: 'json' },
         result: '{"temp":21}',
         sessionId: 'conv-1',
         agentName: 'planner',
@@ -82,7 +82,7 @@ const CASES: Record<string, ContractCase[]> = {
       expected: {
         kind: 'tool',
         toolName: 'search',
-        args: { raw: '{"query":"otel","limit":3}', parsed: { query: 'otel', limit: 3 }, digest: jsonDigest({ limit: 3, query: 'otel' }) },
+        args: { raw: '{"query":"otel","limit":3}', parsed: { query: 'otel', limit: 3 }, digest: jsonDigest({ limit: 3, query: 'otel' }), declared: 'json' },
         error: { source: 'error.type', type: 'tool_error', message: 'upstream 503' },
         statusCode: 2,
       },
@@ -174,6 +174,7 @@ const CASES: Record<string, ContractCase[]> = {
           raw: '{"args": ["42"], "sanitize_inputs_outputs": false, "kwargs": {}}',
           parsed: { args: ['42'], sanitize_inputs_outputs: false, kwargs: {} },
           digest: jsonDigest({ args: ['42'], kwargs: {}, sanitize_inputs_outputs: false }),
+          declared: 'text',
         },
         result: '42',
         toolSchemas: { final_answer: { answer: { type: 'any', description: 'The final answer' } } },
@@ -240,11 +241,25 @@ const CASES: Record<string, ContractCase[]> = {
       absent: ['result', 'toolName', 'args'],
     },
     {
+      title: 'TOOL whose input.mime_type is application/json: args declared JSON',
+      span: makeSpan({
+        attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': '{"city": "Paris"}', 'input.mime_type': 'application/json' },
+      }),
+      expected: { kind: 'tool', args: { raw: '{"city": "Paris"}', parsed: { city: 'Paris' }, digest: jsonDigest({ city: 'Paris' }), declared: 'json' } },
+      absent: ['result', 'toolSchemas', 'toolCallId'],
+    },
+    {
+      title: 'LangGraph TOOL with a bare-string input and no mime type: text, as OpenInference specifies',
+      span: makeSpan({ attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': 'Paris', 'output.value': 'sunny' } }),
+      expected: { kind: 'tool', args: { raw: 'Paris', digest: textDigest('Paris'), declared: 'text' }, result: 'sunny' },
+      absent: ['toolSchemas', 'toolCallId'],
+    },
+    {
       title: 'TOOL with tool_call.id and non-JSON input: raw text, no parsed, text digest',
       span: makeSpan({
         attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'shell', 'tool_call.id': 'call_7', 'input.value': 'ls -la /tmp' },
       }),
-      expected: { kind: 'tool', toolCallId: 'call_7', args: { raw: 'ls -la /tmp', digest: textDigest('ls -la /tmp') } },
+      expected: { kind: 'tool', toolCallId: 'call_7', args: { raw: 'ls -la /tmp', digest: textDigest('ls -la /tmp'), declared: 'text' } },
       absent: ['result', 'toolSchemas'],
     },
     {
@@ -354,7 +369,7 @@ const CASES: Record<string, ContractCase[]> = {
         kind: 'tool',
         toolName: 'get_weather',
         toolCallId: 'call_A',
-        args: { raw: '{"city":"Paris"}', parsed: { city: 'Paris' }, digest: jsonDigest({ city: 'Paris' }) },
+        args: { raw: '{"city":"Paris"}', parsed: { city: 'Paris' }, digest: jsonDigest({ city: 'Paris' }), declared: 'json' },
         result: '{"temp":21}',
         agentName: 'weather-agent',
         sessionId: 'chat-42',
@@ -420,7 +435,7 @@ const CASES: Record<string, ContractCase[]> = {
           'gen_ai.conversation.id': 'conv-8',
         },
       }),
-      expected: { kind: 'tool', toolName: 'lookup', toolCallId: 'call_G', args: { raw: '{"id": 7}', parsed: { id: 7 }, digest: jsonDigest({ id: 7 }) }, sessionId: 'conv-8' },
+      expected: { kind: 'tool', toolName: 'lookup', toolCallId: 'call_G', args: { raw: '{"id": 7}', parsed: { id: 7 }, digest: jsonDigest({ id: 7 }), declared: 'json' }, sessionId: 'conv-8' },
       absent: ['result'],
     },
     {
