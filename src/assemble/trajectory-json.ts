@@ -1,4 +1,5 @@
 import type { Step } from '../normalize/step.ts';
+import { captureGaps } from './capture-gaps.ts';
 import type { Trajectory } from './trajectory.ts';
 
 export interface TrajectoryJsonOptions {
@@ -25,8 +26,15 @@ export function trajectoryToJson(t: Trajectory, options: TrajectoryJsonOptions =
     ...(t.refusedSpans > 0 ? { refusedSpans: t.refusedSpans } : {}),
     ...(t.conflicts.length > 0 ? { conflicts: t.conflicts } : {}),
     ...(t.sessionConflicts !== undefined && t.sessionConflicts.length > 0 ? { sessionConflicts: t.sessionConflicts } : {}),
+    ...gapsField(t),
     steps: t.steps.map((s) => stepToJson(s, options)),
   };
+}
+
+/** `captureGaps`: what the instrumentation did not record, by reason, with the span ids concerned. */
+function gapsField(t: Trajectory): Record<string, unknown> {
+  const gaps = captureGaps(t.steps);
+  return gaps.length === 0 ? {} : { captureGaps: gaps };
 }
 
 export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }): Record<string, unknown> {

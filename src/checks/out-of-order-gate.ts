@@ -1,3 +1,4 @@
+import { toolCallsHidden } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
@@ -10,10 +11,11 @@ import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
  * fires when that call had no successful gate before it. One hit per such gate, anchored at
  * the gate, with the action as second evidence.
  *
- * The "no gate before the action" half is an absence claim: complete captures only.
+ * The "no gate before the action" half is an absence claim: complete captures only, with no
+ * capture gap that hides whether a tool call happened (`toolCallsHidden`).
  */
 export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
-  if (!t.complete) return [];
+  if (!t.complete || toolCallsHidden(t.steps)) return [];
   const roles = toolRoles(t, cfg);
   if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
   const guarded = guardedBefore(t, roles);

@@ -1,3 +1,4 @@
+import { toolCallsHidden } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
@@ -9,10 +10,12 @@ import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
  * before it started. One hit per such call, anchored at it.
  *
  * "No gate before" is an absence claim, so it is made from complete captures only: in an
- * incomplete one the gate may simply not have been captured, and the check stays silent.
+ * incomplete one the gate may simply not have been captured, and the check stays silent; so
+ * it does when a capture gap hides whether some tool call happened (`toolCallsHidden`: a
+ * nameless tool step, or a requested tool call with no tool step, may have been the gate).
  */
 export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
-  if (!t.complete) return [];
+  if (!t.complete || toolCallsHidden(t.steps)) return [];
   const roles = toolRoles(t, cfg);
   const guarded = guardedBefore(t, roles);
   const hits: L0Hit[] = [];

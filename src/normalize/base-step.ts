@@ -38,7 +38,7 @@ export function baseStep(span: Span, convention: string, kind: StepKind): Step {
 }
 
 /** The optional facts a mapper reads; each is either set to a captured value or absent. */
-export type StepFact = 'toolName' | 'toolCallId' | 'args' | 'result' | 'input' | 'model' | 'agentName' | 'sessionId' | 'toolSchemas';
+export type StepFact = 'toolName' | 'toolCallId' | 'args' | 'result' | 'input' | 'model' | 'agentName' | 'sessionId' | 'toolSchemas' | 'requestedToolCalls';
 
 /**
  * Sets `step[key]` when `value` is defined and the step does not hold that fact yet, so a

@@ -2,6 +2,7 @@ import type { Span } from '../ingest/span.ts';
 import { attrOrEventAttr, attrText, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
+import { genaiRequestedToolCalls } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -71,6 +72,9 @@ export function readGenaiFacts(span: Span, step: Step): void {
   }
   if (step.result === undefined) {
     fill(step, 'result', attrText(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.output.messages')));
+  }
+  if (step.kind === 'llm' && step.requestedToolCalls === undefined) {
+    fill(step, 'requestedToolCalls', genaiRequestedToolCalls(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.output.messages')));
   }
   if (step.toolSchemas === undefined) {
     fill(step, 'toolSchemas', toolSchemasFromList(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.tool.definitions')));

@@ -2,6 +2,7 @@ import type { Span } from '../ingest/span.ts';
 import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
+import { indexedRequestedToolCalls, OPENINFERENCE_OUTPUT_LAYOUT } from './requested-tool-calls.ts';
 import type { ArgsFormat, Step, StepKind } from './step.ts';
 import { addToolSchema, structuredValue, toolSchemasFromIndexed } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -61,7 +62,10 @@ export const openinferenceMapper: ConventionMapper = {
       }
     } else {
       fill(step, 'input', textAttr(attributes, 'input.value'));
-      if (kind === 'llm') fill(step, 'toolSchemas', toolSchemasFromIndexed(attributes, 'llm.tools', '.tool.json_schema'));
+      if (kind === 'llm') {
+        fill(step, 'toolSchemas', toolSchemasFromIndexed(attributes, 'llm.tools', '.tool.json_schema'));
+        fill(step, 'requestedToolCalls', indexedRequestedToolCalls(attributes, OPENINFERENCE_OUTPUT_LAYOUT));
+      }
     }
     return step;
   },

@@ -3,6 +3,7 @@ import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
 import type { ConventionMapper } from './mapper.ts';
+import { indexedRequestedToolCalls, OPENLLMETRY_COMPLETION_LAYOUT } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { addToolSchema, structuredValue, type ToolSchemas } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -67,7 +68,10 @@ function legacyLlmStep(span: Span): Step {
   const kind: StepKind = requestType === 'embedding' || requestType === 'rerank' ? 'retrieval' : 'llm';
   const step = baseStep(span, 'openllmetry', kind);
   fill(step, 'result', textAttr(attributes, 'gen_ai.completion.0.content'));
-  if (kind === 'llm') fill(step, 'toolSchemas', legacyFunctionSchemas(span));
+  if (kind === 'llm') {
+    fill(step, 'toolSchemas', legacyFunctionSchemas(span));
+    fill(step, 'requestedToolCalls', indexedRequestedToolCalls(attributes, OPENLLMETRY_COMPLETION_LAYOUT));
+  }
   return step;
 }
 

@@ -29,6 +29,12 @@ export interface ToolArgs {
 /** A declared format of captured tool arguments. */
 export type ArgsFormat = 'json' | 'text';
 
+/** A tool call an LLM output asked for, by what identifies it (at least one of the two). */
+export interface RequestedToolCall {
+  id?: string;
+  name?: string;
+}
+
 /** Where a step's error was read from. */
 export type ErrorSource = 'status' | 'exception' | 'error.type' | 'result';
 
@@ -70,6 +76,8 @@ export interface Step {
    * OpenInference `llm.tools`; tool steps: `tool.parameters`), by tool name.
    */
   toolSchemas?: Record<string, unknown>;
+  /** llm steps: the tool calls the model's output asked for, in output order. */
+  requestedToolCalls?: RequestedToolCall[];
   startTimeUnixNano: bigint;
   endTimeUnixNano: bigint;
   /** Span status code (0 unset, 1 ok, 2 error). */

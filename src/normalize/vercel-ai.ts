@@ -3,6 +3,7 @@ import { firstAttr, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
 import type { ConventionMapper } from './mapper.ts';
+import { vercelRequestedToolCalls } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -60,7 +61,10 @@ export const vercelAiMapper: ConventionMapper = {
       fill(step, 'input', textAttr(attributes, kind === 'llm' ? 'ai.prompt.messages' : 'ai.prompt'));
       const output = firstAttr(attributes, ['ai.response.text', 'ai.response.object', 'ai.response.toolCalls']);
       if (output !== undefined) step.result = typeof output === 'string' ? output : JSON.stringify(output);
-      if (kind === 'llm') fill(step, 'toolSchemas', toolSchemasFromList(attributes['ai.prompt.tools']));
+      if (kind === 'llm') {
+        fill(step, 'toolSchemas', toolSchemasFromList(attributes['ai.prompt.tools']));
+        fill(step, 'requestedToolCalls', vercelRequestedToolCalls(attributes['ai.response.toolCalls']));
+      }
     }
     readGenaiFacts(span, step);
     return step;

@@ -34,6 +34,7 @@ const OPTIONAL_FACTS = [
   'agentName',
   'sessionId',
   'toolSchemas',
+  'requestedToolCalls',
   'service',
 ] as const satisfies readonly (keyof Step)[];
 

@@ -1,0 +1,126 @@
+import type { Step } from '../normalize/step.ts';
+
+/**
+ * What the instrumentation failed to record in a trajectory. A capture gap is a limitation of
+ * the capture, never a fault of the agent: no L0 candidate rests on one, and the claims of
+ * absence it could falsify are not made while it stands.
+ *
+ * - `tool-name-not-captured`: a tool step with no tool name (OpenInference JS `traceTool`
+ *   sets none).
+ * - `tool-call-not-captured`: a tool call an LLM output requested with no tool step after it
+ *   (the instrumentation does not trace that tool, or the span was lost). The llm step is the
+ *   span concerned.
+ * - `tool-args-not-captured`: a tool step with no arguments (GenAI without content capture).
+ * - `tool-result-not-captured`: a tool step that did not fail and has no result.
+ */
+export type CaptureGapReason =
+  | 'tool-name-not-captured'
+  | 'tool-call-not-captured'
+  | 'tool-args-not-captured'
+  | 'tool-result-not-captured';
+
+export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
+  'tool-name-not-captured',
+  'tool-call-not-captured',
+  'tool-args-not-captured',
+  'tool-result-not-captured',
+];
+
+/**
+ * The gaps that hide whether a tool call happened, so that every claim that some tool call did
+ * not happen (no gate before a send, no later success, no repetition) is unsupported. Missing
+ * arguments hide only whether two calls were equal (repetition); a missing result hides
+ * nothing that a claim rests on: a result can only show a failure, and an unseen failure
+ * makes a later attempt look successful, which silences "no later success" rather than
+ * supporting it.
+ */
+export const TOOL_CALLS_HIDDEN: ReadonlySet<CaptureGapReason> = new Set(['tool-name-not-captured', 'tool-call-not-captured']);
+
+export interface CaptureGap {
+  reason: CaptureGapReason;
+  /** The span ids concerned, in trajectory order. */
+  spanIds: string[];
+}
+
+const memo = new WeakMap<readonly Step[], CaptureGap[]>();
+
+/**
+ * The capture gaps of a trajectory's steps (in trajectory order), one entry per reason found,
+ * in the order of `CAPTURE_GAP_REASONS`. Pure; computed once per steps array and shared: treat
+ * the result as read-only.
+ *
+ * Requested tool calls are matched to later tool steps (started at or after the llm step
+ * started), each tool step at most once, llm steps and their calls taken in order: by tool
+ * call id when both the request and the tool step carry one, else by tool name (the first
+ * unmatched such step). A request that finds no tool step is a `tool-call-not-captured` gap.
+ */
+export function captureGaps(steps: readonly Step[]): CaptureGap[] {
+  const known = memo.get(steps);
+  if (known !== undefined) return known;
+  const found = new Map<CaptureGapReason, string[]>();
+  const add = (reason: CaptureGapReason, spanId: string) => {
+    const ids = found.get(reason);
+    if (ids === undefined) found.set(reason, [spanId]);
+    else if (ids[ids.length - 1] !== spanId) ids.push(spanId);
+  };
+  for (const step of steps) {
+    if (step.kind !== 'tool') continue;
+    if (step.toolName === undefined || step.toolName.trim() === '') add('tool-name-not-captured', step.id);
+    if (step.args === undefined) add('tool-args-not-captured', step.id);
+    if (step.result === undefined && step.error === undefined && step.statusCode !== 2) add('tool-result-not-captured', step.id);
+  }
+  for (const llm of unansweredRequests(steps)) add('tool-call-not-captured', llm.id);
+  const gaps: CaptureGap[] = [];
+  for (const reason of CAPTURE_GAP_REASONS) {
+    const spanIds = found.get(reason);
+    if (spanIds !== undefined) gaps.push({ reason, spanIds });
+  }
+  memo.set(steps, gaps);
+  return gaps;
+}
+
+/** Whether some gap hides whether a tool call happened (see `TOOL_CALLS_HIDDEN`). */
+export function toolCallsHidden(steps: readonly Step[]): boolean {
+  return captureGaps(steps).some((gap) => TOOL_CALLS_HIDDEN.has(gap.reason));
+}
+
+/**
+ * Each llm step with a requested tool call that no later tool step answers, once per unanswered
+ * request, in order. Also the matching `linkToolCalls` reads: see `matchRequestedToolCalls`.
+ */
+function unansweredRequests(steps: readonly Step[]): Step[] {
+  const unanswered: Step[] = [];
+  matchRequestedToolCalls(steps, (llm, _call, toolIndex) => {
+    if (toolIndex === undefined) unanswered.push(llm);
+  });
+  return unanswered;
+}
+
+/**
+ * Matches every requested tool call of the llm steps to a tool step (see `captureGaps` for the
+ * rule), calling `onCall` for each request with the index of its tool step, or `undefined`.
+ */
+export function matchRequestedToolCalls(
+  steps: readonly Step[],
+  onCall: (llm: Step, call: NonNullable<Step['requestedToolCalls']>[number], toolIndex: number | undefined) => void,
+): void {
+  let tools: number[] | undefined;
+  const matched = new Set<number>();
+  for (const llm of steps) {
+    if (llm.kind !== 'llm' || llm.requestedToolCalls === undefined) continue;
+    tools ??= steps.flatMap((s, i) => (s.kind === 'tool' ? [i] : []));
+    const eligible = tools.filter((i) => !matched.has(i) && steps[i]!.startTimeUnixNano >= llm.startTimeUnixNano);
+    for (const call of llm.requestedToolCalls) {
+      let found: number | undefined;
+      if (call.id !== undefined) found = eligible.find((i) => !matched.has(i) && steps[i]!.toolCallId === call.id);
+      if (found === undefined && call.name !== undefined) {
+        found = eligible.find((i) => {
+          const tool = steps[i]!;
+          return !matched.has(i) && tool.toolName === call.name && (call.id === undefined || tool.toolCallId === undefined);
+        });
+      }
+      if (found !== undefined) matched.add(found);
+      onCall(llm, call, found);
+    }
+  }
+}
