@@ -1,4 +1,4 @@
-import type { Step } from '../normalize/step.ts';
+import type { RequestedToolCall, Step } from '../normalize/step.ts';
 
 /**
  * What the instrumentation failed to record in a trajectory. A capture gap is a limitation of
@@ -84,10 +84,7 @@ export function toolCallsHidden(steps: readonly Step[]): boolean {
   return captureGaps(steps).some((gap) => TOOL_CALLS_HIDDEN.has(gap.reason));
 }
 
-/**
- * Each llm step with a requested tool call that no later tool step answers, once per unanswered
- * request, in order. Also the matching `linkToolCalls` reads: see `matchRequestedToolCalls`.
- */
+/** Each llm step with a requested tool call that no later tool step answers, once per unanswered request, in order. */
 function unansweredRequests(steps: readonly Step[]): Step[] {
   const unanswered: Step[] = [];
   matchRequestedToolCalls(steps, (llm, _call, toolIndex) => {
@@ -102,25 +99,76 @@ function unansweredRequests(steps: readonly Step[]): Step[] {
  */
 export function matchRequestedToolCalls(
   steps: readonly Step[],
-  onCall: (llm: Step, call: NonNullable<Step['requestedToolCalls']>[number], toolIndex: number | undefined) => void,
+  onCall: (llm: Step, call: RequestedToolCall, toolIndex: number | undefined) => void,
 ): void {
-  let tools: number[] | undefined;
+  let byId: CandidateQueues | undefined;
+  let byName: CandidateQueues | undefined;
   const matched = new Set<number>();
   for (const llm of steps) {
     if (llm.kind !== 'llm' || llm.requestedToolCalls === undefined) continue;
-    tools ??= steps.flatMap((s, i) => (s.kind === 'tool' ? [i] : []));
-    const eligible = tools.filter((i) => !matched.has(i) && steps[i]!.startTimeUnixNano >= llm.startTimeUnixNano);
+    if (byId === undefined || byName === undefined) {
+      byId = new CandidateQueues();
+      byName = new CandidateQueues();
+      steps.forEach((s, i) => {
+        if (s.kind !== 'tool') return;
+        if (s.toolCallId !== undefined) byId!.add(s.toolCallId, i);
+        if (s.toolName !== undefined) byName!.add(s.toolName, i);
+      });
+    }
+    // Steps are in start order, so a tool step that started before this llm step is too early
+    // for every later one as well.
+    const usable = (i: number) => !matched.has(i) && steps[i]!.startTimeUnixNano >= llm.startTimeUnixNano;
     for (const call of llm.requestedToolCalls) {
-      let found: number | undefined;
-      if (call.id !== undefined) found = eligible.find((i) => !matched.has(i) && steps[i]!.toolCallId === call.id);
+      let found = call.id === undefined ? undefined : byId.first(call.id, usable, () => true);
       if (found === undefined && call.name !== undefined) {
-        found = eligible.find((i) => {
-          const tool = steps[i]!;
-          return !matched.has(i) && tool.toolName === call.name && (call.id === undefined || tool.toolCallId === undefined);
-        });
+        found = byName.first(call.name, usable, (i) => call.id === undefined || steps[i]!.toolCallId === undefined);
       }
       if (found !== undefined) matched.add(found);
       onCall(llm, call, found);
     }
   }
 }
+
+/**
+ * Tool step indexes by key (call id or tool name), in trajectory order. Entries no longer
+ * usable (matched, or started before the current llm step) are dropped from the front, so
+ * matching a whole trajectory stays close to linear.
+ */
+class CandidateQueues {
+  readonly #queues = new Map<string, { items: number[]; head: number }>();
+
+  add(key: string, index: number): void {
+    const queue = this.#queues.get(key);
+    if (queue === undefined) this.#queues.set(key, { items: [index], head: 0 });
+    else queue.items.push(index);
+  }
+
+  /** The first usable index under `key` that `accepts`; unusable ones at the front are dropped. */
+  first(key: string, usable: (i: number) => boolean, accepts: (i: number) => boolean): number | undefined {
+    const queue = this.#queues.get(key);
+    if (queue === undefined) return undefined;
+    while (queue.head < queue.items.length && !usable(queue.items[queue.head]!)) queue.head++;
+    for (let k = queue.head; k < queue.items.length; k++) {
+      const i = queue.items[k]!;
+      if (usable(i) && accepts(i)) return i;
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Tool call ids the capture implies but the tool span does not carry: span id of a tool step
+ * with no `toolCallId` → the id of the requested call it answers (matched as in `captureGaps`).
+ * OpenInference and OpenLLMetry tool spans often carry no call id while the LLM output that
+ * asked for the call does. A derived fact, written as such on the trajectory line.
+ */
+export function derivedToolCallIds(steps: readonly Step[]): Map<string, string> {
+  const derived = new Map<string, string>();
+  matchRequestedToolCalls(steps, (_llm, call, toolIndex) => {
+    if (toolIndex === undefined || call.id === undefined) return;
+    const tool = steps[toolIndex]!;
+    if (tool.toolCallId === undefined) derived.set(tool.id, call.id);
+  });
+  return derived;
+}
+

@@ -1,5 +1,5 @@
 import type { Step } from '../normalize/step.ts';
-import { captureGaps } from './capture-gaps.ts';
+import { captureGaps, derivedToolCallIds } from './capture-gaps.ts';
 import type { Trajectory } from './trajectory.ts';
 
 export interface TrajectoryJsonOptions {
@@ -27,7 +27,7 @@ export function trajectoryToJson(t: Trajectory, options: TrajectoryJsonOptions =
     ...(t.conflicts.length > 0 ? { conflicts: t.conflicts } : {}),
     ...(t.sessionConflicts !== undefined && t.sessionConflicts.length > 0 ? { sessionConflicts: t.sessionConflicts } : {}),
     ...gapsField(t),
-    steps: t.steps.map((s) => stepToJson(s, options)),
+    steps: stepsToJson(t.steps, options),
   };
 }
 
@@ -37,14 +37,29 @@ function gapsField(t: Trajectory): Record<string, unknown> {
   return gaps.length === 0 ? {} : { captureGaps: gaps };
 }
 
-export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }): Record<string, unknown> {
+/**
+ * The steps, each with the tool call id its capture implies when its span carries none
+ * (`derivedToolCallIds`), marked `toolCallIdDerived: true` so it is never mistaken for a
+ * captured one.
+ */
+function stepsToJson(steps: readonly Step[], options: TrajectoryJsonOptions): Record<string, unknown>[] {
+  const derived = derivedToolCallIds(steps);
+  return steps.map((s) => stepToJson(s, options, derived.get(s.id)));
+}
+
+export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }, derivedCallId?: string): Record<string, unknown> {
   const out: Record<string, unknown> = { id: s.id, traceId: s.traceId };
   if (s.parentId !== undefined) out.parentId = s.parentId;
   out.kind = s.kind;
   out.name = s.name;
   out.convention = s.convention;
   if (s.toolName !== undefined) out.toolName = s.toolName;
-  if (s.toolCallId !== undefined) out.toolCallId = s.toolCallId;
+  if (s.toolCallId !== undefined) {
+    out.toolCallId = s.toolCallId;
+  } else if (derivedCallId !== undefined) {
+    out.toolCallId = derivedCallId;
+    out.toolCallIdDerived = true;
+  }
   if (s.args !== undefined) {
     // `declared` is an input to the checks, not part of the line's documented shape.
     out.args = s.args.parsed === undefined ? { raw: s.args.raw, digest: s.args.digest } : { raw: s.args.raw, parsed: s.args.parsed, digest: s.args.digest };

@@ -3,7 +3,7 @@
  * records when an LLM output asks for tool calls, and what it leaves out of a tool span.
  */
 import { describe, expect, it } from 'vitest';
-import { captureGaps, toolCallsHidden } from '../../src/assemble/capture-gaps.ts';
+import { captureGaps, derivedToolCallIds, toolCallsHidden } from '../../src/assemble/capture-gaps.ts';
 import { trajectoryToJson } from '../../src/assemble/trajectory-json.ts';
 import type { Attributes } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
@@ -126,3 +126,35 @@ describe('what a tool span leaves out', () => {
     expect('captureGaps' in trajectoryToJson(makeTrajectory([genaiTool(1, 'get_weather')]))).toBe(false);
   });
 });
+
+describe('tool call ids the capture implies', () => {
+  it('fills a tool step lacking a call id from the request it answers, marked derived on the trajectory line', () => {
+    const llm = read(1, {
+      'openinference.span.kind': 'LLM',
+      'llm.output_messages.0.message.role': 'assistant',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.id': 'call_paris_1',
+      'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
+      'llm.output_messages.0.message.tool_calls.1.tool_call.id': 'call_rome_1',
+      'llm.output_messages.0.message.tool_calls.1.tool_call.function.name': 'get_weather',
+    });
+    const tool = (at: number) => read(at, { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': 'Paris', 'output.value': 'sunny' });
+    const first = tool(2);
+    const second = tool(3);
+    expect(derivedToolCallIds([llm, first, second])).toEqual(new Map([[first.id, 'call_paris_1'], [second.id, 'call_rome_1']]));
+    const lines = trajectoryToJson(makeTrajectory([llm, first, second]))['steps'] as Record<string, unknown>[];
+    expect(lines[1]).toMatchObject({ toolName: 'get_weather', toolCallId: 'call_paris_1', toolCallIdDerived: true });
+    expect('toolCallId' in lines[0]!).toBe(false);
+    // the step itself is not changed: the derived id is a reading of the capture
+    expect('toolCallId' in first).toBe(false);
+  });
+
+  it('never replaces a captured call id', () => {
+    const chat = read(1, { 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"get_weather"}]}]' });
+    const tool = genaiTool(2, 'get_weather', 'call_1');
+    expect(derivedToolCallIds([chat, tool]).size).toBe(0);
+    const lines = trajectoryToJson(makeTrajectory([chat, tool]))['steps'] as Record<string, unknown>[];
+    expect(lines[1]).toMatchObject({ toolCallId: 'call_1' });
+    expect('toolCallIdDerived' in lines[1]!).toBe(false);
+  });
+});
+
