@@ -9,6 +9,7 @@ import { toToolArgs } from './tool-args.ts';
 
 /**
  * `openinference.span.kind` (upper-cased: some emitters write lower case) → step kind.
+ * An LLM span that shows no model request is `other` too (see `madeModelRequest`).
  * CHAIN is `other` for every framework, smolagents included: LangChain marks any runnable a
  * CHAIN, and smolagents' "Step N" CHAIN spans are iterations inside an AGENT span, so calling
  * them `agent` would count one agent run many times. Their errors (e.g. failed code
@@ -42,7 +43,9 @@ export const openinferenceMapper: ConventionMapper = {
   toStep(span: Span): Step {
     const attributes = span.attributes;
     const spanKind = (idAttr(attributes, 'openinference.span.kind') ?? '').toUpperCase();
-    const kind = Object.hasOwn(KIND_BY_SPAN_KIND, spanKind) ? (KIND_BY_SPAN_KIND[spanKind] as StepKind) : 'other';
+    const declared = Object.hasOwn(KIND_BY_SPAN_KIND, spanKind) ? (KIND_BY_SPAN_KIND[spanKind] as StepKind) : 'other';
+    const preparing = declared === 'llm' && !madeModelRequest(attributes);
+    const kind = preparing ? 'other' : declared;
     const step = baseStep(span, 'openinference', kind);
 
     const toolName = idAttr(attributes, 'tool.name');
@@ -61,11 +64,12 @@ export const openinferenceMapper: ConventionMapper = {
         if (schema !== undefined) step.toolSchemas = addToolSchema(undefined, toolName, schema);
       }
     } else {
-      fill(step, 'input', textAttr(attributes, 'input.value'));
-      if (kind === 'llm') {
-        fill(step, 'toolSchemas', toolSchemasFromIndexed(attributes, 'llm.tools', '.tool.json_schema'));
-        fill(step, 'requestedToolCalls', indexedRequestedToolCalls(attributes, OPENINFERENCE_OUTPUT_LAYOUT));
-      }
+      // A span declared LLM that made no request is preparing the model's prompt: like a
+      // prompt, its input is model-bound content, not a step's input (never a carrier).
+      if (!preparing) fill(step, 'input', textAttr(attributes, 'input.value'));
+      // Tool definitions are declarations whether or not this span sent them.
+      if (declared === 'llm') fill(step, 'toolSchemas', toolSchemasFromIndexed(attributes, 'llm.tools', '.tool.json_schema'));
+      if (kind === 'llm') fill(step, 'requestedToolCalls', indexedRequestedToolCalls(attributes, OPENINFERENCE_OUTPUT_LAYOUT));
     }
     return step;
   },
@@ -76,3 +80,28 @@ function declaredFormat(attributes: Span['attributes']): ArgsFormat {
   const mime = idAttr(attributes, 'input.mime_type')?.split(';')[0]?.trim().toLowerCase();
   return mime !== undefined && (mime === 'application/json' || mime.endsWith('+json')) ? 'json' : 'text';
 }
+
+/**
+ * Attribute prefixes that only a model request writes: the messages sent or received, the
+ * prompts, the token counts, the finish reason.
+ */
+const REQUEST_EVIDENCE = ['llm.input_messages.', 'llm.output_messages.', 'llm.prompts', 'llm.token_count.', 'llm.finish_reason'];
+
+/**
+ * Whether an LLM span made a model request. OpenInference's LlamaIndex instrumentation marks
+ * every instrumented method of an LLM object an LLM span (its span kind follows the instance),
+ * so `OpenAI._prepare_chat_with_tools`, which only assembles the arguments, is an LLM span
+ * beside the `OpenAI.astream_chat` that sends them: both carry the model name, invocation
+ * parameters, `input.value` and `output.value`, but only the request carries messages,
+ * prompts, token counts or a finish reason (they come from LlamaIndex's chat and completion
+ * events, sent by the method that calls the model). A span with none of them made no request
+ * and is not an llm step; should an instrumentation hide both messages and token counts, its
+ * requests are read as `other` too, which claims nothing.
+ */
+function madeModelRequest(attributes: Span['attributes']): boolean {
+  for (const key in attributes) {
+    for (const prefix of REQUEST_EVIDENCE) if (key.startsWith(prefix)) return true;
+  }
+  return false;
+}
+

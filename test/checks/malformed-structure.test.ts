@@ -89,7 +89,7 @@ describe('malformed-structure on what real instrumentations record', () => {
       spanId: '0000000000000001',
       startTimeUnixNano: 1n,
       endTimeUnixNano: 2n,
-      attributes: { 'openinference.span.kind': 'LLM', 'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weather } }) },
+      attributes: { 'openinference.span.kind': 'LLM', 'llm.token_count.total': 10, 'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weather } }) },
     }),
   );
   const toolSpan = (attributes: Record<string, string>) =>

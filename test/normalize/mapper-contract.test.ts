@@ -207,6 +207,7 @@ const CASES: Record<string, ContractCase[]> = {
           'session.id': 'sess-9',
           'input.value': '{"messages": []}',
           'output.value': '{"role": "assistant", "content": "hi"}',
+          'llm.token_count.total': 42,
           'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }),
           'llm.tools.1.tool.json_schema': '{"type": "function", "function": {"name": "final_answer", "parameters": {"type": "object"}}}',
         },
@@ -220,6 +221,45 @@ const CASES: Record<string, ContractCase[]> = {
         toolSchemas: { get_weather: weatherSchema, final_answer: { type: 'object' } },
       },
       absent: ['toolName', 'args', 'error'],
+    },
+    {
+      title: 'LlamaIndex LLM span that made no request (OpenAI._prepare_chat_with_tools): other, tool definitions still read',
+      span: makeSpan({
+        name: 'OpenAI._prepare_chat_with_tools',
+        attributes: {
+          'openinference.span.kind': 'LLM',
+          'llm.model_name': 'gpt-4o-mini',
+          'llm.provider': 'openai',
+          'llm.invocation_parameters': '{"context_window":128000,"is_chat_model":true}',
+          'input.value': '{"tools": ["<FunctionTool object>"], "user_msg": "weather?"}',
+          'input.mime_type': 'application/json',
+          'output.value': '{"messages": ["ChatMessage(role=user)"], "tools": []}',
+          'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }),
+        },
+      }),
+      expected: { kind: 'other', model: 'gpt-4o-mini', toolSchemas: { get_weather: weatherSchema } },
+      // its input is the model's prompt being prepared: not read as a step input
+      absent: ['toolName', 'args', 'error', 'requestedToolCalls', 'input'],
+    },
+    {
+      title: 'LlamaIndex request span (OpenAI.astream_chat): llm, with its requested tool call',
+      span: makeSpan({
+        name: 'OpenAI.astream_chat',
+        attributes: {
+          'openinference.span.kind': 'LLM',
+          'llm.model_name': 'gpt-4o-mini',
+          'llm.input_messages.0.message.role': 'user',
+          'llm.input_messages.0.message.content': 'weather?',
+          'llm.output_messages.0.message.role': 'assistant',
+          'llm.output_messages.0.message.tool_calls.0.tool_call.id': 'call_paris_1',
+          'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
+          'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments': '{"city":"Paris"}',
+          'llm.finish_reason': 'tool_calls',
+          'output.value': 'assistant: ',
+        },
+      }),
+      expected: { kind: 'llm', model: 'gpt-4o-mini', requestedToolCalls: [{ id: 'call_paris_1', name: 'get_weather' }], result: 'assistant: ' },
+      absent: ['toolName', 'args', 'error', 'toolSchemas'],
     },
     {
       title: 'AGENT with agent.name and input',
