@@ -26,23 +26,35 @@ export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
   'tool-result-not-captured',
 ];
 
-/**
- * The gaps that hide whether a tool call happened, so that every claim that some tool call did
- * not happen (no gate before a send, no later success, no repetition) is unsupported. Missing
- * arguments hide only whether two calls were equal (repetition); a missing result hides
- * nothing that a claim rests on: a result can only show a failure, and an unseen failure
- * makes a later attempt look successful, which silences "no later success" rather than
- * supporting it.
- */
-export const TOOL_CALLS_HIDDEN: ReadonlySet<CaptureGapReason> = new Set(['tool-name-not-captured', 'tool-call-not-captured']);
-
 export interface CaptureGap {
   reason: CaptureGapReason;
   /** The span ids concerned, in trajectory order. */
   spanIds: string[];
+  /** `tool-call-not-captured`: the tool names the unanswered requests named, in order, once each. */
+  toolNames?: string[];
 }
 
-const memo = new WeakMap<readonly Step[], CaptureGap[]>();
+/**
+ * The tool calls a trajectory's capture may be missing: those of nameless tool steps and of
+ * requests without a name (`unnamed`: any tool), and those requested by name with no tool
+ * step (`names`). A claim that some call did not happen is unsupported exactly when a hidden
+ * call could be that call: any call when one is unnamed, else a call of one of `names`.
+ * Missing arguments hide only whether two calls were equal (repetition); a missing result
+ * hides nothing a claim rests on: a result can only show a failure, and an unseen failure
+ * makes a later attempt look successful, which silences "no later success" rather than
+ * supporting it.
+ */
+export interface HiddenToolCalls {
+  unnamed: boolean;
+  names: ReadonlySet<string>;
+}
+
+interface Reading {
+  gaps: CaptureGap[];
+  hidden: HiddenToolCalls;
+}
+
+const memo = new WeakMap<readonly Step[], Reading>();
 
 /**
  * The capture gaps of a trajectory's steps (in trajectory order), one entry per reason found,
@@ -55,6 +67,15 @@ const memo = new WeakMap<readonly Step[], CaptureGap[]>();
  * unmatched such step). A request that finds no tool step is a `tool-call-not-captured` gap.
  */
 export function captureGaps(steps: readonly Step[]): CaptureGap[] {
+  return read(steps).gaps;
+}
+
+/** The tool calls the capture may be missing (see `HiddenToolCalls`). */
+export function hiddenToolCalls(steps: readonly Step[]): HiddenToolCalls {
+  return read(steps).hidden;
+}
+
+function read(steps: readonly Step[]): Reading {
   const known = memo.get(steps);
   if (known !== undefined) return known;
   const found = new Map<CaptureGapReason, string[]>();
@@ -63,34 +84,34 @@ export function captureGaps(steps: readonly Step[]): CaptureGap[] {
     if (ids === undefined) found.set(reason, [spanId]);
     else if (ids[ids.length - 1] !== spanId) ids.push(spanId);
   };
+  let unnamed = false;
   for (const step of steps) {
     if (step.kind !== 'tool') continue;
-    if (step.toolName === undefined || step.toolName.trim() === '') add('tool-name-not-captured', step.id);
+    if (step.toolName === undefined || step.toolName.trim() === '') {
+      add('tool-name-not-captured', step.id);
+      unnamed = true;
+    }
     if (step.args === undefined) add('tool-args-not-captured', step.id);
     if (step.result === undefined && step.error === undefined && step.statusCode !== 2) add('tool-result-not-captured', step.id);
   }
-  for (const llm of unansweredRequests(steps)) add('tool-call-not-captured', llm.id);
+  const names = new Set<string>();
+  matchRequestedToolCalls(steps, (llm, call, toolIndex) => {
+    if (toolIndex !== undefined) return;
+    add('tool-call-not-captured', llm.id);
+    if (call.name === undefined) unnamed = true;
+    else names.add(call.name);
+  });
   const gaps: CaptureGap[] = [];
   for (const reason of CAPTURE_GAP_REASONS) {
     const spanIds = found.get(reason);
-    if (spanIds !== undefined) gaps.push({ reason, spanIds });
+    if (spanIds === undefined) continue;
+    const gap: CaptureGap = { reason, spanIds };
+    if (reason === 'tool-call-not-captured' && names.size > 0) gap.toolNames = [...names];
+    gaps.push(gap);
   }
-  memo.set(steps, gaps);
-  return gaps;
-}
-
-/** Whether some gap hides whether a tool call happened (see `TOOL_CALLS_HIDDEN`). */
-export function toolCallsHidden(steps: readonly Step[]): boolean {
-  return captureGaps(steps).some((gap) => TOOL_CALLS_HIDDEN.has(gap.reason));
-}
-
-/** Each llm step with a requested tool call that no later tool step answers, once per unanswered request, in order. */
-function unansweredRequests(steps: readonly Step[]): Step[] {
-  const unanswered: Step[] = [];
-  matchRequestedToolCalls(steps, (llm, _call, toolIndex) => {
-    if (toolIndex === undefined) unanswered.push(llm);
-  });
-  return unanswered;
+  const reading: Reading = { gaps, hidden: { unnamed, names } };
+  memo.set(steps, reading);
+  return reading;
 }
 
 /**

@@ -1,9 +1,8 @@
-import { toolCallsHidden } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { ref } from './hit-text.ts';
-import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
+import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
 /**
  * `out-of-order-gate`: a gate that ran after the outbound action it should have guarded. The
@@ -12,10 +11,11 @@ import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
  * the gate, with the action as second evidence.
  *
  * The "no gate before the action" half is an absence claim: complete captures only, with no
- * capture gap that hides whether a tool call happened (`toolCallsHidden`).
+ * gate or outbound call that the capture may be missing (`roleMayBeHidden`): an unseen gate
+ * may have guarded the action, an unseen action may be the one the gate followed.
  */
 export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
-  if (!t.complete || toolCallsHidden(t.steps)) return [];
+  if (!t.complete || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
   const roles = toolRoles(t, cfg);
   if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
   const guarded = guardedBefore(t, roles);

@@ -3,7 +3,7 @@
  * records when an LLM output asks for tool calls, and what it leaves out of a tool span.
  */
 import { describe, expect, it } from 'vitest';
-import { captureGaps, derivedToolCallIds, toolCallsHidden } from '../../src/assemble/capture-gaps.ts';
+import { captureGaps, derivedToolCallIds, hiddenToolCalls } from '../../src/assemble/capture-gaps.ts';
 import { trajectoryToJson } from '../../src/assemble/trajectory-json.ts';
 import type { Attributes } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
@@ -48,8 +48,8 @@ describe('requested tool calls, as each convention records them', () => {
     ]);
     // the second call's tool span is not there; a tool span with another id does not answer it
     const steps = [chat, genaiTool(2, 'get_weather', 'call_paris_1'), genaiTool(3, 'lookup_order', 'call_other')];
-    expect(captureGaps(steps)).toEqual([{ reason: 'tool-call-not-captured', spanIds: [chat.id] }]);
-    expect(toolCallsHidden(steps)).toBe(true);
+    expect(captureGaps(steps)).toEqual([{ reason: 'tool-call-not-captured', spanIds: [chat.id], toolNames: ['lookup_order'] }]);
+    expect(hiddenToolCalls(steps)).toEqual({ unnamed: false, names: new Set(['lookup_order']) });
     expect(captureGaps([chat, genaiTool(2, 'get_weather', 'call_paris_1'), genaiTool(3, 'lookup_order', 'call_order_1')])).toEqual([]);
   });
 
@@ -67,7 +67,7 @@ describe('requested tool calls, as each convention records them', () => {
     expect(captureGaps([llm, tool(2), tool(3)])).toEqual([]);
     // a tool span that started before the llm step does not answer it
     const early = tool(0);
-    expect(captureGaps([early, llm, tool(2)])).toEqual([{ reason: 'tool-call-not-captured', spanIds: [llm.id] }]);
+    expect(captureGaps([early, llm, tool(2)])).toEqual([{ reason: 'tool-call-not-captured', spanIds: [llm.id], toolNames: ['get_weather'] }]);
   });
 
   it('OpenLLMetry completions: gen_ai.completion.{i}.tool_calls.{k}', () => {
@@ -82,7 +82,7 @@ describe('requested tool calls, as each convention records them', () => {
     expect(llm.requestedToolCalls).toEqual([{ id: 'call_1', name: 'get_weather' }]);
     const tool = read(2, { 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather', 'traceloop.entity.input': '{"args": [], "kwargs": {"city": "Paris"}}', 'traceloop.entity.output': '"sunny"' });
     expect(captureGaps([llm, tool])).toEqual([]);
-    expect(captureGaps([llm])).toEqual([{ reason: 'tool-call-not-captured', spanIds: [llm.id] }]);
+    expect(captureGaps([llm])).toEqual([{ reason: 'tool-call-not-captured', spanIds: [llm.id], toolNames: ['get_weather'] }]);
   });
 
   it('AI SDK ai.response.toolCalls', () => {
@@ -113,8 +113,8 @@ describe('what a tool span leaves out', () => {
       { reason: 'tool-args-not-captured', spanIds: [noContent.id] },
       { reason: 'tool-result-not-captured', spanIds: [noContent.id] },
     ]);
-    expect(toolCallsHidden(steps)).toBe(true);
-    expect(toolCallsHidden([noContent, failed])).toBe(false);
+    expect(hiddenToolCalls(steps)).toEqual({ unnamed: true, names: new Set() });
+    expect(hiddenToolCalls([noContent, failed])).toEqual({ unnamed: false, names: new Set() });
   });
 
   it('is written on the trajectory line, and absent when there is none', () => {

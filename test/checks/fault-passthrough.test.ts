@@ -81,6 +81,9 @@ describe('fault-passthrough: success reported over an unretried failure', () => 
     // so may a tool call the model requested that has no tool span
     const requested = step('llm', { at: 2, requestedToolCalls: [{ id: 'call_9', name: 'page_down' }] });
     expect(faultPassthrough(trajectory([...steps, requested]), cfg)).toEqual([]);
+    // but a requested call of another tool cannot be page_down's retry
+    const other = step('llm', { at: 2, requestedToolCalls: [{ id: 'call_9', name: 'final_answer' }] });
+    expect(faultPassthrough(trajectory([...steps, other]), cfg)).toHaveLength(1);
     // a later step whose arguments were not captured hides no call: the claim stands
     expect(faultPassthrough(trajectory([...steps, tool('web_search', { at: 3, result: 'ok' })]), cfg)).toHaveLength(1);
   });

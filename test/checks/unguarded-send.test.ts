@@ -71,8 +71,9 @@ describe('tool class precedence', () => {
     expect(unguardedSend(trajectory([nameless, send]), cfg)).toEqual([]);
     const asked = step('llm', { at: 0, end: 1, requestedToolCalls: [{ name: 'request_approval' }, { name: 'send_email' }] });
     expect(unguardedSend(trajectory([asked, send]), cfg)).toEqual([]);
-    // answered requests and tool steps without arguments or results hide no call
-    const answered = step('llm', { at: 0, end: 1, requestedToolCalls: [{ name: 'send_email' }] });
+    // answered requests, unanswered ones that cannot be a gate by their name, and tool steps
+    // without arguments or results hide no gate
+    const answered = step('llm', { at: 0, end: 1, requestedToolCalls: [{ name: 'send_email' }, { id: 'call_f', name: 'final_answer' }] });
     expect(unguardedSend(trajectory([answered, send]), cfg).map((h) => h.anchor)).toEqual([send.id]);
   });
 });
