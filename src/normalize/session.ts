@@ -11,9 +11,10 @@ import { firstIdAttr } from './attributes.ts';
  * `SpanAttributes.SESSION_ID`, also written by Strands and Langfuse's OTel SDKs; OpenInference's
  * LangChain instrumentation writes it from the run metadata's `session_id`, `conversation_id`
  * or `thread_id`, so a LangGraph checkpointer's `configurable.thread_id`, which LangGraph copies
- * into the metadata, arrives here), then vendor keys, then free-form metadata conventions
- * (AI SDK `telemetry.metadata`, Traceloop association properties, where LangGraph's
- * `thread_id` lands under OpenLLMetry). A span naming different ids under two keys is keyed by
+ * into the metadata, arrives here), then vendor keys (Google ADK, Langfuse, Microsoft's agent
+ * hosting, which writes `microsoft.session.id` beside a different `gen_ai.conversation.id`),
+ * then free-form metadata conventions (AI SDK `telemetry.metadata`, Traceloop association
+ * properties, where LangGraph's `thread_id` lands under OpenLLMetry). A span naming different ids under two keys is keyed by
  * the first: the keys can name nested scopes (a conversation inside a user session), so that
  * is not a conflict; two spans of one trace naming different ids is (see the assembler).
  */
@@ -22,6 +23,7 @@ export const SESSION_ID_KEYS: readonly string[] = [
   'session.id',
   'gcp.vertex.agent.session_id',
   'langfuse.session.id',
+  'microsoft.session.id',
   'ai.telemetry.metadata.sessionId',
   'ai.telemetry.metadata.session_id',
   'ai.telemetry.metadata.conversationId',
