@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { Assembler } from '../../src/assemble/assembler.ts';
 import { type AssemblerLimits, AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
+import { trajectoryToJson } from '../../src/assemble/trajectory-json.ts';
 import { makeStep } from '../helpers/steps.ts';
 
 function setup(overrides: Partial<AssemblerLimits> = {}) {
@@ -130,6 +131,7 @@ describe('Assembler keys', () => {
       incompleteReasons: ['session-conflict'],
       sessionConflicts: [{ traceId: T1, spanId: 'd', sessionIds: ['sess-y', 'sess-z'] }],
     });
+    expect(trajectoryToJson(closed[0]!)['sessionConflicts']).toEqual([{ traceId: T1, spanId: 'd', sessionIds: ['sess-y', 'sess-z'] }]);
     expect(assembler.stats().bufferedBytes).toBe(0);
   });
 
