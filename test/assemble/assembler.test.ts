@@ -4,7 +4,9 @@ import { Assembler } from '../../src/assemble/assembler.ts';
 import { type AssemblerLimits, AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { trajectoryToJson } from '../../src/assemble/trajectory-json.ts';
+import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import { makeStep } from '../helpers/steps.ts';
+import { makeSpan } from '../normalize/make-span.ts';
 
 function setup(overrides: Partial<AssemblerLimits> = {}) {
   const closed: Trajectory[] = [];
@@ -133,6 +135,17 @@ describe('Assembler keys', () => {
     });
     expect(trajectoryToJson(closed[0]!)['sessionConflicts']).toEqual([{ traceId: T1, spanId: 'd', sessionIds: ['sess-y', 'sess-z'] }]);
     expect(assembler.stats().bufferedBytes).toBe(0);
+  });
+
+  it('joins the turns of a Strands agent (GenAI spans with session.id only) into one session', () => {
+    const { closed, assembler } = setup();
+    const turn = (traceId: string, root: string) => [
+      makeSpan({ traceId, spanId: root, parentSpanId: undefined, name: 'invoke_agent Strands Agents', attributes: { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'strands-1' } }),
+      makeSpan({ traceId, spanId: `${root.slice(0, 15)}1`, parentSpanId: root, name: 'execute_tool get_weather', attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'session.id': 'strands-1' } }),
+    ];
+    for (const span of [...turn(T1, 'aaaaaaaaaaaaaaa0'), ...turn(T2, 'bbbbbbbbbbbbbbb0')]) assembler.add(normalizeSpan(span), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed.map((t) => [t.key, t.traceIds, t.steps.length, t.complete])).toEqual([['strands-1', [T1, T2], 4, true]]);
   });
 
   it('keys by trace id when no session id is present', () => {
