@@ -16,6 +16,8 @@ import { parseJsonText } from './json-text.ts';
  */
 export function genaiRequestedToolCalls(messages: AttrValue | undefined): RequestedToolCall[] | undefined {
   if (messages === undefined || messages === null) return undefined;
+  // Most outputs ask for no tool: a text without the part type is not parsed at all.
+  if (typeof messages === 'string' && !messages.includes('tool_call')) return undefined;
   const list = typeof messages === 'string' ? parseJsonText(messages)?.value : messages;
   if (!Array.isArray(list)) return undefined;
   let calls: RequestedToolCall[] | undefined;
