@@ -33,6 +33,7 @@ export function operations(): Dashboard {
           stat('Buffered bytes', 'Encoded bytes of spans in open trajectories (the assembler bound applies to this).', [{ expr: 'sum(trajwatch_buffered_bytes)' }], 'bytes', 6),
           timeseries('Trajectories closed', 'Closed trajectories, by completeness and by what closed them.', [{ expr: `sum by (completeness, closed_by) (rate(trajwatch_trajectories_closed_total${RATE}))`, legend: '{{completeness}} ({{closed_by}})' }], 'ops'),
           timeseries('Incomplete reasons', 'Reasons named by incomplete trajectories.', [{ expr: `sum by (reason) (rate(trajwatch_trajectory_incomplete_reasons_total${RATE}))`, legend: '{{reason}}' }], 'ops'),
+          timeseries('Capture gaps', 'What the instrumentation did not record (tool names, requested calls, arguments, results), by reason: never an agent fault; silences the absence claims it could falsify.', [{ expr: `sum by (reason) (rate(trajwatch_trajectory_capture_gaps_total${RATE}))`, legend: '{{reason}}' }], 'ops'),
           timeseries('Held bytes', 'Bytes held in open trajectories and kept for late spans.', [
             { expr: 'sum(trajwatch_buffered_bytes)', legend: 'buffered (open)' },
             { expr: 'sum(trajwatch_retained_bytes)', legend: 'retained (closed, for late spans)' },

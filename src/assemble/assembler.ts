@@ -1,9 +1,9 @@
 import { sha256Hex } from '../normalize/canonical-json.ts';
-import { sortSmall } from '../normalize/sort-small.ts';
+import { compareCodeUnits, sortSmall } from '../normalize/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
 import type { AssemblerLimits } from './limits.ts';
-import type { CaptureConflict, IncompleteReason, Trajectory } from './trajectory.ts';
+import type { CaptureConflict, IncompleteReason, SessionConflict, Trajectory } from './trajectory.ts';
 
 /** Why the assembler cannot take more work right now (answered 503 + Retry-After upstream). */
 export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes';
@@ -47,6 +47,7 @@ interface OpenBuffer {
   steps: Map<string, Step>;
   traceIds: Set<string>;
   conflicts: CaptureConflict[];
+  sessionConflicts: SessionConflict[];
   reasons: Set<IncompleteReason>;
   refusedSpans: number;
   bytes: number;
@@ -259,6 +260,9 @@ export class Assembler {
       return buffer;
     }
     const byTrace = this.#traceKey.get(step.traceId);
+    if (step.sessionId !== undefined && byTrace !== undefined && byTrace !== step.traceId && byTrace !== step.sessionId) {
+      return this.#sessionConflict(step, byTrace, activityMs);
+    }
     // A trace keyed by its own id so far joins its session once a span names one.
     const joinsSession = step.sessionId !== undefined && (byTrace === undefined || byTrace === step.traceId);
     const key = joinsSession ? step.sessionId! : (byTrace ?? step.traceId);
@@ -266,6 +270,51 @@ export class Assembler {
     const buffer = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
     if (joinsSession && byTrace === step.traceId) this.#mergeTraceInto(step.traceId, buffer);
     return buffer;
+  }
+
+  /**
+   * A span of a trace that joined session `joined` names another session. The trace goes to
+   * the smaller id (code-unit order), so the outcome does not depend on which span came first
+   * while both are open; its spans already buffered under the other id move with it. The
+   * trajectory it joins records the conflict and is incomplete: which run the trace belongs
+   * to is unknown, so no absence is claimed from it.
+   */
+  #sessionConflict(step: Step, joined: string, activityMs: number): OpenBuffer {
+    const named = step.sessionId!;
+    const key = compareCodeUnits(named, joined) < 0 ? named : joined;
+    const target = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
+    if (key !== joined) this.#moveTrace(step.traceId, joined, target);
+    this.#traceKey.set(step.traceId, key);
+    const sessionIds: [string, string] = key === named ? [named, joined] : [joined, named];
+    target.sessionConflicts.push({ traceId: step.traceId, spanId: step.id, sessionIds });
+    target.reasons.add('session-conflict');
+    return target;
+  }
+
+  /** Moves one trace's buffered spans (and what is recorded about them) from open buffer `fromKey` to `target`. */
+  #moveTrace(traceId: string, fromKey: string, target: OpenBuffer): void {
+    const source = this.#open.get(fromKey);
+    if (source === undefined || source === target) return;
+    for (const [id, s] of source.steps) {
+      if (s.traceId !== traceId) continue;
+      source.steps.delete(id);
+      target.steps.set(id, s);
+      source.bytes -= s.encodedBytes;
+      target.bytes += s.encodedBytes;
+      if (s.parentId === undefined) target.rootSeen = true;
+    }
+    source.rootSeen = [...source.steps.values()].some((s) => s.parentId === undefined);
+    source.conflicts = moveRecords(source.conflicts, target.conflicts, traceId);
+    source.sessionConflicts = moveRecords(source.sessionConflicts, target.sessionConflicts, traceId);
+    if (source.sessionConflicts.length === 0) source.reasons.delete('session-conflict');
+    source.traceIds.delete(traceId);
+    target.traceIds.add(traceId);
+    // Refusals are counted per trajectory, not per trace: the moved trace may have lost spans.
+    if (source.reasons.has('refused-spans')) target.reasons.add('refused-spans');
+    if (source.positions !== undefined) foldFloor((target.positions ??= new Map()), source.positions);
+    target.lastActivityMs = Math.max(target.lastActivityMs, source.lastActivityMs);
+    if (source.steps.size === 0 && source.traceIds.size === 0 && source.refusedSpans === 0) this.#open.delete(fromKey);
+    this.#schedule(target);
   }
 
   /** Spans of a trace that arrived before the one naming its session join the session. */
@@ -278,6 +327,7 @@ export class Assembler {
       this.#traceKey.set(t, target.key);
     }
     target.conflicts.push(...source.conflicts);
+    target.sessionConflicts.push(...source.sessionConflicts);
     for (const r of source.reasons) target.reasons.add(r);
     target.refusedSpans += source.refusedSpans;
     target.bytes += source.bytes;
@@ -296,6 +346,7 @@ export class Assembler {
       steps: new Map(),
       traceIds: new Set(),
       conflicts: [],
+      sessionConflicts: [],
       reasons: new Set(),
       refusedSpans: 0,
       bytes: 0,
@@ -362,6 +413,7 @@ export class Assembler {
         incompleteReasons,
         steps,
         conflicts: buffer.conflicts,
+        ...(buffer.sessionConflicts.length > 0 ? { sessionConflicts: buffer.sessionConflicts } : {}),
         refusedSpans: buffer.refusedSpans,
         closedBy: cause,
       },
@@ -405,6 +457,13 @@ export class Assembler {
       for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
     }
   }
+}
+
+/** Appends the records of `traceId` to `to`; returns the others. */
+function moveRecords<T extends { traceId: string }>(from: T[], to: T[], traceId: string): T[] {
+  const kept: T[] = [];
+  for (const record of from) (record.traceId === traceId ? to : kept).push(record);
+  return kept;
 }
 
 /** Holds `position` in the buffer's floor: offsets mostly arrive in order, so this is one lookup. */

@@ -1,4 +1,5 @@
 import type { Step } from '../normalize/step.ts';
+import { captureGaps, derivedToolCallIds } from './capture-gaps.ts';
 import type { Trajectory } from './trajectory.ts';
 
 export interface TrajectoryJsonOptions {
@@ -24,20 +25,44 @@ export function trajectoryToJson(t: Trajectory, options: TrajectoryJsonOptions =
     closedBy: t.closedBy,
     ...(t.refusedSpans > 0 ? { refusedSpans: t.refusedSpans } : {}),
     ...(t.conflicts.length > 0 ? { conflicts: t.conflicts } : {}),
-    steps: t.steps.map((s) => stepToJson(s, options)),
+    ...(t.sessionConflicts !== undefined && t.sessionConflicts.length > 0 ? { sessionConflicts: t.sessionConflicts } : {}),
+    ...gapsField(t),
+    steps: stepsToJson(t.steps, options),
   };
 }
 
-export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }): Record<string, unknown> {
+/** `captureGaps`: what the instrumentation did not record, by reason, with the span ids concerned. */
+function gapsField(t: Trajectory): Record<string, unknown> {
+  const gaps = captureGaps(t.steps);
+  return gaps.length === 0 ? {} : { captureGaps: gaps };
+}
+
+/**
+ * The steps, each with the tool call id its capture implies when its span carries none
+ * (`derivedToolCallIds`), marked `toolCallIdDerived: true` so it is never mistaken for a
+ * captured one.
+ */
+function stepsToJson(steps: readonly Step[], options: TrajectoryJsonOptions): Record<string, unknown>[] {
+  const derived = derivedToolCallIds(steps);
+  return steps.map((s) => stepToJson(s, options, derived.get(s.id)));
+}
+
+export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }, derivedCallId?: string): Record<string, unknown> {
   const out: Record<string, unknown> = { id: s.id, traceId: s.traceId };
   if (s.parentId !== undefined) out.parentId = s.parentId;
   out.kind = s.kind;
   out.name = s.name;
   out.convention = s.convention;
   if (s.toolName !== undefined) out.toolName = s.toolName;
-  if (s.toolCallId !== undefined) out.toolCallId = s.toolCallId;
+  if (s.toolCallId !== undefined) {
+    out.toolCallId = s.toolCallId;
+  } else if (derivedCallId !== undefined) {
+    out.toolCallId = derivedCallId;
+    out.toolCallIdDerived = true;
+  }
   if (s.args !== undefined) {
-    out.args = s.args.parsed === undefined ? { raw: s.args.raw, digest: s.args.digest } : s.args;
+    // `declared` is an input to the checks, not part of the line's documented shape.
+    out.args = s.args.parsed === undefined ? { raw: s.args.raw, digest: s.args.digest } : { raw: s.args.raw, parsed: s.args.parsed, digest: s.args.digest };
   }
   if (s.input !== undefined && (s.kind !== 'llm' || options.llmInput)) out.input = s.input;
   if (s.result !== undefined) out.result = s.result;

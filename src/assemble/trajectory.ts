@@ -12,7 +12,9 @@ export type IncompleteReason =
   | 'shutdown'
   | 'previous-revision-not-retained'
   /** Keyed by trace (Kafka source): other traces of the span's session may sit on other partitions. */
-  | 'partitioned-session';
+  | 'partitioned-session'
+  /** The trace's spans name two different sessions: which run its spans belong to is unknown. */
+  | 'session-conflict';
 
 /** Two different payloads arrived under one span id; the first is kept, the second recorded. */
 export interface CaptureConflict {
@@ -21,6 +23,18 @@ export interface CaptureConflict {
   /** sha256 hex of the kept and of the refused payload. */
   keptDigest: string;
   refusedDigest: string;
+}
+
+/**
+ * A span named a session other than the one its trace had joined. The trace joins the
+ * smallest of the ids it names (UTF-16 code-unit order), whatever order its spans arrive in
+ * while the trajectories are open; the trajectory it joins records the disagreement.
+ */
+export interface SessionConflict {
+  traceId: string;
+  spanId: string;
+  /** The session the trace had joined and the one this span named, sorted. */
+  sessionIds: [string, string];
 }
 
 export interface Trajectory {
@@ -34,6 +48,8 @@ export interface Trajectory {
   /** Ordered by start time, then end time, then span id. */
   steps: Step[];
   conflicts: CaptureConflict[];
+  /** Present (non-empty) only when some trace of it named two sessions (`session-conflict`). */
+  sessionConflicts?: SessionConflict[];
   /** Spans refused for this key (span limit, invalid) — counted, never silently lost. */
   refusedSpans: number;
   /** Why it closed: `quiet-after-root`, `idle-timeout`, `span-limit`, `end-of-input`, `shutdown`... */

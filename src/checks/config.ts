@@ -75,8 +75,12 @@ export const checksConfigSchema = z
         passthroughMinChars: z.int().min(4).max(4096).default(24),
         /** The distinctive text searched for is the error's first line, cut to this length. */
         passthroughMaxChars: z.int().min(8).max(4096).default(120),
-        /** Step conventions whose tool arguments are JSON by contract. */
-        jsonArgsConventions: z.array(z.string().min(1)).default(['genai', 'openinference', 'vercel-ai']),
+        /**
+         * Step conventions whose tool arguments are checked as JSON even where the
+         * instrumentation does not declare them JSON. Arguments declared JSON always are, and
+         * arguments declared text (OpenInference without a JSON mime type) never are.
+         */
+        jsonArgsConventions: z.array(z.string().min(1)).default([]),
         /** Longest excerpt of captured text quoted in a hit's detail. */
         detailExcerptChars: z.int().min(16).max(1024).default(120),
       })

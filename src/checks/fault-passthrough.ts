@@ -1,3 +1,4 @@
+import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { L0Hit } from './check-result.ts';
@@ -19,8 +20,9 @@ interface Pending {
  *   reappears in a later tool's arguments, a later non-llm step's input, or the final output
  *   of a run that reports success. LLM prompts are not searched: handing the error back to
  *   the model is how agents recover, not passthrough;
- * - complete captures only: the run reports success while a failed tool never succeeded
- *   afterwards (same tool name). Anchored at that tool's last failure.
+ * - complete captures only, and not for a tool a capture gap may hide a call of: the run
+ *   reports success while a failed tool never succeeded afterwards (same tool name). Anchored
+ *   at that tool's last failure.
  */
 export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   const rules = compiledRules(cfg);
@@ -67,8 +69,13 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     add(i, `error text of ${describeStep(failed)} ("${quoted}") reappears in ${where.join(', ')}`, [failed, ...carriers]);
   });
 
+  // "No later success" is an absence claim: not from an incomplete capture, nor for a tool
+  // whose later attempt the capture may be missing (a nameless tool step, or a requested call
+  // of that tool with no tool step).
   if (t.complete && runReportsSuccess) {
+    const hidden = hiddenToolCalls(t.steps);
     for (const [toolName, failedIndexes] of unretriedToolFailures(t, failures, finalStep.endTimeUnixNano)) {
+      if (hidden.unnamed || hidden.names.has(toolName)) continue;
       const last = failedIndexes[failedIndexes.length - 1]!;
       const times = failedIndexes.length === 1 ? 'once' : `${failedIndexes.length} times`;
       add(

@@ -9,11 +9,14 @@ import { compareCodeUnits } from '../normalize/sort-small.ts';
 /**
  * `malformed-structure`, one hit per anchor with every reason found there, in trajectory order
  * (capture conflicts on span ids that are not steps come last, by span id):
- * - a tool step with no tool name;
- * - tool arguments that do not parse, from a convention whose arguments are JSON
- *   (`options.jsonArgsConventions`; OpenInference `input.mime_type: text/plain` opts out);
- * - parsed arguments violating the tool's declared parameter schema, when some step of the
- *   trajectory carries one in `toolSchemas` (see {@link validateJsonSubset} for the subset);
+ * - tool arguments that do not parse although they are declared JSON (`ToolArgs.declared`),
+ *   or come undeclared from a convention listed in `options.jsonArgsConventions`;
+ * - arguments that are a JSON object violating the tool's declared parameter schema, when some
+ *   step of the trajectory carries one in `toolSchemas` (see {@link validateJsonSubset} for the
+ *   subset); wrapped calls are unwrapped first ({@link callArguments}). A scalar or an array
+ *   is not validated: instrumentations record a one-argument call as that argument's bare value
+ *   (LangChain.js OpenInference writes `{"order_id": "42"}` as `input.value: "42"`, mime type
+ *   `application/json`; LangGraph Python writes `Paris`), which names no parameter;
  * - a capture conflict: two different payloads arrived under one span id.
  */
 export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
@@ -27,13 +30,10 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   const declaredSchema = schemaResolver(t);
 
   t.steps.forEach((step, i) => {
-    if (step.kind !== 'tool') return;
-    if (step.toolName === undefined || step.toolName.trim() === '') {
-      add(step.traceId, step.id, `tool step "${step.name}" has no tool name`);
-    }
-    if (step.args === undefined) return;
+    // A tool step with no tool name is a capture gap (`captureGaps`), not the agent's fault.
+    if (step.kind !== 'tool' || step.args === undefined) return;
     if (step.args.parsed === undefined) {
-      if (expectsJsonArgs(step, jsonConventions)) {
+      if (mustBeJson(step, jsonConventions)) {
         const quoted = excerpt(step.args.raw, cfg.options.detailExcerptChars);
         add(step.traceId, step.id, `${toolLabel(step)} arguments are not JSON (${step.convention}): "${quoted}"`);
       }
@@ -42,8 +42,8 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     if (step.toolName === undefined) return;
     const schema = declaredSchema(i, step.toolName);
     if (schema === undefined) return;
-    const args = schemaArguments(step);
-    if (args === undefined) return;
+    const args = callArguments(step.args.parsed, schema);
+    if (!isPlainObject(args)) return;
     const problems = validateJsonSubset(args, schema);
     if (problems.length > 0) {
       add(step.traceId, step.id, `${toolLabel(step)} arguments violate its declared schema: ${problems.join('; ')}`);
@@ -72,10 +72,10 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     }));
 }
 
-function expectsJsonArgs(step: Step, conventions: Set<string>): boolean {
-  if (!conventions.has(step.convention)) return false;
-  const mime = step.attributes['input.mime_type'];
-  return !(step.convention === 'openinference' && typeof mime === 'string' && mime.startsWith('text/plain'));
+/** Arguments that must parse: declared JSON, or undeclared from a convention configured as JSON. */
+function mustBeJson(step: Step, conventions: Set<string>): boolean {
+  const declared = step.args?.declared;
+  return declared === 'json' || (declared === undefined && conventions.has(step.convention));
 }
 
 /**
@@ -105,28 +105,37 @@ function schemaResolver(t: Trajectory): (index: number, toolName: string) => Rec
 }
 
 /**
- * The value to validate against the parameter schema. smolagents (OpenInference) records a
- * call as `{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}`: its keyword
- * arguments are the parameters, and positional ones cannot be named, so such a call is not
- * validated.
+ * The value to validate against the parameter schema, unwrapping wrapped calls by their shape,
+ * whatever framework or convention wrote them: an object with a `kwargs` object and/or an
+ * `args` array, whose other members are scalars (flags such as smolagents'
+ * `sanitize_inputs_outputs`), is a recorded call `f(*args, **kwargs)` (OpenLLMetry and
+ * LlamaIndex `{"args": [], "kwargs": {...}}` or `{"kwargs": {...}}`, smolagents
+ * `{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}`): its keyword arguments
+ * are the parameters. A call with positional arguments cannot be matched to parameter names,
+ * nor can a value with `args`/`kwargs` beside structured members (a shape not known to be a
+ * call), so neither is validated (`undefined`). A schema that itself declares an `args` or
+ * `kwargs` property means the value is not wrapped.
  */
-function schemaArguments(step: Step): unknown {
-  const parsed = step.args?.parsed;
-  if (step.convention !== 'openinference' || !isSmolagentsCall(parsed)) return parsed;
-  return parsed['args'].length === 0 ? parsed['kwargs'] : undefined;
+export function callArguments(parsed: unknown, schema: Record<string, unknown>): unknown {
+  if (!isPlainObject(parsed)) return parsed;
+  const hasArgs = Object.hasOwn(parsed, 'args');
+  const hasKwargs = Object.hasOwn(parsed, 'kwargs');
+  if (!hasArgs && !hasKwargs) return parsed;
+  const properties = schema['properties'];
+  if (isPlainObject(properties) && (Object.hasOwn(properties, 'args') || Object.hasOwn(properties, 'kwargs'))) return parsed;
+  const args = parsed['args'];
+  const kwargs = parsed['kwargs'];
+  if (hasArgs && !Array.isArray(args)) return undefined;
+  if (hasKwargs && !isPlainObject(kwargs)) return undefined;
+  for (const [key, value] of Object.entries(parsed)) {
+    if (key !== 'args' && key !== 'kwargs' && typeof value === 'object' && value !== null) return undefined;
+  }
+  if (Array.isArray(args) && args.length > 0) return undefined;
+  return hasKwargs ? kwargs : {};
 }
 
-function isSmolagentsCall(value: unknown): value is { args: unknown[]; kwargs: Record<string, unknown> } {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const record = value as Record<string, unknown>;
-  const kwargs = record['kwargs'];
-  return (
-    Array.isArray(record['args']) &&
-    kwargs !== null &&
-    typeof kwargs === 'object' &&
-    !Array.isArray(kwargs) &&
-    Object.keys(record).every((k) => k === 'args' || k === 'kwargs' || k === 'sanitize_inputs_outputs')
-  );
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function toolLabel(step: Step): string {

@@ -2,7 +2,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { ref } from './hit-text.ts';
-import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
+import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
 /**
  * `out-of-order-gate`: a gate that ran after the outbound action it should have guarded. The
@@ -10,10 +10,12 @@ import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
  * fires when that call had no successful gate before it. One hit per such gate, anchored at
  * the gate, with the action as second evidence.
  *
- * The "no gate before the action" half is an absence claim: complete captures only.
+ * The "no gate before the action" half is an absence claim: complete captures only, with no
+ * gate or outbound call that the capture may be missing (`roleMayBeHidden`): an unseen gate
+ * may have guarded the action, an unseen action may be the one the gate followed.
  */
 export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
-  if (!t.complete) return [];
+  if (!t.complete || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
   const roles = toolRoles(t, cfg);
   if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
   const guarded = guardedBefore(t, roles);

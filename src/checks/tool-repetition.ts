@@ -1,13 +1,20 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
+import { captureGaps, type CaptureGapReason } from '../assemble/capture-gaps.ts';
 import type { ExcludedAttempt, RepetitionGroup, RepetitionObservation } from './check-result.ts';
 import { compareCodeUnits } from '../normalize/sort-small.ts';
 
 /** Reason text for a span refused because two different payloads arrived under its id. */
 export const CONFLICT_REASON = 'capture-conflict';
-/** Reason a tool call cannot join a group: its arguments were not captured. */
-export const ARGS_NOT_CAPTURED_REASON = 'tool-args-not-captured';
-/** Reason a tool call cannot join a group: its tool name was not captured. */
-export const NAME_NOT_CAPTURED_REASON = 'tool-name-not-captured';
+/**
+ * The capture gaps (`captureGaps`) that make "no repetition" unprovable: a call whose tool
+ * name or arguments were not captured joins no group, and a requested call with no tool step
+ * may have been a repeat. A missing result does not bear on equality of calls.
+ */
+const GAPS_HIDING_REPETITION: ReadonlySet<CaptureGapReason> = new Set([
+  'tool-name-not-captured',
+  'tool-call-not-captured',
+  'tool-args-not-captured',
+]);
 
 /**
  * Exact tool repetition: tool calls with the same tool name and the same canonical-argument
@@ -17,8 +24,9 @@ export const NAME_NOT_CAPTURED_REASON = 'tool-name-not-captured';
  * - A span id under a capture conflict is refused: not counted, listed in `excluded`.
  * - A call whose arguments or tool name were not captured joins no group: absent arguments
  *   or names are unknown, not equal. It also makes absence unprovable.
- * - `none-observed` needs a complete capture with every tool call's arguments and no
- *   conflict; otherwise no repetition is `unavailable` with the reasons.
+ * - `none-observed` needs a complete capture with no capture gap that hides repetition
+ *   (`GAPS_HIDING_REPETITION`) and no conflict; otherwise no repetition is `unavailable` with
+ *   the reasons (the gap reasons in `captureGaps` order).
  * Groups come in trajectory order of their first attempt; attempts in trajectory order.
  */
 export function toolRepetition(t: Trajectory): RepetitionObservation {
@@ -26,19 +34,9 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
   const excluded: ExcludedAttempt[] = t.conflicts.length === 0 ? [] : excludedAttempts(t.conflicts);
 
   const groups = new Map<string, RepetitionGroup>();
-  let argsMissing = false;
-  let nameMissing = false;
   for (const step of t.steps) {
-    if (step.kind !== 'tool') continue;
-    if (step.toolName === undefined) {
-      nameMissing = true;
-      continue;
-    }
+    if (step.kind !== 'tool' || step.toolName === undefined || step.args === undefined) continue;
     if (conflicted.size > 0 && conflicted.has(`${step.traceId}/${step.id}`)) continue;
-    if (step.args === undefined) {
-      argsMissing = true;
-      continue;
-    }
     const key = `${step.toolName}\u0000${step.args.digest}`;
     let group = groups.get(key);
     if (group === undefined) {
@@ -54,8 +52,7 @@ export function toolRepetition(t: Trajectory): RepetitionObservation {
 
   const reasons: string[] = [...t.incompleteReasons];
   if (!t.complete && reasons.length === 0) reasons.push('incomplete');
-  if (argsMissing) reasons.push(ARGS_NOT_CAPTURED_REASON);
-  if (nameMissing) reasons.push(NAME_NOT_CAPTURED_REASON);
+  for (const gap of captureGaps(t.steps)) if (GAPS_HIDING_REPETITION.has(gap.reason)) reasons.push(gap.reason);
   if (excluded.length > 0) reasons.push(CONFLICT_REASON);
 
   if (repeated.length > 0) {

@@ -1,3 +1,4 @@
+import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import { compiledRules, toolClassMatch } from './rules.ts';
@@ -52,3 +53,21 @@ export function guardedBefore(t: Trajectory, roles: ToolRoles): (step: Step) => 
 export function roleName(step: Step): string {
   return step.kind === 'agent' ? `agent "${step.agentName ?? step.name}"` : `tool "${step.toolName ?? step.name}"`;
 }
+
+/**
+ * Whether the capture may be missing a tool call of one of `classes` (`hiddenToolCalls`): a
+ * hidden call with no name could be anything; a requested call with no tool step could be
+ * one when its name is in the class. Claims that no gate ran, or which action a gate followed,
+ * are not made then.
+ */
+export function roleMayBeHidden(t: Trajectory, cfg: ChecksConfig, classes: readonly ('gates' | 'outbound')[]): boolean {
+  const hidden = hiddenToolCalls(t.steps);
+  if (hidden.unnamed) return true;
+  if (hidden.names.size === 0) return false;
+  const rules = compiledRules(cfg);
+  for (const name of hidden.names) {
+    if (classes.some((c) => toolClassMatch(name, rules[c]) !== undefined)) return true;
+  }
+  return false;
+}
+

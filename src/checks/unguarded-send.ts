@@ -2,17 +2,19 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { ref } from './hit-text.ts';
-import { guardedBefore, roleName, toolRoles } from './tool-roles.ts';
+import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
 /**
  * `unguarded-send`: an outbound-class tool call with no successful gate-class step that ended
  * before it started. One hit per such call, anchored at it.
  *
  * "No gate before" is an absence claim, so it is made from complete captures only: in an
- * incomplete one the gate may simply not have been captured, and the check stays silent.
+ * incomplete one the gate may simply not have been captured, and the check stays silent; so
+ * it does when the capture may be missing a gate (`roleMayBeHidden`: a nameless tool step, or
+ * a requested tool call with no tool step whose name is a gate's, may have been the gate).
  */
 export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
-  if (!t.complete) return [];
+  if (!t.complete || roleMayBeHidden(t, cfg, ['gates'])) return [];
   const roles = toolRoles(t, cfg);
   const guarded = guardedBefore(t, roles);
   const hits: L0Hit[] = [];

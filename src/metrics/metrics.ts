@@ -1,5 +1,6 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AssemblerStats } from '../assemble/assembler.ts';
+import { captureGaps } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { DecisionPointStats, JudgeCall } from '../judge/decision-points.ts';
@@ -98,6 +99,12 @@ export class Metrics {
   readonly incompleteReasons = new Counter({
     name: 'trajwatch_trajectory_incomplete_reasons_total',
     help: 'Reasons named by incomplete trajectories (one trajectory can name several).',
+    labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+  readonly captureGaps = new Counter({
+    name: 'trajwatch_trajectory_capture_gaps_total',
+    help: 'Closed trajectories naming each capture gap (what the instrumentation did not record; one trajectory can name several).',
     labelNames: ['reason'] as const,
     registers: [this.registry],
   });
@@ -362,6 +369,7 @@ export class Metrics {
   observeTrajectory(t: Trajectory, findings: readonly Finding[]): void {
     this.trajectoriesClosed.inc({ completeness: t.complete ? 'complete' : 'incomplete', closed_by: t.closedBy });
     for (const reason of t.incompleteReasons) this.incompleteReasons.inc({ reason });
+    for (const gap of captureGaps(t.steps)) this.captureGaps.inc({ reason: gap.reason });
     this.trajectorySteps.observe(t.steps.length);
     for (const f of findings) {
       this.findings.inc({ analyst: f.analyst_id, severity: f.severity });

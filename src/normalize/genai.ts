@@ -2,6 +2,7 @@ import type { Span } from '../ingest/span.ts';
 import { attrOrEventAttr, attrText, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
+import { genaiRequestedToolCalls } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -57,12 +58,11 @@ export function readGenaiFacts(span: Span, step: Step): void {
   fill(step, 'toolName', idAttr(attributes, 'gen_ai.tool.name'));
   fill(step, 'toolCallId', idAttr(attributes, 'gen_ai.tool.call.id'));
   fill(step, 'agentName', idAttr(attributes, 'gen_ai.agent.name'));
-  fill(step, 'sessionId', idAttr(attributes, 'gen_ai.conversation.id'));
   fill(step, 'model', idAttr(attributes, 'gen_ai.response.model') ?? idAttr(attributes, 'gen_ai.request.model'));
 
   if (step.kind === 'tool') {
     const args = attributes['gen_ai.tool.call.arguments'];
-    if (step.args === undefined && args !== undefined && args !== null) step.args = toToolArgs(args);
+    if (step.args === undefined && args !== undefined && args !== null) step.args = toToolArgs(args, 'json'); // specified as JSON
     fill(step, 'result', textAttr(attributes, 'gen_ai.tool.call.result'));
     return;
   }
@@ -72,6 +72,9 @@ export function readGenaiFacts(span: Span, step: Step): void {
   }
   if (step.result === undefined) {
     fill(step, 'result', attrText(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.output.messages')));
+  }
+  if (step.kind === 'llm' && step.requestedToolCalls === undefined) {
+    fill(step, 'requestedToolCalls', genaiRequestedToolCalls(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.output.messages')));
   }
   if (step.toolSchemas === undefined) {
     fill(step, 'toolSchemas', toolSchemasFromList(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.tool.definitions')));

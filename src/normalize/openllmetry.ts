@@ -1,8 +1,9 @@
 import type { Span } from '../ingest/span.ts';
-import { firstIdAttr, idAttr, textAttr } from './attributes.ts';
+import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
 import type { ConventionMapper } from './mapper.ts';
+import { indexedRequestedToolCalls, OPENLLMETRY_COMPLETION_LAYOUT } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { addToolSchema, structuredValue, type ToolSchemas } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -17,17 +18,6 @@ const KIND_BY_SPAN_KIND: Readonly<Record<string, StepKind>> = {
   tool: 'tool',
   task: 'other',
 };
-
-/**
- * Association properties are free-form; these are the names used for a session in
- * Traceloop's docs and integrations.
- */
-const SESSION_KEYS = [
-  'gen_ai.conversation.id',
-  'traceloop.association.properties.session_id',
-  'traceloop.association.properties.conversation_id',
-  'traceloop.association.properties.thread_id',
-];
 
 /**
  * OpenLLMetry (Traceloop). Claims decorator spans (`traceloop.span.kind`) and legacy LLM spans
@@ -50,7 +40,6 @@ export const openllmetryMapper: ConventionMapper = {
     const attributes = span.attributes;
     const spanKind = idAttr(attributes, 'traceloop.span.kind');
     const step = spanKind === undefined ? legacyLlmStep(span) : decoratorStep(span, spanKind);
-    fill(step, 'sessionId', firstIdAttr(attributes, SESSION_KEYS));
     readGenaiFacts(span, step);
     return step;
   },
@@ -79,7 +68,10 @@ function legacyLlmStep(span: Span): Step {
   const kind: StepKind = requestType === 'embedding' || requestType === 'rerank' ? 'retrieval' : 'llm';
   const step = baseStep(span, 'openllmetry', kind);
   fill(step, 'result', textAttr(attributes, 'gen_ai.completion.0.content'));
-  if (kind === 'llm') fill(step, 'toolSchemas', legacyFunctionSchemas(span));
+  if (kind === 'llm') {
+    fill(step, 'toolSchemas', legacyFunctionSchemas(span));
+    fill(step, 'requestedToolCalls', indexedRequestedToolCalls(attributes, OPENLLMETRY_COMPLETION_LAYOUT));
+  }
   return step;
 }
 

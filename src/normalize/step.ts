@@ -17,6 +17,22 @@ export interface ToolArgs {
    * never collide.
    */
   digest: string;
+  /**
+   * What the instrumentation declared the arguments to be, when it declares it: `json` for
+   * attributes specified as JSON (GenAI `gen_ai.tool.call.arguments`, AI SDK `ai.toolCall.args`,
+   * OpenInference `input.value` with `input.mime_type: application/json`), `text` where its
+   * convention says text (OpenInference without a JSON mime type). Absent: not declared.
+   */
+  declared?: ArgsFormat;
+}
+
+/** A declared format of captured tool arguments. */
+export type ArgsFormat = 'json' | 'text';
+
+/** A tool call an LLM output asked for, by what identifies it (at least one of the two). */
+export interface RequestedToolCall {
+  id?: string;
+  name?: string;
 }
 
 /** Where a step's error was read from. */
@@ -60,6 +76,8 @@ export interface Step {
    * OpenInference `llm.tools`; tool steps: `tool.parameters`), by tool name.
    */
   toolSchemas?: Record<string, unknown>;
+  /** llm steps: the tool calls the model's output asked for, in output order. */
+  requestedToolCalls?: RequestedToolCall[];
   startTimeUnixNano: bigint;
   endTimeUnixNano: bigint;
   /** Span status code (0 unset, 1 ok, 2 error). */

@@ -1,8 +1,9 @@
 import type { Span } from '../ingest/span.ts';
-import { firstAttr, firstIdAttr, idAttr, textAttr } from './attributes.ts';
+import { firstAttr, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
 import type { ConventionMapper } from './mapper.ts';
+import { vercelRequestedToolCalls } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -12,12 +13,6 @@ import { toToolArgs } from './tool-args.ts';
  * `ai.generateText.doGenerate`, `ai.toolCall`, ...), also written to `ai.operationId`.
  */
 const OPERATION_ID = /^ai\.(?:toolCall|(?:generate|stream)(?:Text|Object)|embed(?:Many)?)(?:\.do(?:Generate|Stream|Embed))?$/;
-
-/**
- * The AI SDK has no standard session attribute: `telemetry.metadata` is free-form and lands
- * in `ai.telemetry.metadata.<key>`. `sessionId` is what Langfuse and most guides use.
- */
-const SESSION_KEYS = ['ai.telemetry.metadata.sessionId', 'ai.telemetry.metadata.conversationId'];
 
 /**
  * Operation id → kind. `*.doGenerate`/`*.doStream` are provider calls (llm);
@@ -54,20 +49,22 @@ export const vercelAiMapper: ConventionMapper = {
 
     // functionId names the caller's agent on every span of one call, as gen_ai.agent.name does.
     fill(step, 'agentName', idAttr(attributes, 'ai.telemetry.functionId'));
-    fill(step, 'sessionId', firstIdAttr(attributes, SESSION_KEYS));
     fill(step, 'model', idAttr(attributes, 'ai.response.model') ?? idAttr(attributes, 'ai.model.id'));
 
     if (kind === 'tool') {
       fill(step, 'toolName', idAttr(attributes, 'ai.toolCall.name'));
       fill(step, 'toolCallId', idAttr(attributes, 'ai.toolCall.id'));
       const args = attributes['ai.toolCall.args'];
-      if (args !== undefined && args !== null) step.args = toToolArgs(args);
+      if (args !== undefined && args !== null) step.args = toToolArgs(args, 'json'); // JSON.stringify of the call's input
       fill(step, 'result', textAttr(attributes, 'ai.toolCall.result'));
     } else {
       fill(step, 'input', textAttr(attributes, kind === 'llm' ? 'ai.prompt.messages' : 'ai.prompt'));
       const output = firstAttr(attributes, ['ai.response.text', 'ai.response.object', 'ai.response.toolCalls']);
       if (output !== undefined) step.result = typeof output === 'string' ? output : JSON.stringify(output);
-      if (kind === 'llm') fill(step, 'toolSchemas', toolSchemasFromList(attributes['ai.prompt.tools']));
+      if (kind === 'llm') {
+        fill(step, 'toolSchemas', toolSchemasFromList(attributes['ai.prompt.tools']));
+        fill(step, 'requestedToolCalls', vercelRequestedToolCalls(attributes['ai.response.toolCalls']));
+      }
     }
     readGenaiFacts(span, step);
     return step;

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { Assembler } from '../../src/assemble/assembler.ts';
 import { type AssemblerLimits, AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
+import { trajectoryToJson } from '../../src/assemble/trajectory-json.ts';
+import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import { makeStep } from '../helpers/steps.ts';
+import { makeSpan } from '../normalize/make-span.ts';
 
 function setup(overrides: Partial<AssemblerLimits> = {}) {
   const closed: Trajectory[] = [];
@@ -90,6 +93,59 @@ describe('Assembler keys', () => {
     expect(closed).toHaveLength(1);
     expect(closed[0]).toMatchObject({ key: 'conv-7', traceIds: [T1, T2], complete: true });
     expect(closed[0]!.steps.map((s) => s.id).sort()).toEqual(['x0', 'x1', 'y0']);
+  });
+
+  it('a trace whose spans name two sessions joins the smaller id, whatever the arrival order, and records the conflict', () => {
+    const spans = [
+      makeStep({ id: 'r', traceId: T1, sessionId: 'sess-b' }),
+      makeStep({ id: 'c1', traceId: T1, parentId: 'r' }),
+      makeStep({ id: 'c2', traceId: T1, parentId: 'r', sessionId: 'sess-a' }),
+      makeStep({ id: 'o', traceId: T2, sessionId: 'sess-b' }),
+    ];
+    const outcomes = [spans, [...spans].reverse(), [spans[1]!, spans[3]!, spans[2]!, spans[0]!]].map((order) => {
+      const { closed, assembler } = setup();
+      for (const s of order) assembler.add(s, 0);
+      assembler.flush('end-of-input', 0);
+      return closed
+        .map((t) => ({ key: t.key, steps: t.steps.map((s) => s.id).sort(), reasons: t.incompleteReasons, conflicts: t.sessionConflicts?.map((c) => c.sessionIds) }))
+        .sort((a, b) => a.key.localeCompare(b.key));
+    });
+    expect(outcomes[0]).toEqual([
+      { key: 'sess-a', steps: ['c1', 'c2', 'r'], reasons: ['session-conflict'], conflicts: [['sess-a', 'sess-b']] },
+      { key: 'sess-b', steps: ['o'], reasons: [], conflicts: undefined },
+    ]);
+    expect(outcomes[1]).toEqual(outcomes[0]);
+    expect(outcomes[2]).toEqual(outcomes[0]);
+  });
+
+  it('a span naming the session its trace joined is no conflict; the bytes of a moved trace follow it', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', traceId: T1, sessionId: 'sess-z' }), 0);
+    assembler.add(makeStep({ id: 'c', traceId: T1, parentId: 'r', sessionId: 'sess-z' }), 0);
+    expect(assembler.stats()).toMatchObject({ openTrajectories: 1, bufferedBytes: 200 });
+    assembler.add(makeStep({ id: 'd', traceId: T1, parentId: 'r', sessionId: 'sess-y' }), 0);
+    expect(assembler.stats()).toMatchObject({ openTrajectories: 1, bufferedBytes: 300 });
+    assembler.flush('end-of-input', 0);
+    expect(closed).toHaveLength(1);
+    expect(closed[0]).toMatchObject({
+      key: 'sess-y',
+      complete: false,
+      incompleteReasons: ['session-conflict'],
+      sessionConflicts: [{ traceId: T1, spanId: 'd', sessionIds: ['sess-y', 'sess-z'] }],
+    });
+    expect(trajectoryToJson(closed[0]!)['sessionConflicts']).toEqual([{ traceId: T1, spanId: 'd', sessionIds: ['sess-y', 'sess-z'] }]);
+    expect(assembler.stats().bufferedBytes).toBe(0);
+  });
+
+  it('joins the turns of a Strands agent (GenAI spans with session.id only) into one session', () => {
+    const { closed, assembler } = setup();
+    const turn = (traceId: string, root: string) => [
+      makeSpan({ traceId, spanId: root, parentSpanId: undefined, name: 'invoke_agent Strands Agents', attributes: { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'strands-1' } }),
+      makeSpan({ traceId, spanId: `${root.slice(0, 15)}1`, parentSpanId: root, name: 'execute_tool get_weather', attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'session.id': 'strands-1' } }),
+    ];
+    for (const span of [...turn(T1, 'aaaaaaaaaaaaaaa0'), ...turn(T2, 'bbbbbbbbbbbbbbb0')]) assembler.add(normalizeSpan(span), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed.map((t) => [t.key, t.traceIds, t.steps.length, t.complete])).toEqual([['strands-1', [T1, T2], 4, true]]);
   });
 
   it('keys by trace id when no session id is present', () => {

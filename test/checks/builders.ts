@@ -1,7 +1,7 @@
 import { compareSteps } from '../../src/assemble/assembler.ts';
 /** Small builders for Steps and Trajectories in check tests. */
 import type { CaptureConflict, IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
-import type { Step, StepKind } from '../../src/normalize/step.ts';
+import type { ArgsFormat, Step, StepKind } from '../../src/normalize/step.ts';
 import { toToolArgs } from '../../src/normalize/tool-args.ts';
 
 const TRACE = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -9,6 +9,11 @@ const TRACE = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 export interface StepSpec extends Partial<Omit<Step, 'args' | 'startTimeUnixNano' | 'endTimeUnixNano'>> {
   /** Tool args as captured text (JSON or not); the digest comes from normalize's `toToolArgs`. */
   args?: string;
+  /**
+   * The declared format of `args`; by default `json` for the conventions whose mappers declare
+   * it (`genai`, `vercel-ai`), else none.
+   */
+  argsDeclared?: ArgsFormat;
   /** Start and end in whole seconds from an arbitrary epoch, for readability. */
   at?: number;
   end?: number;
@@ -18,7 +23,7 @@ let counter = 0;
 
 /** A step; ids default to a running counter, times to `at` seconds (ending 1 s later). */
 export function step(kind: StepKind, spec: StepSpec = {}): Step {
-  const { args, at, end, ...rest } = spec;
+  const { args, argsDeclared, at, end, ...rest } = spec;
   counter++;
   const startS = at ?? counter;
   const built: Step = {
@@ -36,7 +41,10 @@ export function step(kind: StepKind, spec: StepSpec = {}): Step {
     encodedBytes: 100,
     ...rest,
   };
-  if (args !== undefined) built.args = toToolArgs(args);
+  if (args !== undefined) {
+    const declared = argsDeclared ?? (built.convention === 'genai' || built.convention === 'vercel-ai' ? 'json' : undefined);
+    built.args = toToolArgs(args, declared);
+  }
   return built;
 }
 

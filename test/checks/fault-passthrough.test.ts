@@ -72,4 +72,19 @@ describe('fault-passthrough: success reported over an unretried failure', () => 
     expect(faultPassthrough(trajectory(steps), cfg)).toHaveLength(1);
     expect(faultPassthrough(trajectory(steps, { complete: false, incompleteReasons: ['orphan-parents'] }), cfg)).toEqual([]);
   });
+
+  it('claims "never retried" only when no capture gap may hide the retry', () => {
+    const steps = [agent('The answer is 185', { at: 0, end: 10 }), failedTool('page_down', 'bad kwarg', { at: 1 })];
+    // a later tool span with no tool name may be the successful retry
+    const nameless = step('tool', { at: 3, name: 'execute_tool', args: '{}', result: 'ok' });
+    expect(faultPassthrough(trajectory([...steps, nameless]), cfg)).toEqual([]);
+    // so may a tool call the model requested that has no tool span
+    const requested = step('llm', { at: 2, requestedToolCalls: [{ id: 'call_9', name: 'page_down' }] });
+    expect(faultPassthrough(trajectory([...steps, requested]), cfg)).toEqual([]);
+    // but a requested call of another tool cannot be page_down's retry
+    const other = step('llm', { at: 2, requestedToolCalls: [{ id: 'call_9', name: 'final_answer' }] });
+    expect(faultPassthrough(trajectory([...steps, other]), cfg)).toHaveLength(1);
+    // a later step whose arguments were not captured hides no call: the claim stands
+    expect(faultPassthrough(trajectory([...steps, tool('web_search', { at: 3, result: 'ok' })]), cfg)).toHaveLength(1);
+  });
 });

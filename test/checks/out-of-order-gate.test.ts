@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultChecksConfig } from '../../src/checks/config.ts';
 import { outOfOrderGate } from '../../src/checks/out-of-order-gate.ts';
-import { tool, trajectory } from './builders.ts';
+import { step, tool, trajectory } from './builders.ts';
 
 const cfg = defaultChecksConfig;
 
@@ -48,5 +48,10 @@ describe('out-of-order-gate', () => {
       incompleteReasons: ['root-not-seen'],
     });
     expect(outOfOrderGate(t, cfg)).toEqual([]);
+  });
+
+  it('stays silent when a nameless tool step may have been a gate before the send', () => {
+    const steps = [step('tool', { at: 0, name: 'execute_tool' }), tool('deploy_service', { at: 1 }), tool('confirm_with_user', { at: 3 })];
+    expect(outOfOrderGate(trajectory(steps), cfg)).toEqual([]);
   });
 });

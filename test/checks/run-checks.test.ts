@@ -22,14 +22,12 @@ describe('runChecks', () => {
     const send = tool('send_email', { at: 3, args: '{"to": "a@b.c", "body": "x"}' });
     const gate = tool('approve_email', { at: 5, args: '{}' });
     const bad = failedTool('lookup', 'Lookup failed: customer record 42 is locked', { at: 1, args: 'oops' });
-    const nameless = step('tool', { at: 2, name: 'execute_tool' });
-    const t = trajectory([agent('Sent. Lookup failed: customer record 42 is locked', { at: 0, end: 9 }), gate, send, nameless, bad]);
+    const t = trajectory([agent('Sent. Lookup failed: customer record 42 is locked', { at: 0, end: 9 }), gate, send, bad]);
     const { l0 } = runChecks(t, cfg);
     expect(l0.map((h) => [h.pattern, h.anchor])).toEqual([
       ['error-output', bad.id],
       ['fault-passthrough', bad.id],
       ['malformed-structure', bad.id],
-      ['malformed-structure', nameless.id],
       ['unguarded-send', send.id],
       ['out-of-order-gate', gate.id],
     ]);

@@ -3,7 +3,7 @@ import { defaultChecksConfig } from '../../src/checks/config.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';
 import { toolRepetition } from '../../src/checks/tool-repetition.ts';
 import { toToolArgs } from '../../src/normalize/tool-args.ts';
-import { conflictOn, tool, trajectory } from './builders.ts';
+import { conflictOn, step, tool, trajectory } from './builders.ts';
 
 const ref = (s: { traceId: string; id: string }) => ({ traceId: s.traceId, spanId: s.id });
 
@@ -81,5 +81,12 @@ describe('exact tool repetition', () => {
     const { toolName: _, ...unnamed } = tool('fetch', { at: 2, args: '{"u": 1}' });
     const steps = [tool('fetch', { at: 1, args: '{"u": 1}' }), unnamed];
     expect(toolRepetition(trajectory(steps))).toEqual({ status: 'unavailable', reasons: ['tool-name-not-captured'] });
+  });
+
+  it('cannot claim absence when the model requested a tool call that has no tool span', () => {
+    const asked = step('llm', { at: 0, requestedToolCalls: [{ id: 'call_1', name: 'fetch' }, { id: 'call_2', name: 'fetch' }] });
+    const steps = [asked, tool('fetch', { at: 1, args: '{"u": 1}', toolCallId: 'call_1', result: 'ok' })];
+    expect(toolRepetition(trajectory(steps))).toEqual({ status: 'unavailable', reasons: ['tool-call-not-captured'] });
+    expect(toolRepetition(trajectory(steps.slice(1)))).toEqual({ status: 'none-observed' });
   });
 });

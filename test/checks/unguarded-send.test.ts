@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultChecksConfig, parseChecksConfig } from '../../src/checks/config.ts';
 import { unguardedSend } from '../../src/checks/unguarded-send.ts';
-import { agent, failedTool, tool, trajectory } from './builders.ts';
+import { agent, failedTool, step, tool, trajectory } from './builders.ts';
 
 const cfg = defaultChecksConfig;
 
@@ -63,5 +63,17 @@ describe('tool class precedence', () => {
     expect(unguardedSend(trajectory([tool('send_for_review', { at: 1 })]), cfg).map((h) => h.detail)).toEqual([
       'outbound tool "send_for_review" ran with no successful gate before it',
     ]);
+  });
+
+  it('stays silent when a capture gap may hide the gate: a nameless tool step, a requested call with no tool span', () => {
+    const send = tool('send_email', { at: 3 });
+    const nameless = step('tool', { at: 1, end: 2, name: 'execute_tool' });
+    expect(unguardedSend(trajectory([nameless, send]), cfg)).toEqual([]);
+    const asked = step('llm', { at: 0, end: 1, requestedToolCalls: [{ name: 'request_approval' }, { name: 'send_email' }] });
+    expect(unguardedSend(trajectory([asked, send]), cfg)).toEqual([]);
+    // answered requests, unanswered ones that cannot be a gate by their name, and tool steps
+    // without arguments or results hide no gate
+    const answered = step('llm', { at: 0, end: 1, requestedToolCalls: [{ name: 'send_email' }, { id: 'call_f', name: 'final_answer' }] });
+    expect(unguardedSend(trajectory([answered, send]), cfg).map((h) => h.anchor)).toEqual([send.id]);
   });
 });

@@ -18,6 +18,12 @@ describe('trajwatch validate-config', () => {
     expect(run.stdout).toBe(`${path}: valid\n`);
   });
 
+  it('still accepts a file written for the old meaning of checks.options.jsonArgsConventions', async () => {
+    const path = await configFile(JSON.stringify({ checks: { options: { jsonArgsConventions: ['genai', 'openinference', 'vercel-ai'] } } }));
+    const run = await runCli(['validate-config', path]);
+    expect(run.code).toBe(0);
+  });
+
   it('reports every error at once, each naming its key and value', async () => {
     const path = await configFile(
       JSON.stringify({

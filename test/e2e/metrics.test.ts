@@ -55,6 +55,9 @@ describe('/metrics on a running serve', () => {
     expect(sample(text, 'trajwatch_otlp_requests_refused_total', { reason: 'content-type' })).toBe(1);
     expect(sample(text, 'trajwatch_trajectories_closed_total', { completeness: 'incomplete' })).toBe(1);
     expect(sample(text, 'trajwatch_trajectory_incomplete_reasons_total', { reason: 'refused-spans' })).toBe(1);
+    // the tool span carries no arguments: a capture gap, counted by reason (it failed, so its missing result is not one)
+    expect(sample(text, 'trajwatch_trajectory_capture_gaps_total', { reason: 'tool-args-not-captured' })).toBe(1);
+    expect(text).not.toMatch(/trajwatch_trajectory_capture_gaps_total\{reason="tool-result-not-captured"\}/);
     expect(sample(text, 'trajwatch_l0_hits_total', { pattern: 'error-output' })).toBe(1);
     expect(sample(text, 'trajwatch_findings_total', { analyst: 'l0' })).toBeGreaterThanOrEqual(1);
     expect(sample(text, 'trajwatch_trajectories_open')).toBe(0);

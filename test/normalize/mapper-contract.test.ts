@@ -9,6 +9,7 @@ import type { Span } from '../../src/ingest/span.ts';
 import { argsDigest, jsonDigest, textDigest } from '../../src/normalize/canonical-json.ts';
 import type { ConventionMapper } from '../../src/normalize/mapper.ts';
 import { MAPPERS, normalizeSpan, selectMapper } from '../../src/normalize/normalize.ts';
+import { SESSION_ID_KEYS } from '../../src/normalize/session.ts';
 import type { Step } from '../../src/normalize/step.ts';
 import { exceptionEvent, makeSpan } from './make-span.ts';
 
@@ -33,6 +34,7 @@ const OPTIONAL_FACTS = [
   'agentName',
   'sessionId',
   'toolSchemas',
+  'requestedToolCalls',
   'service',
 ] as const satisfies readonly (keyof Step)[];
 
@@ -59,7 +61,7 @@ const CASES: Record<string, ContractCase[]> = {
         kind: 'tool',
         toolName: 'get_weather',
         toolCallId: 'call_1',
-        args: { raw: '{"unit": "c", "city": "Paris"}', parsed: { unit: 'c', city: 'Paris' }, digest: jsonDigest({ city: 'Paris', unit: 'c' }) },
+        args: { raw: '{"unit": "c", "city": "Paris"}', parsed: { unit: 'c', city: 'Paris' }, digest: jsonDigest({ city: 'Paris', unit: 'c' }), declared: 'json' },
         result: '{"temp":21}',
         sessionId: 'conv-1',
         agentName: 'planner',
@@ -81,7 +83,7 @@ const CASES: Record<string, ContractCase[]> = {
       expected: {
         kind: 'tool',
         toolName: 'search',
-        args: { raw: '{"query":"otel","limit":3}', parsed: { query: 'otel', limit: 3 }, digest: jsonDigest({ limit: 3, query: 'otel' }) },
+        args: { raw: '{"query":"otel","limit":3}', parsed: { query: 'otel', limit: 3 }, digest: jsonDigest({ limit: 3, query: 'otel' }), declared: 'json' },
         error: { source: 'error.type', type: 'tool_error', message: 'upstream 503' },
         statusCode: 2,
       },
@@ -173,6 +175,7 @@ const CASES: Record<string, ContractCase[]> = {
           raw: '{"args": ["42"], "sanitize_inputs_outputs": false, "kwargs": {}}',
           parsed: { args: ['42'], sanitize_inputs_outputs: false, kwargs: {} },
           digest: jsonDigest({ args: ['42'], kwargs: {}, sanitize_inputs_outputs: false }),
+          declared: 'text',
         },
         result: '42',
         toolSchemas: { final_answer: { answer: { type: 'any', description: 'The final answer' } } },
@@ -204,6 +207,7 @@ const CASES: Record<string, ContractCase[]> = {
           'session.id': 'sess-9',
           'input.value': '{"messages": []}',
           'output.value': '{"role": "assistant", "content": "hi"}',
+          'llm.token_count.total': 42,
           'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }),
           'llm.tools.1.tool.json_schema': '{"type": "function", "function": {"name": "final_answer", "parameters": {"type": "object"}}}',
         },
@@ -217,6 +221,45 @@ const CASES: Record<string, ContractCase[]> = {
         toolSchemas: { get_weather: weatherSchema, final_answer: { type: 'object' } },
       },
       absent: ['toolName', 'args', 'error'],
+    },
+    {
+      title: 'LlamaIndex LLM span that made no request (OpenAI._prepare_chat_with_tools): other, tool definitions still read',
+      span: makeSpan({
+        name: 'OpenAI._prepare_chat_with_tools',
+        attributes: {
+          'openinference.span.kind': 'LLM',
+          'llm.model_name': 'gpt-4o-mini',
+          'llm.provider': 'openai',
+          'llm.invocation_parameters': '{"context_window":128000,"is_chat_model":true}',
+          'input.value': '{"tools": ["<FunctionTool object>"], "user_msg": "weather?"}',
+          'input.mime_type': 'application/json',
+          'output.value': '{"messages": ["ChatMessage(role=user)"], "tools": []}',
+          'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weatherSchema } }),
+        },
+      }),
+      expected: { kind: 'other', model: 'gpt-4o-mini', toolSchemas: { get_weather: weatherSchema } },
+      // its input is the model's prompt being prepared: not read as a step input
+      absent: ['toolName', 'args', 'error', 'requestedToolCalls', 'input'],
+    },
+    {
+      title: 'LlamaIndex request span (OpenAI.astream_chat): llm, with its requested tool call',
+      span: makeSpan({
+        name: 'OpenAI.astream_chat',
+        attributes: {
+          'openinference.span.kind': 'LLM',
+          'llm.model_name': 'gpt-4o-mini',
+          'llm.input_messages.0.message.role': 'user',
+          'llm.input_messages.0.message.content': 'weather?',
+          'llm.output_messages.0.message.role': 'assistant',
+          'llm.output_messages.0.message.tool_calls.0.tool_call.id': 'call_paris_1',
+          'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
+          'llm.output_messages.0.message.tool_calls.0.tool_call.function.arguments': '{"city":"Paris"}',
+          'llm.finish_reason': 'tool_calls',
+          'output.value': 'assistant: ',
+        },
+      }),
+      expected: { kind: 'llm', model: 'gpt-4o-mini', requestedToolCalls: [{ id: 'call_paris_1', name: 'get_weather' }], result: 'assistant: ' },
+      absent: ['toolName', 'args', 'error', 'toolSchemas'],
     },
     {
       title: 'AGENT with agent.name and input',
@@ -239,11 +282,25 @@ const CASES: Record<string, ContractCase[]> = {
       absent: ['result', 'toolName', 'args'],
     },
     {
+      title: 'TOOL whose input.mime_type is application/json: args declared JSON',
+      span: makeSpan({
+        attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': '{"city": "Paris"}', 'input.mime_type': 'application/json' },
+      }),
+      expected: { kind: 'tool', args: { raw: '{"city": "Paris"}', parsed: { city: 'Paris' }, digest: jsonDigest({ city: 'Paris' }), declared: 'json' } },
+      absent: ['result', 'toolSchemas', 'toolCallId'],
+    },
+    {
+      title: 'LangGraph TOOL with a bare-string input and no mime type: text, as OpenInference specifies',
+      span: makeSpan({ attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': 'Paris', 'output.value': 'sunny' } }),
+      expected: { kind: 'tool', args: { raw: 'Paris', digest: textDigest('Paris'), declared: 'text' }, result: 'sunny' },
+      absent: ['toolSchemas', 'toolCallId'],
+    },
+    {
       title: 'TOOL with tool_call.id and non-JSON input: raw text, no parsed, text digest',
       span: makeSpan({
         attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'shell', 'tool_call.id': 'call_7', 'input.value': 'ls -la /tmp' },
       }),
-      expected: { kind: 'tool', toolCallId: 'call_7', args: { raw: 'ls -la /tmp', digest: textDigest('ls -la /tmp') } },
+      expected: { kind: 'tool', toolCallId: 'call_7', args: { raw: 'ls -la /tmp', digest: textDigest('ls -la /tmp'), declared: 'text' } },
       absent: ['result', 'toolSchemas'],
     },
     {
@@ -353,7 +410,7 @@ const CASES: Record<string, ContractCase[]> = {
         kind: 'tool',
         toolName: 'get_weather',
         toolCallId: 'call_A',
-        args: { raw: '{"city":"Paris"}', parsed: { city: 'Paris' }, digest: jsonDigest({ city: 'Paris' }) },
+        args: { raw: '{"city":"Paris"}', parsed: { city: 'Paris' }, digest: jsonDigest({ city: 'Paris' }), declared: 'json' },
         result: '{"temp":21}',
         agentName: 'weather-agent',
         sessionId: 'chat-42',
@@ -419,7 +476,7 @@ const CASES: Record<string, ContractCase[]> = {
           'gen_ai.conversation.id': 'conv-8',
         },
       }),
-      expected: { kind: 'tool', toolName: 'lookup', toolCallId: 'call_G', args: { raw: '{"id": 7}', parsed: { id: 7 }, digest: jsonDigest({ id: 7 }) }, sessionId: 'conv-8' },
+      expected: { kind: 'tool', toolName: 'lookup', toolCallId: 'call_G', args: { raw: '{"id": 7}', parsed: { id: 7 }, digest: jsonDigest({ id: 7 }), declared: 'json' }, sessionId: 'conv-8' },
       absent: ['result'],
     },
     {
@@ -527,4 +584,37 @@ describe.each(MAPPERS.map((mapper): [string, ConventionMapper] => [mapper.name, 
     const showsError = span.status.code === 2 || span.events.some((event) => event.name === 'exception') || 'error.type' in span.attributes;
     expect(step.error !== undefined).toBe(showsError);
   });
+});
+
+/**
+ * Session identity is one mechanism, not a per-convention reading: every mapper reads every
+ * key of `SESSION_ID_KEYS`, with the same precedence, whatever convention claimed the span.
+ */
+describe.each(MAPPERS.map((mapper): [string, ConventionMapper] => [mapper.name, mapper]))('%s mapper reads sessions like every mapper', (name, mapper) => {
+  const base = CASES[name]![0]!.span;
+  const withoutSessions = Object.fromEntries(Object.entries(base.attributes).filter(([key]) => !SESSION_ID_KEYS.includes(key)));
+  const spanWith = (sessions: Record<string, string>) => makeSpan({ ...base, attributes: { ...withoutSessions, ...sessions } });
+
+  it.each(SESSION_ID_KEYS.map((key) => [key]))('reads %s', (key) => {
+    const span = spanWith({ [key]: 'sess-42' });
+    expect(selectMapper(span)).toBe(mapper);
+    expect(normalizeSpan(span).sessionId).toBe('sess-42');
+  });
+
+  it('takes the first key of the precedence list when a span names several', () => {
+    const all = Object.fromEntries(SESSION_ID_KEYS.map((key, i) => [key, `id-${i}`]));
+    expect(normalizeSpan(spanWith(all)).sessionId).toBe('id-0');
+    const withoutFirst = Object.fromEntries(SESSION_ID_KEYS.slice(1).map((key, i) => [key, `id-${i + 1}`]));
+    expect(normalizeSpan(spanWith(withoutFirst)).sessionId).toBe('id-1');
+  });
+
+  it('treats an empty id as no session', () => {
+    expect('sessionId' in normalizeSpan(spanWith({ 'session.id': '' }))).toBe(false);
+  });
+});
+
+it('knows the session keys of the instrumentations it is used with', () => {
+  for (const key of ['gen_ai.conversation.id', 'session.id', 'gcp.vertex.agent.session_id', 'ai.telemetry.metadata.sessionId', 'traceloop.association.properties.thread_id']) {
+    expect(SESSION_ID_KEYS).toContain(key);
+  }
 });
