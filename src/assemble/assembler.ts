@@ -2,6 +2,7 @@ import { sha256Hex } from '../normalize/canonical-json.ts';
 import { sortSmall } from '../normalize/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
+import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
 import type { CaptureConflict, IncompleteReason, Trajectory } from './trajectory.ts';
 
@@ -38,6 +39,17 @@ export interface AssemblerStats {
   duplicateSpans: number;
   conflictingSpans: number;
   lateSpans: number;
+  contentEvents: ContentEventStats;
+}
+
+/** Content events (log records) given to the assembler, by what became of them, since start. */
+export interface ContentEventStats extends JoinCounts {
+  /** Held with an open trajectory for the step of their span. */
+  held: number;
+  /** An exact resend of a record already held: held once. */
+  duplicate: number;
+  /** Arrived after their trajectory closed and opened its next revision. */
+  late: number;
 }
 
 interface OpenBuffer {
@@ -56,6 +68,8 @@ interface OpenBuffer {
   scheduledAtMs: number | undefined;
   /** Lowest source offset per partition among the records that fed it; undefined without positions. */
   positions: PositionFloor | undefined;
+  /** Content events (log records) waiting to join their steps at close. */
+  held: HeldContent | undefined;
 }
 
 interface Retained {
@@ -94,6 +108,7 @@ export class Assembler {
   #duplicateSpans = 0;
   #conflictingSpans = 0;
   #lateSpans = 0;
+  readonly #content: ContentEventStats = { held: 0, duplicate: 0, late: 0, joined: 0, noNewFacts: 0, spanMissing: 0 };
 
   /**
    * `onClose` receives each closed trajectory and, when its spans came with source positions,
@@ -124,6 +139,7 @@ export class Assembler {
       duplicateSpans: this.#duplicateSpans,
       conflictingSpans: this.#conflictingSpans,
       lateSpans: this.#lateSpans,
+      contentEvents: { ...this.#content },
     };
   }
 
@@ -156,6 +172,44 @@ export class Assembler {
       buffer.reasons.add('span-limit');
       this.#close(buffer, 'span-limit', activityMs);
     }
+  }
+
+  /**
+   * Holds a content event (a log record) naming span `spanId` of trace `traceId` with that
+   * trace's open trajectory, charged to the byte bound like a span, until the trajectory closes
+   * and it joins the span's step (`log-join.ts`). Arriving before any span of its trace, it opens
+   * the trajectory. Arriving after the trajectory closed: counted as no news when the retained
+   * step already holds every fact it carries, else it opens the next revision as a late span
+   * does (and when the steps were let go, that revision says so).
+   */
+  addContentEvent(traceId: string, spanId: string, event: HeldEvent, bytes: number, activityMs: number, position?: SourcePosition): void {
+    const key = this.#traceKey.get(traceId) ?? traceId;
+    let buffer = this.#open.get(key);
+    if (buffer === undefined) {
+      const closed = this.#closed.get(key);
+      if (closed !== undefined) {
+        const step = closed.steps?.find((s) => s.id === spanId && s.traceId === traceId);
+        if (step !== undefined && withContent(step, [event]) === undefined) {
+          this.#content.noNewFacts++;
+          return;
+        }
+        this.#content.late++;
+      }
+      buffer = this.#openBuffer(key, activityMs, 'content');
+      // A trace keyed by its own id so far: its first span naming a session merges it there.
+      if (this.#sessionKeys && key === traceId) this.#traceKey.set(traceId, key);
+    }
+    if (position !== undefined) holdPosition(buffer, position);
+    if (!(buffer.held ??= new HeldContent()).hold(`${traceId}/${spanId}`, event)) {
+      this.#content.duplicate++;
+      return;
+    }
+    this.#content.held++;
+    buffer.traceIds.add(traceId);
+    buffer.bytes += bytes;
+    this.#bufferedBytes += bytes;
+    if (activityMs > buffer.lastActivityMs) buffer.lastActivityMs = activityMs;
+    this.#schedule(buffer);
   }
 
   /** Marks the trajectory of `traceId` incomplete because the receiver refused spans of it. */
@@ -284,11 +338,13 @@ export class Assembler {
     target.rootSeen ||= source.rootSeen;
     target.lastActivityMs = Math.max(target.lastActivityMs, source.lastActivityMs);
     if (source.positions !== undefined) foldFloor((target.positions ??= new Map()), source.positions);
+    if (source.held !== undefined) (target.held ??= new HeldContent()).absorb(source.held);
     this.#open.delete(traceId);
     this.#schedule(target);
   }
 
-  #openBuffer(key: string, activityMs: number): OpenBuffer {
+  /** `cause` says what arrived: a late content event is counted apart from late spans. */
+  #openBuffer(key: string, activityMs: number, cause: 'span' | 'content' = 'span'): OpenBuffer {
     const before = this.#closed.get(key);
     const buffer: OpenBuffer = {
       key,
@@ -303,9 +359,10 @@ export class Assembler {
       lastActivityMs: activityMs,
       scheduledAtMs: undefined,
       positions: undefined,
+      held: undefined,
     };
     if (before !== undefined) {
-      this.#lateSpans++;
+      if (cause === 'span') this.#lateSpans++;
       this.#closed.delete(key);
       this.#withSteps.delete(key);
       this.#retainedBytes -= before.steps === undefined ? 0 : before.bytes;
@@ -343,8 +400,9 @@ export class Assembler {
   #close(buffer: OpenBuffer, cause: CloseCause, nowMs: number): void {
     this.#open.delete(buffer.key);
     this.#bufferedBytes -= buffer.bytes;
-    const steps = sortSmall([...buffer.steps.values()], compareSteps);
     const reasons = new Set(buffer.reasons);
+    if (buffer.held !== undefined) this.#joinHeld(buffer.held, buffer.steps, reasons);
+    const steps = sortSmall([...buffer.steps.values()], compareSteps);
     if (!buffer.rootSeen) reasons.add('root-not-seen');
     if (hasOrphans(buffer.steps)) reasons.add('orphan-parents');
     if (cause === 'idle-timeout') reasons.add('idle-timeout');
@@ -367,6 +425,14 @@ export class Assembler {
       },
       buffer.positions,
     );
+  }
+
+  #joinHeld(held: HeldContent, steps: Map<string, Step>, reasons: Set<IncompleteReason>): void {
+    const counts = held.joinInto(steps);
+    this.#content.joined += counts.joined;
+    this.#content.noNewFacts += counts.noNewFacts;
+    this.#content.spanMissing += counts.spanMissing;
+    if (counts.spanMissing > 0) reasons.add('content-without-span');
   }
 
   #retain(buffer: OpenBuffer, steps: Step[], traceIds: string[], cause: CloseCause, nowMs: number): void {

@@ -12,7 +12,9 @@ export type IncompleteReason =
   | 'shutdown'
   | 'previous-revision-not-retained'
   /** Keyed by trace (Kafka source): other traces of the span's session may sit on other partitions. */
-  | 'partitioned-session';
+  | 'partitioned-session'
+  /** A content event (OTLP log record) named a span that never arrived: that span is missing. */
+  | 'content-without-span';
 
 /** Two different payloads arrived under one span id; the first is kept, the second recorded. */
 export interface CaptureConflict {

@@ -15,12 +15,19 @@ import {
   type ResponseFormat,
 } from './otlp-response.ts';
 import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
+import type { DecodedLogsRequest } from './log-record.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** A request body as received (after gzip), for a target that logs it before acknowledging. */
 export interface RawRequest {
   format: 'protobuf' | 'json';
   bytes: Buffer;
+}
+
+/** What the pipeline could not use of a logs request, for its partial success. */
+export interface LogsAccepted {
+  /** GenAI content events without a trace and span id: nothing to join them to. */
+  unattachable: number;
 }
 
 /** Where decoded requests go: the pipeline, or the write-ahead log in front of it. */
@@ -35,6 +42,10 @@ export interface IngestTarget {
    * {@link TrajwatchError} whose `context.reason` is a string names the refusal.
    */
   acceptDurably?(request: DecodedRequest, raw: RawRequest): Promise<void>;
+  /** Takes a decoded OTLP logs request; a target without it answers `/v1/logs` 404 (gRPC UNIMPLEMENTED). */
+  acceptLogs?(request: DecodedLogsRequest): LogsAccepted;
+  /** Like `acceptDurably`, for logs requests: used instead of `acceptLogs` when present. */
+  acceptLogsDurably?(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted>;
 }
 
 /** The refusal reason of a rejected `acceptDurably`. */
