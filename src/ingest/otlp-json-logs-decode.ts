@@ -19,9 +19,14 @@ export function decodeOtlpLogsJson(text: string): DecodedLogsRequest | DecodeErr
   } catch (error) {
     return new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
+  return decodeOtlpLogsJsonValue(parsed);
+}
+
+/** Like {@link decodeOtlpLogsJson}, for a request that is already parsed (a recorded file's line). */
+export function decodeOtlpLogsJsonValue(request: unknown): DecodedLogsRequest | DecodeError {
   const out: DecodedLogsRequest = { logs: [], rejected: [] };
   try {
-    decodeRequest(parsed, out);
+    decodeRequest(request, out);
   } catch (error) {
     if (error instanceof DecodeError) return error;
     throw error; // a defect in this decoder, not bad input
