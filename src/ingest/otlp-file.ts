@@ -1,10 +1,12 @@
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DecodeError } from '../errors.ts';
 import type { DecodedLogsRequest } from './log-record.ts';
 import { decodeOtlpJsonValue } from './otlp-json-decode.ts';
 import { decodeOtlpLogsJsonValue } from './otlp-json-logs-decode.ts';
 import { isObject } from './otlp-json-walk.ts';
+import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import type { DecodedRequest } from './span.ts';
 
@@ -17,9 +19,11 @@ export type RecordedRequest = { signal: 'traces'; request: DecodedRequest } | { 
 /**
  * Reads one recorded OTLP file: gzip or not (by its magic bytes), then OTLP/JSON (one request,
  * or one per line as the Collector's file exporter writes) when it starts with `{`, else one
- * protobuf ExportTraceServiceRequest. A JSON request with `resourceLogs` is a logs request
- * (the Collector writes each signal to its own file); a protobuf logs request cannot be told
- * from a traces one by its bytes, so recorded logs are replayed from OTLP/JSON only.
+ * protobuf request. A JSON request with `resourceLogs` is a logs request (the Collector writes
+ * each signal to its own file). A protobuf body does not name its message: it is decoded as a
+ * traces request, and as a logs request when that fails (a LogRecord's fields do not parse as
+ * a Span's: field 1 is a fixed64 time there, a bytes id here), logs first when the file name
+ * says `logs`.
  */
 export async function readOtlpFile(path: string): Promise<RecordedRequest[] | DecodeError> {
   let bytes: Buffer;
@@ -32,8 +36,8 @@ export async function readOtlpFile(path: string): Promise<RecordedRequest[] | De
   const first = bytes.findIndex((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
   if (first === -1) return [];
   if (bytes[first] !== 0x7b) {
-    const decoded = decodeOtlpProto(bytes);
-    return decoded instanceof DecodeError ? decoded : [{ signal: 'traces', request: decoded }];
+    const decoded = decodeProtoRequest(bytes, /logs/i.test(basename(path)));
+    return decoded instanceof DecodeError ? decoded : [decoded];
   }
   const text = bytes.toString('utf8');
   const whole = decodeJsonRequest(text);
@@ -47,6 +51,22 @@ export async function readOtlpFile(path: string): Promise<RecordedRequest[] | De
     requests.push(decoded);
   }
   return requests;
+}
+
+function decodeProtoRequest(bytes: Buffer, logsFirst: boolean): RecordedRequest | DecodeError {
+  const asTraces = (): RecordedRequest | DecodeError => {
+    const traces = decodeOtlpProto(bytes);
+    return traces instanceof DecodeError ? traces : { signal: 'traces', request: traces };
+  };
+  const asLogs = (): RecordedRequest | DecodeError => {
+    const logs = decodeOtlpLogsProto(bytes);
+    return logs instanceof DecodeError ? logs : { signal: 'logs', request: logs };
+  };
+  const [first, second] = logsFirst ? [asLogs, asTraces] : [asTraces, asLogs];
+  const decoded = first();
+  if (!(decoded instanceof DecodeError)) return decoded;
+  const other = second();
+  return other instanceof DecodeError ? decoded : other;
 }
 
 function decodeJsonRequest(text: string): RecordedRequest | DecodeError {
