@@ -133,13 +133,9 @@ export function createGrpcReceiver(
       return;
     }
     const refuse = (busy: string) => {
-      const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
-      const message = `trajwatch is at its limit (${busy}); retry later`;
-      const metadata = new grpc.Metadata();
-      metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, message, config.retryAfterSeconds));
-      metadata.set(RETRY_INFO_KEY, retryInfo(config.retryAfterSeconds));
-      note(code, 0, 0, busy);
-      callback({ code, details: message, metadata });
+      const error = throttled(busy, config.retryAfterSeconds);
+      note(error.code, 0, 0, busy);
+      callback(error);
     };
     const busy = target.admission();
     if (busy !== undefined) return refuse(busy);
@@ -181,13 +177,9 @@ export function createGrpcReceiver(
       return;
     }
     const refuse = (busy: string) => {
-      const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
-      const message = `trajwatch is at its limit (${busy}); retry later`;
-      const metadata = new grpc.Metadata();
-      metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, message, config.retryAfterSeconds));
-      metadata.set(RETRY_INFO_KEY, retryInfo(config.retryAfterSeconds));
-      noteLogs(code, 0, 0, busy);
-      callback({ code, details: message, metadata });
+      const error = throttled(busy, config.retryAfterSeconds);
+      noteLogs(error.code, 0, 0, busy);
+      callback(error);
     };
     const busy = target.admission();
     if (busy !== undefined) return refuse(busy);
@@ -222,6 +214,16 @@ export function createGrpcReceiver(
   // Without a logs target the method is not served: grpc-js answers UNIMPLEMENTED.
   if (target.acceptLogs !== undefined) server.addService(rawExportService(LOGS_EXPORT_PATH), { Export: guarded(exportLogs) });
   return server;
+}
+
+/** The answer to a refused call: RESOURCE_EXHAUSTED for the memory bounds, else UNAVAILABLE, with RetryInfo. */
+function throttled(busy: string, retryAfterSeconds: number): { code: grpc.status; details: string; metadata: grpc.Metadata } {
+  const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
+  const details = `trajwatch is at its limit (${busy}); retry later`;
+  const metadata = new grpc.Metadata();
+  metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, details, retryAfterSeconds));
+  metadata.set(RETRY_INFO_KEY, retryInfo(retryAfterSeconds));
+  return { code, details, metadata };
 }
 
 /**
