@@ -29,7 +29,9 @@ import { toToolArgs } from './tool-args.ts';
  * What each step kind takes: a tool step takes tool name, call id, args and result; an llm
  * step takes input (the messages), result (the output) and tool schemas; an agent step takes
  * input and result. Other kinds (framework wrappers, Strands' event-loop cycles, which replay
- * the whole history) take nothing: their history is not a fact about one act.
+ * the whole history) take nothing: their history is not a fact about one act. One exception
+ * keeps the GenAI mapper's rule: a span naming a GenAI operation of another kind (memory
+ * operations, `agent_step`) takes the details event's messages as its input and result.
  */
 
 /** One content event as read here; a span event fits as it is (no body). */
@@ -85,9 +87,12 @@ export interface ContentFacts {
 
 /**
  * The facts `event` carries for a step of kind `kind` (pure). `undefined` when the event is
- * not a content event or carries nothing that kind takes.
+ * not a content event or carries nothing that kind takes. `genaiOperation`: the span names a
+ * GenAI operation (`gen_ai.operation.name`); then the details event's messages are its input
+ * and result whatever its kind, as the GenAI mapper reads the same keys from attributes.
  */
-export function readContentEvent(event: ContentEvent, kind: Step['kind']): ContentFacts | undefined {
+export function readContentEvent(event: ContentEvent, kind: Step['kind'], genaiOperation = false): ContentFacts | undefined {
+  if (event.name === DETAILS_EVENT && kind !== 'tool' && genaiOperation) return messageDetails(fieldReader(event), kind);
   if (kind !== 'tool' && kind !== 'llm' && kind !== 'agent') return undefined;
   const get = fieldReader(event);
   if (event.name === DETAILS_EVENT) {
@@ -118,9 +123,11 @@ export function readContentEvent(event: ContentEvent, kind: Step['kind']): Conte
 export function applyContentEvents(step: Step, events: readonly ContentEvent[]): void {
   let messages: AttrValue[] | undefined;
   let choices: AttrValue[] | undefined;
+  let genaiOperation: boolean | undefined;
   for (const event of events) {
     if (!isContentEventName(event.name)) continue;
-    const facts = readContentEvent(event, step.kind);
+    genaiOperation ??= typeof step.attributes['gen_ai.operation.name'] === 'string';
+    const facts = readContentEvent(event, step.kind, genaiOperation);
     if (facts === undefined) continue;
     fill(step, 'toolName', facts.toolName);
     fill(step, 'toolCallId', facts.toolCallId);
@@ -150,7 +157,7 @@ function fieldReader(event: ContentEvent): FieldReader {
   };
 }
 
-function messageDetails(get: FieldReader, kind: 'llm' | 'agent'): ContentFacts | undefined {
+function messageDetails(get: FieldReader, kind: Step['kind']): ContentFacts | undefined {
   return compact({
     input: attrText(get('gen_ai.input.messages')),
     result: attrText(get('gen_ai.output.messages')),

@@ -147,3 +147,27 @@ describe('log-record bodies (OpenAI-v2 instrumentation)', () => {
     expect(logEventName('', {})).toBe('');
   });
 });
+
+describe('the details event on GenAI operations of other kinds', () => {
+  it('a GenAI operation of kind other (e.g. agent_step) takes the details messages, as from attributes', () => {
+    const step = normalizeSpan(
+      makeSpan({
+        attributes: { 'gen_ai.operation.name': 'agent_step' },
+        events: [at('gen_ai.client.inference.operation.details', { 'gen_ai.input.messages': '[{"role":"user"}]' })],
+      }),
+    );
+    expect(step.kind).toBe('other');
+    expect(step.input).toBe('[{"role":"user"}]');
+  });
+
+  it('a span of no GenAI operation (Strands execute_event_loop_cycle) takes nothing from it', () => {
+    const step = normalizeSpan(
+      makeSpan({
+        name: 'execute_event_loop_cycle',
+        attributes: { 'event_loop.cycle_id': 'c' },
+        events: [at('gen_ai.client.inference.operation.details', { 'gen_ai.input.messages': '[{"role":"user"}]' })],
+      }),
+    );
+    expect(step.input).toBeUndefined();
+  });
+});
