@@ -162,3 +162,13 @@ describe('decoding records emitted by the OpenTelemetry JS logs SDK', () => {
     ]);
   });
 });
+
+describe('bounds', () => {
+  it('a body nested deeper than maxAnyValueDepth is a DecodeError in both encodings', () => {
+    let value: Record<string, unknown> = { stringValue: 'x' };
+    for (let i = 0; i < 40; i++) value = { arrayValue: { values: [value] } };
+    const request = { resourceLogs: [{ scopeLogs: [{ logRecords: [{ eventName: 'gen_ai.choice', body: value }] }] }] };
+    expect(decodeOtlpLogsJson(JSON.stringify(request))).toBeInstanceOf(DecodeError);
+    expect(decodeOtlpLogsProto(encode(request))).toBeInstanceOf(DecodeError);
+  });
+});
