@@ -175,7 +175,8 @@ export class Pipeline implements IngestTarget {
         unattachable++;
         continue;
       }
-      const activity = event ? Number(log.timeUnixNano / 1_000_000n) : now;
+      // A record without a time (0) is as recent as the input so far, never at the epoch.
+      const activity = event ? (log.timeUnixNano === 0n ? this.#watermarkMs : Number(log.timeUnixNano / 1_000_000n)) : now;
       if (activity > this.#watermarkMs) this.#watermarkMs = activity;
       const held = { name, attributes: log.attributes, timeUnixNano: log.timeUnixNano, ...(log.body === undefined ? {} : { body: log.body }) };
       this.assembler.addContentEvent(log.traceId, log.spanId, held, log.encodedBytes, activity, position);

@@ -80,6 +80,8 @@ interface Retained {
   closedAtMs: number;
   /** The partitions that fed it, so a revoked partition's replay starts it afresh. */
   partitions: number[] | undefined;
+  /** Content events whose span had not arrived: kept with the steps, for a late span. */
+  held: HeldContent | undefined;
 }
 
 /**
@@ -374,6 +376,7 @@ export class Assembler {
           buffer.steps.set(`${s.traceId}/${s.id}`, s);
           if (s.parentId === undefined) buffer.rootSeen = true;
         }
+        buffer.held = before.held;
         buffer.bytes = before.bytes;
         this.#bufferedBytes += before.bytes;
       }
@@ -445,6 +448,7 @@ export class Assembler {
       bytes: buffer.bytes,
       closedAtMs: nowMs,
       partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
+      held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
     };
     this.#closed.set(buffer.key, retained);
     if (keepSteps) {
@@ -461,6 +465,7 @@ export class Assembler {
       const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
       if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
       r.steps = undefined;
+      r.held = undefined;
       this.#withSteps.delete(key);
       this.#retainedBytes -= r.bytes;
     }

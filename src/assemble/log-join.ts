@@ -13,7 +13,10 @@ export interface JoinCounts {
   joined: number;
   /** Their step already held every fact they carry (attributes win), or its kind takes none. */
   noNewFacts: number;
-  /** Their span is not in the trajectory: it never arrived (the trajectory is marked). */
+  /**
+   * Their span is not in the trajectory (the trajectory is marked `content-without-span`).
+   * Counted at each close: a record kept for a late span is counted again when it joins.
+   */
   spanMissing: number;
 }
 
@@ -40,6 +43,10 @@ export class HeldContent {
     return true;
   }
 
+  isEmpty(): boolean {
+    return this.#bySpan.size === 0;
+  }
+
   /** Takes over what `other` holds (a trace's buffer merging into its session's). */
   absorb(other: HeldContent): void {
     for (const [spanKey, events] of other.#bySpan) {
@@ -48,9 +55,10 @@ export class HeldContent {
   }
 
   /**
-   * Joins every held event into the step of its span in `steps` (keyed `${traceId}/${spanId}`).
-   * A step that gains facts is replaced by a filled copy, so a step object already emitted in
-   * an earlier revision never changes.
+   * Joins every held event into the step of its span in `steps` (keyed `${traceId}/${spanId}`)
+   * and lets go of it; what is left is held for spans not in `steps` (kept with the closed
+   * trajectory, so a late span's revision still gets it). A step that gains facts is replaced
+   * by a filled copy, so a step object already emitted in an earlier revision never changes.
    */
   joinInto(steps: Map<string, Step>): JoinCounts {
     const counts: JoinCounts = { joined: 0, noNewFacts: 0, spanMissing: 0 };
@@ -60,6 +68,7 @@ export class HeldContent {
         counts.spanMissing += held.size;
         continue;
       }
+      this.#bySpan.delete(spanKey);
       const filled = withContent(step, [...held.values()]);
       if (filled === undefined) counts.noNewFacts += held.size;
       else {

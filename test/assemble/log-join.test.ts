@@ -147,3 +147,18 @@ describe('joining log-carried content events to steps', () => {
     expect(JSON.parse(closed[0]!.steps[0]!.input!).map((m: { content: string }) => m.content)).toEqual(['first', 'second']);
   });
 });
+
+describe('content whose span comes only after the close', () => {
+  it('is kept with the closed trajectory and joins the step in the revision the late span opens', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r1' }), 0);
+    assembler.addContentEvent(T, 't1', toolInput('{"q":"late"}'), 50, 0);
+    assembler.advance(10_000);
+    expect(closed[0]!.incompleteReasons).toContain('content-without-span');
+    assembler.add(toolStep(), 11_000);
+    assembler.advance(20_000);
+    expect(closed[1]!.revision).toBe(2);
+    expect(closed[1]!.incompleteReasons).not.toContain('content-without-span');
+    expect(closed[1]!.steps.find((s) => s.id === 't1')!.args?.parsed).toEqual({ q: 'late' });
+  });
+});
