@@ -4,8 +4,10 @@ import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
 import type { Finding } from './findings/schema.ts';
-import type { IngestTarget } from './ingest/http-receiver.ts';
+import type { IngestTarget, LogsAccepted } from './ingest/http-receiver.ts';
+import type { DecodedLogsRequest } from './ingest/log-record.ts';
 import type { DecodedRequest } from './ingest/span.ts';
+import { isContentEventName, logEventName } from './normalize/content-events.ts';
 import { normalizeSpan } from './normalize/normalize.ts';
 import type { CheckResults } from './checks/check-result.ts';
 import type { FindingSink } from './sinks/finding-sink.ts';
@@ -60,6 +62,16 @@ export interface PipelineCounts {
   findingsEmitted: number;
 }
 
+/** Log records the pipeline did not hold for a step, by reason (what it held, the assembler counts). */
+export interface LogCounts {
+  /** Refused by the decoder (malformed ids), reported in the partial success. */
+  refused: number;
+  /** Not a GenAI content event (an application log): not analysis input. */
+  notContentEvent: number;
+  /** A content event without a trace and span id: reported in the partial success. */
+  noSpanContext: number;
+}
+
 /**
  * Closing (and analyzing) due trajectories in `serve` yields to receiving after this long in
  * one event-loop turn. A time budget, not a count: the closes must keep pace with intake,
@@ -92,6 +104,7 @@ export class Pipeline implements IngestTarget {
   #settleSeq = 0;
   #settleLoop: Promise<void> | undefined;
   readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0 };
+  readonly logCounts: LogCounts = { refused: 0, notContentEvent: 0, noSpanContext: 0 };
   /** Told of judged findings and alarms as they are emitted (metrics). */
   onJudged: ((findings: readonly Finding[], alarms: readonly Finding[]) => void) | undefined;
   /** A burst of closes is being worked through in later turns. */
@@ -129,9 +142,7 @@ export class Pipeline implements IngestTarget {
       if (activity > this.#watermarkMs) this.#watermarkMs = activity;
       this.assembler.add(step, activity, position);
     }
-    if (position !== undefined && (this.#nextOffset.get(position.partition) ?? -1) <= position.offset) {
-      this.#nextOffset.set(position.partition, position.offset + 1);
-    }
+    this.#noteOffset(position);
     this.counts.spansAccepted += request.spans.length;
     this.counts.spansRejected += request.rejected.length;
     const refusedByTrace = new Map<string, number>();
@@ -142,6 +153,61 @@ export class Pipeline implements IngestTarget {
       this.assembler.noteRefused(traceId, n, event ? this.#watermarkMs : now, position);
     }
     if (event) this.assembler.advance(this.#watermarkMs);
+  }
+
+  /**
+   * Takes a decoded OTLP logs request. A GenAI content event (by `event_name`, or the older
+   * `event.name` attribute) naming a trace and span is held for that span's step
+   * (`Assembler.addContentEvent`); one without a span context is counted and reported back;
+   * any other record is an application log, counted and not kept.
+   */
+  acceptLogs(request: DecodedLogsRequest, position?: SourcePosition): LogsAccepted {
+    const event = this.#options.clock === 'event';
+    const now = event ? 0 : Date.now();
+    let unattachable = 0;
+    for (const log of request.logs) {
+      const name = logEventName(log.eventName, log.attributes);
+      if (!isContentEventName(name)) {
+        this.logCounts.notContentEvent++;
+        continue;
+      }
+      if (log.traceId === undefined || log.spanId === undefined) {
+        unattachable++;
+        continue;
+      }
+      // A record without a time (0) is as recent as the input so far, never at the epoch.
+      const activity = event ? (log.timeUnixNano === 0n ? this.#watermarkMs : Number(log.timeUnixNano / 1_000_000n)) : now;
+      if (activity > this.#watermarkMs) this.#watermarkMs = activity;
+      const held = { name, attributes: log.attributes, timeUnixNano: log.timeUnixNano, ...(log.body === undefined ? {} : { body: log.body }) };
+      this.assembler.addContentEvent(log.traceId, log.spanId, held, log.encodedBytes, activity, position);
+    }
+    this.#noteOffset(position);
+    this.logCounts.noSpanContext += unattachable;
+    this.logCounts.refused += request.rejected.length;
+    if (event) this.assembler.advance(this.#watermarkMs);
+    return { unattachable };
+  }
+
+  /** Every log-record outcome, pipeline and assembler together, for `trajwatch_logs_total`. */
+  logOutcomes(): Record<string, number> {
+    const c = this.assembler.stats().contentEvents;
+    return {
+      refused: this.logCounts.refused,
+      'not-content-event': this.logCounts.notContentEvent,
+      'no-span-context': this.logCounts.noSpanContext,
+      held: c.held,
+      duplicate: c.duplicate,
+      late: c.late,
+      joined: c.joined,
+      'no-new-facts': c.noNewFacts,
+      'span-missing': c.spanMissing,
+    };
+  }
+
+  #noteOffset(position: SourcePosition | undefined): void {
+    if (position !== undefined && (this.#nextOffset.get(position.partition) ?? -1) <= position.offset) {
+      this.#nextOffset.set(position.partition, position.offset + 1);
+    }
   }
 
   /**

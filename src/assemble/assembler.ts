@@ -2,6 +2,7 @@ import { sha256Hex } from '../normalize/canonical-json.ts';
 import { compareCodeUnits, sortSmall } from '../normalize/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
+import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
 import type { CaptureConflict, IncompleteReason, SessionConflict, Trajectory } from './trajectory.ts';
 
@@ -38,6 +39,17 @@ export interface AssemblerStats {
   duplicateSpans: number;
   conflictingSpans: number;
   lateSpans: number;
+  contentEvents: ContentEventStats;
+}
+
+/** Content events (log records) given to the assembler, by what became of them, since start. */
+export interface ContentEventStats extends JoinCounts {
+  /** Held with an open trajectory for the step of their span. */
+  held: number;
+  /** An exact resend of a record already held: held once. */
+  duplicate: number;
+  /** Arrived after their trajectory closed and opened its next revision. */
+  late: number;
 }
 
 interface OpenBuffer {
@@ -57,6 +69,8 @@ interface OpenBuffer {
   scheduledAtMs: number | undefined;
   /** Lowest source offset per partition among the records that fed it; undefined without positions. */
   positions: PositionFloor | undefined;
+  /** Content events (log records) waiting to join their steps at close. */
+  held: HeldContent | undefined;
 }
 
 interface Retained {
@@ -67,6 +81,8 @@ interface Retained {
   closedAtMs: number;
   /** The partitions that fed it, so a revoked partition's replay starts it afresh. */
   partitions: number[] | undefined;
+  /** Content events whose span had not arrived: kept with the steps, for a late span. */
+  held: HeldContent | undefined;
 }
 
 /**
@@ -95,6 +111,7 @@ export class Assembler {
   #duplicateSpans = 0;
   #conflictingSpans = 0;
   #lateSpans = 0;
+  readonly #content: ContentEventStats = { held: 0, duplicate: 0, late: 0, joined: 0, noNewFacts: 0, spanMissing: 0 };
 
   /**
    * `onClose` receives each closed trajectory and, when its spans came with source positions,
@@ -125,6 +142,7 @@ export class Assembler {
       duplicateSpans: this.#duplicateSpans,
       conflictingSpans: this.#conflictingSpans,
       lateSpans: this.#lateSpans,
+      contentEvents: { ...this.#content },
     };
   }
 
@@ -157,6 +175,44 @@ export class Assembler {
       buffer.reasons.add('span-limit');
       this.#close(buffer, 'span-limit', activityMs);
     }
+  }
+
+  /**
+   * Holds a content event (a log record) naming span `spanId` of trace `traceId` with that
+   * trace's open trajectory, charged to the byte bound like a span, until the trajectory closes
+   * and it joins the span's step (`log-join.ts`). Arriving before any span of its trace, it opens
+   * the trajectory. Arriving after the trajectory closed: counted as no news when the retained
+   * step already holds every fact it carries, else it opens the next revision as a late span
+   * does (and when the steps were let go, that revision says so).
+   */
+  addContentEvent(traceId: string, spanId: string, event: HeldEvent, bytes: number, activityMs: number, position?: SourcePosition): void {
+    const key = this.#traceKey.get(traceId) ?? traceId;
+    let buffer = this.#open.get(key);
+    if (buffer === undefined) {
+      const closed = this.#closed.get(key);
+      if (closed !== undefined) {
+        const step = closed.steps?.find((s) => s.id === spanId && s.traceId === traceId);
+        if (step !== undefined && withContent(step, [event]) === undefined) {
+          this.#content.noNewFacts++;
+          return;
+        }
+        this.#content.late++;
+      }
+      buffer = this.#openBuffer(key, activityMs, 'content');
+      // A trace keyed by its own id so far: its first span naming a session merges it there.
+      if (this.#sessionKeys && key === traceId) this.#traceKey.set(traceId, key);
+    }
+    if (position !== undefined) holdPosition(buffer, position);
+    if (!(buffer.held ??= new HeldContent()).hold(`${traceId}/${spanId}`, event)) {
+      this.#content.duplicate++;
+      return;
+    }
+    this.#content.held++;
+    buffer.traceIds.add(traceId);
+    buffer.bytes += bytes;
+    this.#bufferedBytes += bytes;
+    if (activityMs > buffer.lastActivityMs) buffer.lastActivityMs = activityMs;
+    this.#schedule(buffer);
   }
 
   /** Marks the trajectory of `traceId` incomplete because the receiver refused spans of it. */
@@ -334,11 +390,13 @@ export class Assembler {
     target.rootSeen ||= source.rootSeen;
     target.lastActivityMs = Math.max(target.lastActivityMs, source.lastActivityMs);
     if (source.positions !== undefined) foldFloor((target.positions ??= new Map()), source.positions);
+    if (source.held !== undefined) (target.held ??= new HeldContent()).absorb(source.held);
     this.#open.delete(traceId);
     this.#schedule(target);
   }
 
-  #openBuffer(key: string, activityMs: number): OpenBuffer {
+  /** `cause` says what arrived: a late content event is counted apart from late spans. */
+  #openBuffer(key: string, activityMs: number, cause: 'span' | 'content' = 'span'): OpenBuffer {
     const before = this.#closed.get(key);
     const buffer: OpenBuffer = {
       key,
@@ -354,9 +412,10 @@ export class Assembler {
       lastActivityMs: activityMs,
       scheduledAtMs: undefined,
       positions: undefined,
+      held: undefined,
     };
     if (before !== undefined) {
-      this.#lateSpans++;
+      if (cause === 'span') this.#lateSpans++;
       this.#closed.delete(key);
       this.#withSteps.delete(key);
       this.#retainedBytes -= before.steps === undefined ? 0 : before.bytes;
@@ -368,6 +427,7 @@ export class Assembler {
           buffer.steps.set(`${s.traceId}/${s.id}`, s);
           if (s.parentId === undefined) buffer.rootSeen = true;
         }
+        buffer.held = before.held;
         buffer.bytes = before.bytes;
         this.#bufferedBytes += before.bytes;
       }
@@ -394,8 +454,9 @@ export class Assembler {
   #close(buffer: OpenBuffer, cause: CloseCause, nowMs: number): void {
     this.#open.delete(buffer.key);
     this.#bufferedBytes -= buffer.bytes;
-    const steps = sortSmall([...buffer.steps.values()], compareSteps);
     const reasons = new Set(buffer.reasons);
+    if (buffer.held !== undefined) this.#joinHeld(buffer.held, buffer.steps, reasons);
+    const steps = sortSmall([...buffer.steps.values()], compareSteps);
     if (!buffer.rootSeen) reasons.add('root-not-seen');
     if (hasOrphans(buffer.steps)) reasons.add('orphan-parents');
     if (cause === 'idle-timeout') reasons.add('idle-timeout');
@@ -421,6 +482,14 @@ export class Assembler {
     );
   }
 
+  #joinHeld(held: HeldContent, steps: Map<string, Step>, reasons: Set<IncompleteReason>): void {
+    const counts = held.joinInto(steps);
+    this.#content.joined += counts.joined;
+    this.#content.noNewFacts += counts.noNewFacts;
+    this.#content.spanMissing += counts.spanMissing;
+    if (counts.spanMissing > 0) reasons.add('content-without-span');
+  }
+
   #retain(buffer: OpenBuffer, steps: Step[], traceIds: string[], cause: CloseCause, nowMs: number): void {
     // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
     const keepSteps = cause !== 'span-limit' && buffer.bytes <= this.#limits.maxRetainedBytes;
@@ -431,6 +500,7 @@ export class Assembler {
       bytes: buffer.bytes,
       closedAtMs: nowMs,
       partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
+      held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
     };
     this.#closed.set(buffer.key, retained);
     if (keepSteps) {
@@ -447,6 +517,7 @@ export class Assembler {
       const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
       if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
       r.steps = undefined;
+      r.held = undefined;
       this.#withSteps.delete(key);
       this.#retainedBytes -= r.bytes;
     }

@@ -14,7 +14,9 @@ export type IncompleteReason =
   /** Keyed by trace (Kafka source): other traces of the span's session may sit on other partitions. */
   | 'partitioned-session'
   /** The trace's spans name two different sessions: which run its spans belong to is unknown. */
-  | 'session-conflict';
+  | 'session-conflict'
+  /** A content event (OTLP log record) named a span that never arrived: that span is missing. */
+  | 'content-without-span';
 
 /** Two different payloads arrived under one span id; the first is kept, the second recorded. */
 export interface CaptureConflict {

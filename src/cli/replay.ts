@@ -8,7 +8,8 @@ import { resolveConfig } from './resolve-config.ts';
 export const REPLAY_HELP = `Usage: trajwatch replay FILE... [options]
 
 Runs the serve pipeline over recorded OTLP trace files: OTLP/JSON (one request, or one per
-line) or protobuf, gzip-compressed or not. Trajectories close by the spans' own timestamps,
+line) or protobuf, gzip-compressed or not. OTLP/JSON logs requests (resourceLogs) are read
+too: their GenAI content events join the steps of their spans, as in serve. Trajectories close by the spans' own timestamps,
 so a replay gives the same output on any machine at any speed; whatever is still open at
 the end closes with the reason end-of-input.
 
@@ -66,9 +67,15 @@ export async function replayCommand(args: string[]): Promise<number> {
       process.stderr.write(`replay: ${file}: ${requests.message}\n`);
       continue;
     }
-    for (const request of requests) {
-      pipeline.accept(request);
-      for (const r of request.rejected) process.stderr.write(`replay: ${file}: span ${r.spanId ?? '?'} rejected: ${r.reason}\n`);
+    for (const recorded of requests) {
+      if (recorded.signal === 'logs') {
+        const { unattachable } = pipeline.acceptLogs(recorded.request);
+        for (const r of recorded.request.rejected) process.stderr.write(`replay: ${file}: log record rejected: ${r.reason}\n`);
+        if (unattachable > 0) process.stderr.write(`replay: ${file}: ${unattachable} GenAI content event(s) without a trace and span id\n`);
+        continue;
+      }
+      pipeline.accept(recorded.request);
+      for (const r of recorded.request.rejected) process.stderr.write(`replay: ${file}: span ${r.spanId ?? '?'} rejected: ${r.reason}\n`);
     }
     const now = Date.now();
     if (now - lastProgress >= PROGRESS_EVERY_MS) {

@@ -16,7 +16,8 @@ import { resolveConfig } from './resolve-config.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
 
-Receives OTLP traces (HTTP, gRPC, and/or a Kafka topic as a consumer group), assembles
+Receives OTLP traces (HTTP, gRPC, and/or a Kafka topic as a consumer group) and OTLP logs
+carrying GenAI content events (HTTP, gRPC; joined to the steps of their spans), assembles
 trajectories, runs the inline checks and writes trajectories and findings as JSON lines into
 the data directory.
 
@@ -91,6 +92,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     }),
     ...(decisions.enabled ? { judge: () => decisions.stats() } : {}),
     ...(kafka === undefined ? {} : { kafka: () => kafka.kafka.stats() }),
+    logs: () => pipeline.logOutcomes(),
   });
   pipeline.onJudged = (findings, alarms) => metrics?.observeJudged(findings, alarms);
   const registry = metrics.registry;
@@ -139,8 +141,8 @@ export async function serveCommand(args: string[]): Promise<number> {
   if (grpcServer !== undefined) {
     const grpcPort = await bindGrpcReceiver(grpcServer, config.receiver.otlpGrpc);
     const grpcShown = formatHostPort({ host: config.receiver.otlpGrpc.host, port: grpcPort });
-    process.stdout.write(`trajwatch: listening on ${scheme}://${shown}/v1/traces (OTLP/HTTP); data in ${dataDir}\n`);
-    process.stdout.write(`trajwatch: otlp-grpc listening on ${grpcShown} (OTLP/gRPC)\n`);
+    process.stdout.write(`trajwatch: listening on ${scheme}://${shown}/v1/traces and /v1/logs (OTLP/HTTP); data in ${dataDir}\n`);
+    process.stdout.write(`trajwatch: otlp-grpc listening on ${grpcShown} (OTLP/gRPC traces and logs)\n`);
   } else {
     process.stdout.write(`trajwatch: listening on ${scheme}://${shown}/ (/metrics, /healthz; OTLP receivers off); data in ${dataDir}\n`);
   }
@@ -215,12 +217,13 @@ function chooseSources(flag: string | undefined, http: boolean, kafkaConfigured:
   return { http: names.includes('http'), kafka: names.includes('kafka') };
 }
 
-/** With the OTLP receivers off, `/v1/traces` answers 404; `/metrics` and `/healthz` stay as they are. */
+/** With the OTLP receivers off, `/v1/traces` and `/v1/logs` answer 404; `/metrics` and `/healthz` stay as they are. */
 function refuseTraces(server: Server): void {
   const [inner] = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    if ((req.url ?? '/').split('?', 1)[0] !== '/v1/traces') return inner!(req, res);
+    const path = (req.url ?? '/').split('?', 1)[0];
+    if (path !== '/v1/traces' && path !== '/v1/logs') return inner!(req, res);
     req.resume();
     res.writeHead(404, { 'Content-Type': 'text/plain' }).end('OTLP receivers are off (--source kafka); spans come from Kafka\n');
   });

@@ -1,10 +1,13 @@
 import type { SourcePosition } from '../assemble/assembler.ts';
 import { DecodeError, StorageError } from '../errors.ts';
-import type { IngestTarget, RawRequest } from './http-receiver.ts';
+import type { IngestTarget, LogsAccepted, RawRequest } from './http-receiver.ts';
+import type { DecodedLogsRequest } from './log-record.ts';
+import { decodeOtlpLogsJson } from './otlp-json-logs-decode.ts';
+import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import type { DecodedRequest } from './span.ts';
-import type { SpanWal, WalRecord } from './span-wal.ts';
+import type { SpanWal, WalRecord, WalSignal } from './span-wal.ts';
 
 /** The source partition the write-ahead log's sequence numbers are tracked under in the pipeline. */
 export const WAL_PARTITION = -1;
@@ -16,6 +19,7 @@ const RELEASE_INTERVAL_MS = 500;
 export interface PositionedTarget {
   admission(): string | undefined;
   accept(request: DecodedRequest, position?: SourcePosition): void;
+  acceptLogs(request: DecodedLogsRequest, position?: SourcePosition): LogsAccepted;
   /** Per partition, the offset below which every request is finished. */
   committable(): Map<number, number>;
 }
@@ -57,7 +61,23 @@ export class DurableIngest implements IngestTarget {
   }
 
   async acceptDurably(request: DecodedRequest, raw: RawRequest): Promise<void> {
-    const appended = this.wal.append(raw.format, raw.bytes);
+    const seq = await this.#append(raw, 'traces');
+    this.#pipeline.accept(request, { partition: WAL_PARTITION, offset: seq });
+  }
+
+  acceptLogs(request: DecodedLogsRequest): LogsAccepted {
+    return this.#pipeline.acceptLogs(request);
+  }
+
+  /** Logs requests go through the same log, under the same sequence, as traces. */
+  async acceptLogsDurably(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted> {
+    const seq = await this.#append(raw, 'logs');
+    return this.#pipeline.acceptLogs(request, { partition: WAL_PARTITION, offset: seq });
+  }
+
+  /** Appends and waits until durable; resolves with the sequence number, rejects with the refusal. */
+  async #append(raw: RawRequest, signal: WalSignal): Promise<number> {
+    const appended = this.wal.append(raw.format, raw.bytes, signal);
     if (!appended.ok) {
       throw new StorageError(`write-ahead log ${appended.reason}`, { retriable: true, context: { reason: `wal-${appended.reason}` } });
     }
@@ -66,7 +86,7 @@ export class DurableIngest implements IngestTarget {
     } catch (err) {
       throw new StorageError('write-ahead log unwritable', { retriable: true, cause: err, context: { reason: 'wal-unwritable' } });
     }
-    this.#pipeline.accept(request, { partition: WAL_PARTITION, offset: appended.seq });
+    return appended.seq;
   }
 
   /**
@@ -77,12 +97,19 @@ export class DurableIngest implements IngestTarget {
   replay(records: readonly WalRecord[]): { replayed: number; undecodable: number } {
     let undecodable = 0;
     for (const r of records) {
+      const position = { partition: WAL_PARTITION, offset: r.seq };
+      if (r.signal === 'logs') {
+        const decoded = r.format === 'protobuf' ? decodeOtlpLogsProto(r.bytes) : decodeOtlpLogsJson(r.bytes.toString('utf8'));
+        if (decoded instanceof DecodeError) undecodable += 1;
+        else this.#pipeline.acceptLogs(decoded, position);
+        continue;
+      }
       const decoded = r.format === 'protobuf' ? decodeOtlpProto(r.bytes) : decodeOtlpJson(r.bytes.toString('utf8'));
       if (decoded instanceof DecodeError) {
         undecodable += 1;
         continue;
       }
-      this.#pipeline.accept(decoded, { partition: WAL_PARTITION, offset: r.seq });
+      this.#pipeline.accept(decoded, position);
     }
     return { replayed: records.length - undecodable, undecodable };
   }

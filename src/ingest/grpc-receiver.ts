@@ -1,6 +1,7 @@
 /**
- * The OTLP/gRPC trace receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export`
- * on @grpc/grpc-js, feeding the same decoder and pipeline as the HTTP receiver.
+ * The OTLP/gRPC receiver: `opentelemetry.proto.collector.trace.v1.TraceService/Export` and,
+ * when the target takes logs, `opentelemetry.proto.collector.logs.v1.LogsService/Export`, on
+ * @grpc/grpc-js, feeding the same decoders and pipeline as the HTTP receiver.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { AdmissionRefusal } from '../assemble/assembler.ts';
@@ -8,13 +9,15 @@ import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
-import { durabilityRefusal, type IngestTarget } from './http-receiver.ts';
+import { durabilityRefusal, type IngestTarget, type LogsAccepted, logsPartialSuccess } from './http-receiver.ts';
+import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** The full method path OTLP exporters call. */
 export const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+export const LOGS_EXPORT_PATH = '/opentelemetry.proto.collector.logs.v1.LogsService/Export';
 
 export interface GrpcReceiverConfig {
   /**
@@ -37,7 +40,16 @@ const GRPC_CONTENT_TYPE = 'application/grpc';
  * cancelled by the client: grpc-js does not say which).
  */
 export interface GrpcRequestObserver {
-  (outcome: { status: string; contentType: typeof GRPC_CONTENT_TYPE; spans: number; rejectedSpans: number; reason?: string }): void;
+  (outcome: {
+    status: string;
+    contentType: typeof GRPC_CONTENT_TYPE;
+    spans: number;
+    rejectedSpans: number;
+    reason?: string;
+    signal?: 'traces' | 'logs';
+    logRecords?: number;
+    rejectedLogRecords?: number;
+  }): void;
 }
 
 /**
@@ -51,17 +63,19 @@ const MEMORY_BOUNDS: ReadonlySet<string> = new Set<AdmissionRefusal>(['max-open-
  * Raw-bytes method definition: grpc-js hands the handler the undecoded request, so trajwatch's
  * own protobuf decoder runs (once), never a generated message class.
  */
-const traceServiceDefinition: grpc.ServiceDefinition = {
-  Export: {
-    path: TRACE_EXPORT_PATH,
-    requestStream: false,
-    responseStream: false,
-    requestSerialize: (bytes: Buffer) => bytes,
-    requestDeserialize: (bytes: Buffer) => bytes,
-    responseSerialize: (bytes: Buffer) => bytes,
-    responseDeserialize: (bytes: Buffer) => bytes,
-  },
-};
+function rawExportService(path: string): grpc.ServiceDefinition {
+  return {
+    Export: {
+      path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: (bytes: Buffer) => bytes,
+      requestDeserialize: (bytes: Buffer) => bytes,
+      responseSerialize: (bytes: Buffer) => bytes,
+      responseDeserialize: (bytes: Buffer) => bytes,
+    },
+  };
+}
 
 /**
  * Creates (does not bind) the OTLP/gRPC server. gzip and deflate request compression are
@@ -119,13 +133,9 @@ export function createGrpcReceiver(
       return;
     }
     const refuse = (busy: string) => {
-      const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
-      const message = `trajwatch is at its limit (${busy}); retry later`;
-      const metadata = new grpc.Metadata();
-      metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, message, config.retryAfterSeconds));
-      metadata.set(RETRY_INFO_KEY, retryInfo(config.retryAfterSeconds));
-      note(code, 0, 0, busy);
-      callback({ code, details: message, metadata });
+      const error = throttled(busy, config.retryAfterSeconds);
+      note(error.code, 0, 0, busy);
+      callback(error);
     };
     const busy = target.admission();
     if (busy !== undefined) return refuse(busy);
@@ -138,7 +148,7 @@ export function createGrpcReceiver(
     const answer = () => {
       const rejected = decoded.rejected.length;
       note(grpc.status.OK, decoded.spans.length, rejected);
-      const partial = rejected === 0 ? undefined : { rejectedSpans: rejected, errorMessage: summarizeRejections(decoded) };
+      const partial = rejected === 0 ? undefined : { rejected, errorMessage: summarizeRejections(decoded) };
       callback(null, exportResponse('protobuf', partial));
     };
     if (target.acceptDurably === undefined) {
@@ -148,19 +158,72 @@ export function createGrpcReceiver(
     target.acceptDurably(decoded, { format: 'protobuf', bytes: call.request }).then(answer, (err: unknown) => refuse(durabilityRefusal(err)));
   };
 
-  server.addService(traceServiceDefinition, {
-    Export: (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>) => {
+  /** The same answers as for traces; a logs partial success counts log records (see `logsPartialSuccess`). */
+  const exportLogs = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
+    const noteLogs = (code: grpc.status, logRecords: number, rejectedLogRecords: number, reason?: string) =>
+      observe({
+        status: grpc.status[code],
+        contentType: GRPC_CONTENT_TYPE,
+        spans: 0,
+        rejectedSpans: 0,
+        signal: 'logs',
+        logRecords,
+        rejectedLogRecords,
+        ...(reason === undefined ? {} : { reason }),
+      });
+    if (!allowed((name) => metadataValue(call.metadata, name))) {
+      noteLogs(grpc.status.UNAUTHENTICATED, 0, 0, 'unauthenticated');
+      callback({ code: grpc.status.UNAUTHENTICATED, details: 'Export requires a token (authorization: Bearer <token>)' });
+      return;
+    }
+    const refuse = (busy: string) => {
+      const error = throttled(busy, config.retryAfterSeconds);
+      noteLogs(error.code, 0, 0, busy);
+      callback(error);
+    };
+    const busy = target.admission();
+    if (busy !== undefined) return refuse(busy);
+    const decoded = decodeOtlpLogsProto(call.request);
+    if (decoded instanceof DecodeError) {
+      noteLogs(grpc.status.INVALID_ARGUMENT, 0, 0, 'undecodable');
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: `undecodable OTLP protobuf logs request: ${decoded.message}` });
+      return;
+    }
+    const answer = (accepted: LogsAccepted) => {
+      const partial = logsPartialSuccess(decoded, accepted);
+      noteLogs(grpc.status.OK, decoded.logs.length, partial?.rejected ?? 0);
+      callback(null, exportResponse('protobuf', partial, 'logs'));
+    };
+    if (target.acceptLogsDurably === undefined) return answer(target.acceptLogs!(decoded));
+    target.acceptLogsDurably(decoded, { format: 'protobuf', bytes: call.request }).then(answer, (err: unknown) => refuse(durabilityRefusal(err)));
+  };
+
+  const guarded =
+    (handler: typeof exportTraces) =>
+    (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
       try {
-        exportTraces(call, callback);
+        handler(call, callback);
       } catch (err) {
         // Only a bug reaches here; answer INTERNAL rather than leave the client hanging.
         process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
         note(grpc.status.INTERNAL, 0, 0, 'internal-error');
         callback({ code: grpc.status.INTERNAL, details: 'internal error' });
       }
-    },
-  });
+    };
+  server.addService(rawExportService(TRACE_EXPORT_PATH), { Export: guarded(exportTraces) });
+  // Without a logs target the method is not served: grpc-js answers UNIMPLEMENTED.
+  if (target.acceptLogs !== undefined) server.addService(rawExportService(LOGS_EXPORT_PATH), { Export: guarded(exportLogs) });
   return server;
+}
+
+/** The answer to a refused call: RESOURCE_EXHAUSTED for the memory bounds, else UNAVAILABLE, with RetryInfo. */
+function throttled(busy: string, retryAfterSeconds: number): { code: grpc.status; details: string; metadata: grpc.Metadata } {
+  const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
+  const details = `trajwatch is at its limit (${busy}); retry later`;
+  const metadata = new grpc.Metadata();
+  metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, details, retryAfterSeconds));
+  metadata.set(RETRY_INFO_KEY, retryInfo(retryAfterSeconds));
+  return { code, details, metadata };
 }
 
 /**

@@ -5,22 +5,33 @@ import { ConfigError, DecodeError, LimitError, TrajwatchError } from '../errors.
 import { createAuthCheck } from './auth.ts';
 import { gunzipCapped, readBody } from './body.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
+import { decodeOtlpLogsJson } from './otlp-json-logs-decode.ts';
+import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import {
   exportResponse,
   JSON_TYPE,
+  type PartialSuccess,
   PROTOBUF,
   RPC_CODE,
   rpcStatus,
   type ResponseFormat,
+  type Signal,
 } from './otlp-response.ts';
 import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
+import type { DecodedLogsRequest } from './log-record.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** A request body as received (after gzip), for a target that logs it before acknowledging. */
 export interface RawRequest {
   format: 'protobuf' | 'json';
   bytes: Buffer;
+}
+
+/** What the pipeline could not use of a logs request, for its partial success. */
+export interface LogsAccepted {
+  /** GenAI content events without a trace and span id: nothing to join them to. */
+  unattachable: number;
 }
 
 /** Where decoded requests go: the pipeline, or the write-ahead log in front of it. */
@@ -35,6 +46,10 @@ export interface IngestTarget {
    * {@link TrajwatchError} whose `context.reason` is a string names the refusal.
    */
   acceptDurably?(request: DecodedRequest, raw: RawRequest): Promise<void>;
+  /** Takes a decoded OTLP logs request; a target without it answers `/v1/logs` 404 (gRPC UNIMPLEMENTED). */
+  acceptLogs?(request: DecodedLogsRequest): LogsAccepted;
+  /** Like `acceptDurably`, for logs requests: used instead of `acceptLogs` when present. */
+  acceptLogsDurably?(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted>;
 }
 
 /** The refusal reason of a rejected `acceptDurably`. */
@@ -43,23 +58,39 @@ export function durabilityRefusal(err: unknown): string {
   return typeof reason === 'string' ? reason : 'not-durable';
 }
 
-/** What the receiver saw, for metrics: one call per request. */
+/**
+ * What the receiver saw, for metrics: one call per request. `spans`/`rejectedSpans` count
+ * spans of a traces request; a logs request (`signal: 'logs'`) counts its records in
+ * `logRecords`/`rejectedLogRecords` instead.
+ */
 export interface RequestObserver {
-  (outcome: { status: number; contentType: string; spans: number; rejectedSpans: number; reason?: string }): void;
+  (outcome: {
+    status: number;
+    contentType: string;
+    spans: number;
+    rejectedSpans: number;
+    reason?: string;
+    signal?: Signal;
+    logRecords?: number;
+    rejectedLogRecords?: number;
+  }): void;
 }
 
-/** Extra routes served beside `/v1/traces` (health, metrics). */
+/** Extra routes served beside `/v1/traces` and `/v1/logs` (health, metrics). */
 export type ExtraRoutes = Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 
 const TRACES_PATH = '/v1/traces';
+const LOGS_PATH = '/v1/logs';
 /** Liveness stays reachable without the token, so orchestrators need no secret. */
 const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz']);
 
 /**
- * The OTLP/HTTP trace receiver (opentelemetry-proto spec, CONVENTIONS.md): protobuf or JSON
- * by Content-Type, optional gzip, answered in the request's content type. With `config.auth`
- * every path but `/healthz` answers 401 without the token; with `config.tls` it serves HTTPS.
- * Throws ConfigError at start when the token or the TLS files cannot be read.
+ * The OTLP/HTTP receiver (opentelemetry-proto spec, CONVENTIONS.md) for traces (`/v1/traces`)
+ * and, when the target takes them, logs (`/v1/logs`): protobuf or JSON by Content-Type,
+ * optional gzip, answered in the request's content type, with the same limits, status codes
+ * and durability for both. With `config.auth` every path but `/healthz` answers 401 without
+ * the token; with `config.tls` it serves HTTPS. Throws ConfigError at start when the token or
+ * the TLS files cannot be read.
  */
 export function createHttpReceiver(
   config: ReceiverConfig,
@@ -70,30 +101,37 @@ export function createHttpReceiver(
   const allowed = createAuthCheck(config.auth);
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
+    const signal: Signal | undefined =
+      path === TRACES_PATH ? 'traces' : path === LOGS_PATH && target.acceptLogs !== undefined ? 'logs' : undefined;
+    const counts = (status: number, reason?: string) =>
+      signal === 'logs'
+        ? { status, spans: 0, rejectedSpans: 0, signal, logRecords: 0, rejectedLogRecords: 0, ...(reason === undefined ? {} : { reason }) }
+        : { status, spans: 0, rejectedSpans: 0, ...(reason === undefined ? {} : { reason }) };
     if (!OPEN_PATHS.has(path) && !allowed((name) => headerValue(req, name))) {
       req.resume();
-      if (path === TRACES_PATH) observe({ status: 401, contentType: 'other', spans: 0, rejectedSpans: 0, reason: 'unauthenticated' });
+      if (signal !== undefined) observe({ ...counts(401, 'unauthenticated'), contentType: 'other' });
       res.setHeader('WWW-Authenticate', 'Bearer realm="trajwatch"');
       return reply(res, 401, 'json', RPC_CODE.UNAUTHENTICATED, `${path} requires a token (Authorization: Bearer <token>)`);
     }
-    if (path !== TRACES_PATH) {
+    if (signal === undefined) {
       const route = routes[path];
       if (route !== undefined) return route(req, res);
-      return reply(res, 404, 'json', RPC_CODE.NOT_FOUND, `no route for ${path}; OTLP traces go to POST ${TRACES_PATH}`);
+      const where = target.acceptLogs === undefined ? `POST ${TRACES_PATH}` : `POST ${TRACES_PATH} and ${LOGS_PATH}`;
+      return reply(res, 404, 'json', RPC_CODE.NOT_FOUND, `no route for ${path}; OTLP goes to ${where}`);
     }
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
-      return reply(res, 405, 'json', RPC_CODE.UNIMPLEMENTED, `${req.method} is not allowed on ${TRACES_PATH}; use POST`);
+      return reply(res, 405, 'json', RPC_CODE.UNIMPLEMENTED, `${req.method} is not allowed on ${path}; use POST`);
     }
     const contentType = (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase();
     const format: ResponseFormat | undefined =
       contentType === PROTOBUF ? 'protobuf' : contentType === JSON_TYPE ? 'json' : undefined;
-    const note = (status: number, spans: number, rejectedSpans: number, reason?: string) =>
-      observe({ status, contentType: format === undefined ? 'other' : contentType, spans, rejectedSpans, reason });
+    const note = (status: number, reason?: string) =>
+      observe({ ...counts(status, reason), contentType: format === undefined ? 'other' : contentType });
 
     if (format === undefined) {
       req.resume();
-      note(415, 0, 0, 'content-type');
+      note(415, 'content-type');
       return reply(
         res,
         415,
@@ -105,30 +143,30 @@ export function createHttpReceiver(
     const encoding = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
     if (encoding !== 'gzip' && encoding !== 'identity') {
       req.resume();
-      note(415, 0, 0, 'content-encoding');
+      note(415, 'content-encoding');
       return reply(res, 415, format, RPC_CODE.INVALID_ARGUMENT, `unsupported Content-Encoding "${encoding}"; use gzip or none`);
     }
     const busy = target.admission();
     if (busy !== undefined) {
       req.resume();
       res.setHeader('Retry-After', String(config.retryAfterSeconds));
-      note(503, 0, 0, busy);
+      note(503, busy);
       return reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${busy}); retry later`);
     }
 
     let body = await readBody(req, config.maxBodyBytes);
     if (!(body instanceof Error) && encoding === 'gzip') body = await gunzipCapped(body, config.maxDecompressedBytes);
     if (body instanceof LimitError) {
-      note(413, 0, 0, body.limit);
+      note(413, body.limit);
       res.setHeader('Connection', 'close');
       return reply(res, 413, format, RPC_CODE.INVALID_ARGUMENT, body.message);
     }
     if (body instanceof DecodeError) {
-      note(400, 0, 0, 'unreadable-body');
+      note(400, 'unreadable-body');
       return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, body.message);
     }
     if (body.length > config.maxDecompressedBytes) {
-      note(413, 0, 0, 'maxDecompressedBytes');
+      note(413, 'maxDecompressedBytes');
       return reply(
         res,
         413,
@@ -137,10 +175,44 @@ export function createHttpReceiver(
         `body exceeds maxDecompressedBytes (${config.maxDecompressedBytes} bytes)`,
       );
     }
+    const refuseDurably = (err: unknown) => {
+      const reason = durabilityRefusal(err);
+      res.setHeader('Retry-After', String(config.retryAfterSeconds));
+      note(503, reason);
+      reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${reason}); retry later`);
+    };
+
+    if (signal === 'logs') {
+      const decoded = format === 'protobuf' ? decodeOtlpLogsProto(body) : decodeOtlpLogsJson(body.toString('utf8'));
+      if (decoded instanceof DecodeError) {
+        note(400, 'undecodable');
+        return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} logs body: ${decoded.message}`);
+      }
+      let accepted: LogsAccepted;
+      if (target.acceptLogsDurably === undefined) accepted = target.acceptLogs!(decoded);
+      else {
+        try {
+          accepted = await target.acceptLogsDurably(decoded, { format, bytes: body });
+        } catch (err) {
+          return refuseDurably(err);
+        }
+      }
+      const partial = logsPartialSuccess(decoded, accepted);
+      observe({
+        status: 200,
+        contentType,
+        spans: 0,
+        rejectedSpans: 0,
+        signal,
+        logRecords: decoded.logs.length,
+        rejectedLogRecords: partial?.rejected ?? 0,
+      });
+      return send(res, 200, format, exportResponse(format, partial, 'logs'));
+    }
 
     const decoded = format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
     if (decoded instanceof DecodeError) {
-      note(400, 0, 0, 'undecodable');
+      note(400, 'undecodable');
       return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} body: ${decoded.message}`);
     }
     if (target.acceptDurably === undefined) target.accept(decoded);
@@ -148,16 +220,12 @@ export function createHttpReceiver(
       try {
         await target.acceptDurably(decoded, { format, bytes: body });
       } catch (err) {
-        const reason = durabilityRefusal(err);
-        res.setHeader('Retry-After', String(config.retryAfterSeconds));
-        note(503, 0, 0, reason);
-        return reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${reason}); retry later`);
+        return refuseDurably(err);
       }
     }
     const rejected = decoded.rejected.length;
-    note(200, decoded.spans.length, rejected);
-    const partial =
-      rejected === 0 ? undefined : { rejectedSpans: rejected, errorMessage: summarizeRejections(decoded) };
+    observe({ status: 200, contentType, spans: decoded.spans.length, rejectedSpans: rejected });
+    const partial = rejected === 0 ? undefined : { rejected, errorMessage: summarizeRejections(decoded) };
     send(res, 200, format, exportResponse(format, partial));
   };
 
@@ -193,6 +261,20 @@ function summarizeRejections(decoded: DecodedRequest): string {
   const byReason = new Map<string, number>();
   for (const r of decoded.rejected) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
   return [...byReason].map(([reason, n]) => `${n} span(s): ${reason}`).join('; ');
+}
+
+/**
+ * The partial success of a logs request: records the decoder refused, and GenAI content events
+ * that name no span (nothing to join them to). Application logs that are not content events
+ * are accepted and only counted (`trajwatch_logs_total{outcome="not-content-event"}`).
+ */
+export function logsPartialSuccess(decoded: DecodedLogsRequest, accepted: LogsAccepted): PartialSuccess | undefined {
+  const rejected = decoded.rejected.length + accepted.unattachable;
+  if (rejected === 0) return undefined;
+  const byReason = new Map<string, number>();
+  for (const r of decoded.rejected) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
+  if (accepted.unattachable > 0) byReason.set('GenAI content event without a trace and span id', accepted.unattachable);
+  return { rejected, errorMessage: [...byReason].map(([reason, n]) => `${n} log record(s): ${reason}`).join('; ') };
 }
 
 function reply(res: ServerResponse, status: number, format: ResponseFormat, code: number, message: string): void {

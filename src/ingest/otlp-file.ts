@@ -1,19 +1,31 @@
 import { readFile } from 'node:fs/promises';
+import { basename } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { DecodeError } from '../errors.ts';
-import { decodeOtlpJson } from './otlp-json-decode.ts';
+import type { DecodedLogsRequest } from './log-record.ts';
+import { decodeOtlpJsonValue } from './otlp-json-decode.ts';
+import { decodeOtlpLogsJsonValue } from './otlp-json-logs-decode.ts';
+import { isObject } from './otlp-json-walk.ts';
+import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** Cap on a recorded file after decompression: the same order as the receiver's body cap. */
 export const MAX_RECORDED_FILE_BYTES = 1024 * 1024 * 1024;
 
+/** One recorded export request: traces, or logs (GenAI content events). */
+export type RecordedRequest = { signal: 'traces'; request: DecodedRequest } | { signal: 'logs'; request: DecodedLogsRequest };
+
 /**
- * Reads one recorded OTLP trace file: gzip or not (by its magic bytes), then OTLP/JSON (one
- * ExportTraceServiceRequest, or one per line as the Collector's file exporter writes) when
- * it starts with `{`, else one protobuf ExportTraceServiceRequest.
+ * Reads one recorded OTLP file: gzip or not (by its magic bytes), then OTLP/JSON (one request,
+ * or one per line as the Collector's file exporter writes) when it starts with `{`, else one
+ * protobuf request. A JSON request with `resourceLogs` is a logs request (the Collector writes
+ * each signal to its own file). A protobuf body does not name its message: it is decoded as a
+ * traces request, and as a logs request when that fails (a LogRecord's fields do not parse as
+ * a Span's: field 1 is a fixed64 time there, a bytes id here), logs first when the file name
+ * says `logs`.
  */
-export async function readOtlpFile(path: string): Promise<DecodedRequest[] | DecodeError> {
+export async function readOtlpFile(path: string): Promise<RecordedRequest[] | DecodeError> {
   let bytes: Buffer;
   try {
     bytes = await readFile(path);
@@ -24,19 +36,50 @@ export async function readOtlpFile(path: string): Promise<DecodedRequest[] | Dec
   const first = bytes.findIndex((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
   if (first === -1) return [];
   if (bytes[first] !== 0x7b) {
-    const decoded = decodeOtlpProto(bytes);
+    const decoded = decodeProtoRequest(bytes, /logs/i.test(basename(path)));
     return decoded instanceof DecodeError ? decoded : [decoded];
   }
   const text = bytes.toString('utf8');
-  const whole = decodeOtlpJson(text);
+  const whole = decodeJsonRequest(text);
   if (!(whole instanceof DecodeError)) return [whole];
   const lines = text.split('\n').filter((l) => l.trim() !== '');
   if (lines.length < 2) return whole;
-  const requests: DecodedRequest[] = [];
+  const requests: RecordedRequest[] = [];
   for (const [i, line] of lines.entries()) {
-    const decoded = decodeOtlpJson(line);
+    const decoded = decodeJsonRequest(line);
     if (decoded instanceof DecodeError) return new DecodeError(`line ${i + 1}: ${decoded.message}`, { cause: decoded });
     requests.push(decoded);
   }
   return requests;
+}
+
+function decodeProtoRequest(bytes: Buffer, logsFirst: boolean): RecordedRequest | DecodeError {
+  const asTraces = (): RecordedRequest | DecodeError => {
+    const traces = decodeOtlpProto(bytes);
+    return traces instanceof DecodeError ? traces : { signal: 'traces', request: traces };
+  };
+  const asLogs = (): RecordedRequest | DecodeError => {
+    const logs = decodeOtlpLogsProto(bytes);
+    return logs instanceof DecodeError ? logs : { signal: 'logs', request: logs };
+  };
+  const [first, second] = logsFirst ? [asLogs, asTraces] : [asTraces, asLogs];
+  const decoded = first();
+  if (!(decoded instanceof DecodeError)) return decoded;
+  const other = second();
+  return other instanceof DecodeError ? decoded : other;
+}
+
+function decodeJsonRequest(text: string): RecordedRequest | DecodeError {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    return new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  if (isObject(parsed) && (parsed['resourceLogs'] !== undefined || parsed['resource_logs'] !== undefined)) {
+    const logs = decodeOtlpLogsJsonValue(parsed);
+    return logs instanceof DecodeError ? logs : { signal: 'logs', request: logs };
+  }
+  const traces = decodeOtlpJsonValue(parsed);
+  return traces instanceof DecodeError ? traces : { signal: 'traces', request: traces };
 }

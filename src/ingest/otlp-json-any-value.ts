@@ -22,7 +22,7 @@ function decodeKeyValueInto(cursor: Cursor, value: unknown, target: { [key: stri
 }
 
 /** `key` names the attribute the value belongs to, for error messages. */
-function decodeAnyValue(cursor: Cursor, value: unknown, key: string, depth: number): AttrValue {
+export function decodeAnyValue(cursor: Cursor, value: unknown, key: string, depth: number): AttrValue {
   const any = message(cursor, value, `value of attribute "${key}"`);
   let v: unknown;
   if ((v = field(any, 'stringValue', 'string_value')) !== undefined && v !== null) {

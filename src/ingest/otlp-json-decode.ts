@@ -109,8 +109,8 @@ function enumNumber(value: unknown, names: Record<string, number>): number {
   return Number.NaN;
 }
 
-/** A span id field as lower-case hex; `undefined` when it is not hex. */
-function hexId(cursor: Cursor, value: unknown, what: string): string | undefined {
+/** An id field as lower-case hex; `undefined` when it is not hex (shared with the logs decoder). */
+export function hexId(cursor: Cursor, value: unknown, what: string): string | undefined {
   if (value === undefined || value === null) return '';
   if (typeof value !== 'string') fail(cursor, `${what} must be a hex string, got ${typeName(value)}`);
   return normalizeHexId(value);
@@ -215,7 +215,8 @@ function decodeLink(cursor: Cursor, value: unknown): SpanLink | undefined {
 
 const maxUint64 = 2n ** 64n - 1n;
 
-function uint64(cursor: Cursor, value: unknown, what: string): bigint {
+/** A uint64 field (times) given as a decimal string or a number (shared with the logs decoder). */
+export function uint64(cursor: Cursor, value: unknown, what: string): bigint {
   if (value === undefined || value === null) return 0n;
   if (typeof value === 'number') {
     if (!Number.isInteger(value) || value < 0) fail(cursor, `${what} ${value} is not a non-negative integer`);

@@ -30,7 +30,7 @@ export function decodeKeyValueInto(r: ProtoReader, target: { [key: string]: Attr
 }
 
 /** Reads one length-prefixed AnyValue; `depth` counts the arrays and kvlists around it. */
-function decodeAnyValue(r: ProtoReader, depth: number): AttrValue {
+export function decodeAnyValue(r: ProtoReader, depth: number): AttrValue {
   const end = r.readLengthEnd();
   let value: AttrValue = null; // no field set: the empty AnyValue
   while (r.pos < end) {

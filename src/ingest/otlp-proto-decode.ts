@@ -52,7 +52,7 @@ function decodeRequest(r: ProtoReader, out: DecodedRequest): void {
   }
 }
 
-interface Scope {
+export interface Scope {
   name: string;
   version?: string;
 }
@@ -80,7 +80,8 @@ function decodeResourceSpans(r: ProtoReader, end: number, out: DecodedRequest): 
   }
 }
 
-function decodeResource(r: ProtoReader, end: number, attributes: Attributes): void {
+/** Reads a Resource's attributes into `attributes` (shared with the logs decoder). */
+export function decodeResource(r: ProtoReader, end: number, attributes: Attributes): void {
   while (r.pos < end) {
     const tag = r.readTag();
     const field = tag >>> 3;
@@ -116,7 +117,8 @@ function decodeScopeSpans(r: ProtoReader, end: number, resource: Attributes, out
   }
 }
 
-function decodeScope(r: ProtoReader, end: number, scope: Scope): void {
+/** Reads an InstrumentationScope's name and version into `scope` (shared with the logs decoder). */
+export function decodeScope(r: ProtoReader, end: number, scope: Scope): void {
   while (r.pos < end) {
     const tag = r.readTag();
     const field = tag >>> 3;

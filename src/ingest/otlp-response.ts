@@ -1,6 +1,6 @@
 /**
- * The receiver's answers in both OTLP content types: ExportTraceServiceResponse (with an
- * optional partialSuccess) and google.rpc.Status for errors.
+ * The receiver's answers in both OTLP content types: ExportTraceServiceResponse and
+ * ExportLogsServiceResponse (with an optional partialSuccess) and google.rpc.Status for errors.
  */
 
 import { ProtoWriter } from './proto-writer.ts';
@@ -11,20 +11,26 @@ export const JSON_TYPE = 'application/json';
 export type ResponseFormat = 'protobuf' | 'json';
 
 export interface PartialSuccess {
-  rejectedSpans: number;
+  /** Spans (traces) or log records (logs) refused. */
+  rejected: number;
   errorMessage: string;
 }
 
-export function exportResponse(format: ResponseFormat, partial?: PartialSuccess): Buffer {
+/** Which export a response answers; both partial successes have the same field numbers. */
+export type Signal = 'traces' | 'logs';
+
+const REJECTED_KEY = { traces: 'rejectedSpans', logs: 'rejectedLogRecords' } as const;
+
+export function exportResponse(format: ResponseFormat, partial?: PartialSuccess, signal: Signal = 'traces'): Buffer {
   if (format === 'json') {
     const body =
       partial === undefined
         ? {}
-        : { partialSuccess: { rejectedSpans: String(partial.rejectedSpans), errorMessage: partial.errorMessage } };
+        : { partialSuccess: { [REJECTED_KEY[signal]]: String(partial.rejected), errorMessage: partial.errorMessage } };
     return Buffer.from(JSON.stringify(body));
   }
   if (partial === undefined) return Buffer.alloc(0);
-  const inner = new ProtoWriter().varintField(1, partial.rejectedSpans).stringField(2, partial.errorMessage);
+  const inner = new ProtoWriter().varintField(1, partial.rejected).stringField(2, partial.errorMessage);
   return new ProtoWriter().bytesField(1, inner.finish()).finish();
 }
 

@@ -34,7 +34,7 @@ export const ReceiverConfigSchema = z
     maxDecompressedBytes: z.number().int().min(1).default(64 * 1024 * 1024),
     /** Sent with 429/503 answers. */
     retryAfterSeconds: z.number().int().min(1).default(2),
-    /** Token required on `/v1/traces`, `/metrics` and gRPC Export (401 / UNAUTHENTICATED without); `/healthz` stays open. */
+    /** Token required on `/v1/traces`, `/v1/logs`, `/metrics` and both gRPC Exports (401 / UNAUTHENTICATED without); `/healthz` stays open. */
     auth: ReceiverAuthSchema.optional(),
     /** Serve HTTPS instead of HTTP. */
     tls: ReceiverTlsSchema.optional(),

@@ -10,17 +10,22 @@ import { openDurableAppend, syncWritten, type DurableAppendFile } from '../sinks
  * The write-ahead log of accepted OTLP requests. A directory holds segment files
  * `seg-<first seq, 16 digits>.wal`, each a run of records framed as
  *   u32 payload length | u8 type | u48 seq | u32 crc32(type, seq, payload) | payload
- * (big-endian). Type 0 and 1 are a request body (protobuf, JSON) with its sequence number;
- * type 2 is a release mark whose seq field says "every request below this is finished". The
+ * (big-endian). Type 0 and 1 are a traces request body (protobuf, JSON) with its sequence
+ * number, type 3 and 4 a logs request body (protobuf, JSON); type 2 is a release mark whose
+ * seq field says "every request below this is finished". The
  * mark is what keeps a restart from replaying finished requests still sitting in a live
  * segment; deleting whole segments only bounds the disk.
  */
 
 export type WalFormat = 'protobuf' | 'json';
 
+/** Which OTLP export a request is: the replay decodes it with that signal's decoder. */
+export type WalSignal = 'traces' | 'logs';
+
 /** A request still in the log at open, to be replayed through the pipeline. */
 export interface WalRecord {
   seq: number;
+  signal: WalSignal;
   format: WalFormat;
   bytes: Buffer;
 }
@@ -47,9 +52,17 @@ export interface SpanWalStats {
 }
 
 const HEADER_BYTES = 15;
-const TYPE_BY_FORMAT = { protobuf: 0, json: 1 } as const;
-const FORMAT_BY_TYPE: readonly WalFormat[] = ['protobuf', 'json'];
+const TYPE_BY_REQUEST = { traces: { protobuf: 0, json: 1 }, logs: { protobuf: 3, json: 4 } } as const;
 const RELEASE_TYPE = 2;
+/** Record type → what request it holds; the release mark has none. */
+const REQUEST_BY_TYPE: readonly ({ signal: WalSignal; format: WalFormat } | undefined)[] = [
+  { signal: 'traces', format: 'protobuf' },
+  { signal: 'traces', format: 'json' },
+  undefined,
+  { signal: 'logs', format: 'protobuf' },
+  { signal: 'logs', format: 'json' },
+];
+const MAX_TYPE = REQUEST_BY_TYPE.length - 1;
 const SEGMENT_NAME = /^seg-(\d{16})\.wal$/;
 /** The framing's seq field is 48 bits wide. */
 const MAX_SEQ = 2 ** 48 - 1;
@@ -103,7 +116,7 @@ function parseSegment(buffer: Buffer, path: string): Parsed {
     const seq = buffer.readUIntBE(offset + 5, 6);
     const payload = buffer.subarray(offset + HEADER_BYTES, end);
     const crcOk = buffer.readUInt32BE(offset + 11) === crc32(payload, crc32(buffer.subarray(offset + 4, offset + 11)));
-    if (!crcOk || type > RELEASE_TYPE) {
+    if (!crcOk || type > MAX_TYPE) {
       if (end === buffer.length) return torn;
       throw new StorageError(
         `damaged write-ahead log ${path} at byte ${offset}: ${crcOk ? `unknown record type ${type}` : 'checksum mismatch'}; ` +
@@ -218,7 +231,7 @@ export class SpanWal {
         maxSeq = r.seq;
         segment.lastSeq = r.seq;
         // Copied out of the file buffer, so replay does not pin whole segments.
-        requests.push({ seq: r.seq, format: FORMAT_BY_TYPE[r.type]!, bytes: Buffer.from(r.payload) });
+        requests.push({ seq: r.seq, ...REQUEST_BY_TYPE[r.type]!, bytes: Buffer.from(r.payload) });
       }
       segments.push(segment);
     }
@@ -252,12 +265,12 @@ export class SpanWal {
   }
 
   /** Queues one request body; `durable` resolves once it is on disk (rejects when the write failed). */
-  append(format: WalFormat, bytes: Buffer): WalAppend {
+  append(format: WalFormat, bytes: Buffer, signal: WalSignal = 'traces'): WalAppend {
     if (this.#closed || this.#failure !== undefined) return { ok: false, reason: 'unwritable' };
     if (this.pendingBytes + HEADER_BYTES + bytes.length > this.#options.maxBytes) return { ok: false, reason: 'full' };
     if (this.#nextSeq > MAX_SEQ) return { ok: false, reason: 'unwritable' };
     const seq = this.#nextSeq++;
-    const done = this.#enqueue(frame(TYPE_BY_FORMAT[format], seq, bytes), seq);
+    const done = this.#enqueue(frame(TYPE_BY_REQUEST[signal][format], seq, bytes), seq);
     this.#appended += 1;
     return { ok: true, seq, durable: done };
   }

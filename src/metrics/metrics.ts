@@ -15,6 +15,8 @@ export interface LiveReadings {
   judge?: () => DecisionPointStats;
   /** The Kafka sink's counters, when findings go to Kafka. */
   kafka?: () => KafkaSinkStats;
+  /** OTLP log records by outcome (`Pipeline.logOutcomes`), when the receivers take logs. */
+  logs?: () => Record<string, number>;
 }
 
 /**
@@ -87,6 +89,18 @@ export class Metrics {
   readonly spansRefused = new Counter({
     name: 'trajwatch_spans_refused_total',
     help: 'Spans refused and reported to the sender (partial success), by transport and content type.',
+    labelNames: ['transport', 'content_type'] as const,
+    registers: [this.registry],
+  });
+  readonly logRecordsReceived = new Counter({
+    name: 'trajwatch_log_records_received_total',
+    help: 'OTLP log records decoded and accepted, by transport and content type (what became of them: trajwatch_logs_total).',
+    labelNames: ['transport', 'content_type'] as const,
+    registers: [this.registry],
+  });
+  readonly logRecordsRefused = new Counter({
+    name: 'trajwatch_log_records_refused_total',
+    help: 'OTLP log records reported refused to the sender (partial success: malformed ids, content events naming no span).',
     labelNames: ['transport', 'content_type'] as const,
     registers: [this.registry],
   });
@@ -216,6 +230,16 @@ export class Metrics {
         this.set(live.assembler().lateSpans);
       },
     });
+    const logs = live.logs;
+    if (logs !== undefined) {
+      mirrorCounter(
+        this.registry,
+        'trajwatch_logs_total',
+        'OTLP log records by outcome: held (for its span), joined, no-new-facts, span-missing, late, duplicate, not-content-event, no-span-context, refused.',
+        ['outcome'],
+        () => Object.entries(logs()).map(([outcome, n]) => [{ outcome }, n] as [Record<string, string>, number]),
+      );
+    }
     const judge = live.judge;
     if (judge !== undefined) {
       mirrorCounter(this.registry, 'trajwatch_windows_total', 'Windows extracted, refused (over a cap) or deferred (over budget), by reason.', ['outcome', 'reason'], () => {
@@ -333,13 +357,25 @@ export class Metrics {
   /** Counts one answered OTLP request (the receivers' observer). */
   observeRequest(
     transport: 'http' | 'grpc',
-    o: { status: number | string; contentType: string; spans: number; rejectedSpans: number; reason?: string },
+    o: {
+      status: number | string;
+      contentType: string;
+      spans: number;
+      rejectedSpans: number;
+      reason?: string;
+      logRecords?: number;
+      rejectedLogRecords?: number;
+    },
   ): void {
     const content_type = o.contentType;
     this.requests.inc({ transport, status: String(o.status), content_type });
     if (o.reason !== undefined) this.requestsRefused.inc({ transport, reason: o.reason });
     if (o.spans > 0) this.spansReceived.inc({ transport, content_type }, o.spans);
     if (o.rejectedSpans > 0) this.spansRefused.inc({ transport, content_type }, o.rejectedSpans);
+    if (o.logRecords !== undefined && o.logRecords > 0) this.logRecordsReceived.inc({ transport, content_type }, o.logRecords);
+    if (o.rejectedLogRecords !== undefined && o.rejectedLogRecords > 0) {
+      this.logRecordsRefused.inc({ transport, content_type }, o.rejectedLogRecords);
+    }
   }
 
   /** Times one judge call (the decision points' `onCall` observer). */

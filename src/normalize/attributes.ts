@@ -43,23 +43,3 @@ export function firstAttr(attributes: Attributes, keys: readonly string[]): Attr
   }
   return undefined;
 }
-
-/**
- * Reads `name` from the span attributes, or else from the attributes of the first event
- * called `eventName` (GenAI may put messages on `gen_ai.client.inference.operation.details`).
- */
-export function attrOrEventAttr(
-  attributes: Attributes,
-  events: readonly { name: string; attributes: Attributes }[],
-  eventName: string,
-  key: string,
-): AttrValue | undefined {
-  const value = attributes[key];
-  if (value !== undefined && value !== null) return value;
-  for (const event of events) {
-    if (event.name !== eventName) continue;
-    const fromEvent = event.attributes[key];
-    if (fromEvent !== undefined && fromEvent !== null) return fromEvent;
-  }
-  return undefined;
-}

@@ -1,14 +1,11 @@
 import type { Span } from '../ingest/span.ts';
-import { attrOrEventAttr, attrText, idAttr, textAttr } from './attributes.ts';
+import { attrText, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
 import { genaiRequestedToolCalls } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
-
-/** GenAI ≥1.37 may put messages and tool definitions on this event instead of the span. */
-const DETAILS_EVENT = 'gen_ai.client.inference.operation.details';
 
 /**
  * `gen_ai.operation.name` → step kind. Operations not listed (memory operations, Vercel AI
@@ -67,16 +64,10 @@ export function readGenaiFacts(span: Span, step: Step): void {
     return;
   }
   // Guarded so that serializing structured messages happens only when the fact is still missing.
-  if (step.input === undefined) {
-    fill(step, 'input', attrText(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.input.messages')));
-  }
-  if (step.result === undefined) {
-    fill(step, 'result', attrText(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.output.messages')));
-  }
-  if (step.kind === 'llm' && step.requestedToolCalls === undefined) {
-    fill(step, 'requestedToolCalls', genaiRequestedToolCalls(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.output.messages')));
-  }
-  if (step.toolSchemas === undefined) {
-    fill(step, 'toolSchemas', toolSchemasFromList(attrOrEventAttr(attributes, span.events, DETAILS_EVENT, 'gen_ai.tool.definitions')));
-  }
+  // The same facts on the `gen_ai.client.inference.operation.details` event are read by
+  // `applyContentEvents` (normalize.ts), after every mapper.
+  if (step.input === undefined) fill(step, 'input', attrText(attributes['gen_ai.input.messages']));
+  if (step.result === undefined) fill(step, 'result', attrText(attributes['gen_ai.output.messages']));
+  if (step.toolSchemas === undefined) fill(step, 'toolSchemas', toolSchemasFromList(attributes['gen_ai.tool.definitions']));
+  if (step.kind === 'llm') fill(step, 'requestedToolCalls', genaiRequestedToolCalls(attributes['gen_ai.output.messages']));
 }

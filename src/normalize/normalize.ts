@@ -1,4 +1,5 @@
 import type { Span } from '../ingest/span.ts';
+import { applyContentEvents } from './content-events.ts';
 import { genaiMapper } from './genai.ts';
 import { genericMapper } from './generic.ts';
 import type { ConventionMapper } from './mapper.ts';
@@ -34,9 +35,12 @@ export function selectMapper(span: Span): ConventionMapper {
 }
 
 /**
- * One span as a step, read by the first matching convention mapper. Never throws; facts the
- * span does not carry are absent from the step.
+ * One span as a step, read by the first matching convention mapper, then filled from the
+ * span's GenAI content events for whatever its attributes lacked (one mechanism for every
+ * convention: `content-events.ts`). Never throws; facts the span does not carry are absent.
  */
 export function normalizeSpan(span: Span): Step {
-  return selectMapper(span).toStep(span);
+  const step = selectMapper(span).toStep(span);
+  if (span.events.length > 0) applyContentEvents(step, span.events);
+  return step;
 }

@@ -95,6 +95,26 @@ export function vercelRequestedToolCalls(value: AttrValue | undefined): Requeste
   return calls;
 }
 
+/**
+ * Legacy GenAI choices (`gen_ai.choice` events and log records, GenAI ≤1.36): each a message
+ * `{role?, content?, tool_calls?: [{id, type, function: {name, arguments}}]}`, structured or as
+ * JSON text.
+ */
+export function legacyRequestedToolCalls(choices: readonly unknown[]): RequestedToolCall[] | undefined {
+  let calls: RequestedToolCall[] | undefined;
+  for (const choice of choices) {
+    const message = typeof choice === 'string' ? parseJsonText(choice)?.value : choice;
+    const toolCalls = isRecord(message) ? message['tool_calls'] : undefined;
+    if (!Array.isArray(toolCalls)) continue;
+    for (const call of toolCalls) {
+      if (!isRecord(call)) continue;
+      const fn = call['function'];
+      calls = push(calls, stringOf(call['id']), stringOf(isRecord(fn) ? fn['name'] : call['name']));
+    }
+  }
+  return calls;
+}
+
 /** Bound on indexes read, so a span cannot make the reader loop long. */
 const MAX_INDEX = 1024;
 
