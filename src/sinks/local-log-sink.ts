@@ -1,11 +1,10 @@
 import { join } from 'node:path';
-import type { Finding } from '../findings/schema.ts';
-import type { FindingSink, FindingStream } from './finding-sink.ts';
+import type { FindingLogRecord, FindingSink, FindingStream } from './finding-sink.ts';
 import { JsonlLog } from './jsonl-log.ts';
 
 /**
- * The embedded default sink: findings appended to a durable JSON-lines file, and the
- * coordinator alarms among them also to an alarms file.
+ * The embedded default sink: findings and analysis manifests appended to a durable JSON-lines
+ * file, and the coordinator alarms among the findings also to an alarms file.
  */
 export class LocalLogSink implements FindingSink {
   readonly name = 'local-log';
@@ -36,8 +35,8 @@ export class LocalLogSink implements FindingSink {
     );
   }
 
-  write(findings: readonly Finding[], stream: FindingStream): void {
-    this.#logs[stream]?.append(findings.map((f) => JSON.stringify(f)));
+  write(records: readonly FindingLogRecord[], stream: FindingStream): void {
+    this.#logs[stream]?.append(records.map((r) => JSON.stringify(r)));
   }
 
   backpressure(): string | undefined {
