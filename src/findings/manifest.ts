@@ -1,6 +1,6 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import { L0_PATTERNS, type CheckResults, type L0Pattern } from '../checks/check-result.ts';
-import { canonicalDigest } from './digest.ts';
+import { sha256Hex } from '../normalize/canonical-json.ts';
 import {
   MANIFEST_RECORD_KIND,
   MANIFEST_SCHEMA_VERSION,
@@ -70,13 +70,15 @@ export function buildManifest(input: ManifestInput): AnalysisManifest {
             issues: input.provenance.issues.map((i) => ({ reason: i.reason, detail: i.detail })),
           },
     judge: input.judge,
-    windows: input.windows.map((w) => ({ ...w, triggers: [...w.triggers], finding_ids: [...w.finding_ids].sort() })),
+    windows: input.windows.map(windowEntry),
     observed_at: isoFromUnixNano(lastEnd(t)),
   };
   return {
     record_kind: MANIFEST_RECORD_KIND,
     schema_version: MANIFEST_SCHEMA_VERSION,
-    manifest_id: `m1_${canonicalDigest({ v: 1, ...content })}`,
+    // Every object above is built here in one fixed key order, so its JSON text is canonical
+    // without the general canonicalizer (the hot path: one manifest per closed trajectory).
+    manifest_id: `m1_${sha256Hex(JSON.stringify({ v: 1, ...content }))}`,
     ...content,
   };
 }
@@ -113,7 +115,7 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
       check: 'tool-repetition',
       status: 'observed',
       finding_ids: (idsByCheck.get('tool-repetition') ?? []).sort(),
-      ...(r.complete ? {} : { detail: 'counts are lower bounds: incomplete capture' }),
+      ...(r.complete ? {} : { detail: 'counts are lower bounds: the capture is incomplete, or some calls lack captured arguments or names' }),
       ...excluded,
     });
   } else if (r.status === 'none-observed') {
@@ -125,11 +127,24 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
       finding_ids: [],
       // An incomplete capture first; else what was not captured (tool arguments, names) or a conflict.
       reason: t.complete ? [...r.reasons].sort()[0]! : 'incomplete-capture',
-      detail: `no repetition among the captured steps, and none cannot be claimed: ${[...r.reasons].sort().join(', ')}`,
+      detail: `no repetition among the captured steps; absence cannot be claimed: ${[...r.reasons].sort().join(', ')}`,
       ...excluded,
     });
   }
   return out;
+}
+
+function windowEntry(w: WindowFate): WindowFate {
+  return {
+    window_id: w.window_id,
+    kind: w.kind,
+    anchor: w.anchor,
+    triggers: [...w.triggers],
+    fate: w.fate,
+    ...(w.reason === undefined ? {} : { reason: w.reason }),
+    ...(w.detail === undefined ? {} : { detail: w.detail }),
+    finding_ids: [...w.finding_ids].sort(),
+  };
 }
 
 function lastEnd(t: Trajectory): bigint {
