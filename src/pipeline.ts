@@ -4,6 +4,7 @@ import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
 import { buildManifest } from './findings/manifest.ts';
+import type { DerivedProvenance } from './findings/provenance/derive.ts';
 import type { Finding } from './findings/schema.ts';
 import type { IngestTarget } from './ingest/http-receiver.ts';
 import type { DecodedRequest } from './ingest/span.ts';
@@ -24,6 +25,12 @@ export interface PipelineOptions {
   clock: Clock;
   /** Checks and findings for one closed trajectory: a pure function. */
   analyze: (t: Trajectory) => Analysis;
+  /**
+   * A trajectory's provenance, for the manifest of one whose only findings are judged (the
+   * inline analysis derives it only when it makes findings). Without it the manifest says
+   * `not-derived`.
+   */
+  provenance?: (t: Trajectory) => DerivedProvenance;
   /** Judged decision points, told of every closed trajectory after the inline analysis. */
   decisions?: Decisions;
   trajectoryLog?: JsonlLog;
@@ -315,11 +322,13 @@ export class Pipeline implements IngestTarget {
 
   /** Writes the revision's analysis manifest to every sink (the findings stream). */
   #manifest(t: Trajectory, analysis: Analysis, judged: JudgedPart): void {
+    const judgedFindings = judged.windows.some((w) => w.finding_ids.length > 0);
+    const provenance = analysis.provenance ?? (judgedFindings ? this.#options.provenance?.(t) : undefined);
     const manifest = buildManifest({
       trajectory: t,
       checks: analysis.checks,
       findings: analysis.findings,
-      provenance: analysis.provenance,
+      provenance,
       judge: judged.judge,
       windows: judged.windows,
     });

@@ -65,6 +65,7 @@ export async function buildPipeline(config: Config, outputs: Outputs, metrics?: 
     clock: outputs.clock,
     keyBy: outputs.keyBy ?? 'session',
     analyze: createAnalyzer(config, (issue) => metrics?.()?.provenanceIssues.inc({ reason: issue.reason })),
+    provenance: (t) => deriveProvenance(t, config.provenance),
     decisions,
     ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
     maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,

@@ -83,8 +83,8 @@ export const AnalysisManifestSchema = z
     /** One entry per check of `MANIFEST_CHECKS`, in that order. */
     checks: z.array(CheckStatusSchema),
     /**
-     * The inline findings' treatment and conditions: `derived` with what came out null and the
-     * issues that made it so, or `not-derived` when no inline finding needed it.
+     * The findings' treatment and conditions: `derived` with what came out null and the issues
+     * that made it so, or `not-derived` when no finding needed it.
      */
     provenance: z.discriminatedUnion('status', [
       z

@@ -18,7 +18,7 @@ export interface ManifestInput {
   checks: CheckResults;
   /** The inline findings made from `checks`. */
   findings: readonly Finding[];
-  /** The inline findings' provenance; undefined when none was derived (no inline finding). */
+  /** The findings' provenance; undefined when none was derived (no finding carried it). */
   provenance: DerivedProvenance | undefined;
   judge: 'enabled' | 'disabled';
   /** Every window's fate, in the order the policy asked for them. */
@@ -62,7 +62,7 @@ export function buildManifest(input: ManifestInput): AnalysisManifest {
     checks: checkStatuses(t, input.checks, input.findings),
     provenance:
       input.provenance === undefined
-        ? { status: 'not-derived', reason: 'no-inline-finding' }
+        ? { status: 'not-derived', reason: 'no-finding' }
         : {
             status: 'derived',
             treatment: input.provenance.treatment === null ? 'unavailable' : 'available',

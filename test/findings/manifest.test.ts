@@ -48,7 +48,7 @@ describe('buildManifest', () => {
 
     const quiet = trajectory([step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' })]);
     const q = buildManifest({ ...input(quiet), findings: [], provenance: undefined });
-    expect(q.provenance).toEqual({ status: 'not-derived', reason: 'no-inline-finding' });
+    expect(q.provenance).toEqual({ status: 'not-derived', reason: 'no-finding' });
     expect(q.checks.every((c) => c.status === 'none-observed')).toBe(true);
   });
 

@@ -9,6 +9,7 @@ import { DecodeError } from '../../src/errors.ts';
 import { recordJsonSchema } from '../../src/findings/json-schema.ts';
 import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import type { Finding } from '../../src/findings/schema.ts';
+import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
@@ -75,7 +76,14 @@ async function withJudge(script: (body: Record<string, unknown>) => ScriptedRepl
     onError: () => undefined,
   });
   judges.push(decisions);
-  pipeline = new Pipeline({ limits: cfg.assembler, clock: 'arrival', analyze: createAnalyzer(cfg), decisions, sinks: [sink] });
+  pipeline = new Pipeline({
+    limits: cfg.assembler,
+    clock: 'arrival',
+    analyze: createAnalyzer(cfg),
+    provenance: (t) => deriveProvenance(t, cfg.provenance),
+    decisions,
+    sinks: [sink],
+  });
   return { pipeline, sink, server };
 }
 
@@ -154,6 +162,28 @@ describe('the analysis manifest of a closed trajectory revision', () => {
     for (const id of judged.finding_ids) expect(emitted.has(id)).toBe(true);
     for (const f of findings(sink.rows).filter((f) => f.method.kind === 'judged')) expect(judged.finding_ids).toContain(f.finding_id);
     expect(new Set(manifest!.windows.map((w) => w.window_id)).size).toBe(manifest!.windows.length);
+  });
+});
+
+describe('the manifest’s provenance', () => {
+  it('is derived for a trajectory whose only findings are judged, and not derived for a clean one', async () => {
+    const { pipeline, sink } = await withJudge(() => ({ body: completion(answers()) }));
+    const clean = agentRunRequest({ traceId: TRACE }) as { resourceSpans: { scopeSpans: { spans: unknown[] }[] }[] };
+    clean.resourceSpans[0]!.scopeSpans[0]!.spans.pop(); // no failing deploy: no inline finding
+    pipeline.accept(decode(clean));
+    await pipeline.drain('end-of-input');
+    const [judged] = manifests(sink.rows);
+    expect(findings(sink.rows).filter((f) => f.analyst_id === 'l0' || f.analyst_id === 'tool-repetition')).toEqual([]);
+    expect(judged!.windows.some((w) => w.fate === 'judged' && w.finding_ids.length > 0)).toBe(true);
+    expect(judged!.provenance).toMatchObject({ status: 'derived', issues: [] });
+
+    const cfg = config();
+    const plain = memorySink();
+    const quiet = new Pipeline({ limits: cfg.assembler, clock: 'arrival', analyze: createAnalyzer(cfg), provenance: (t) => deriveProvenance(t, cfg.provenance), sinks: [plain] });
+    quiet.accept(decode(clean));
+    await quiet.drain('end-of-input');
+    expect(plain.rows).toHaveLength(1);
+    expect(manifests(plain.rows)[0]!.provenance).toEqual({ status: 'not-derived', reason: 'no-finding' });
   });
 });
 
