@@ -333,7 +333,7 @@ export class Pipeline implements IngestTarget {
       windows: judged.windows,
     });
     this.counts.manifestsEmitted++;
-    for (const sink of this.#options.sinks) sink.write([manifest], 'findings');
+    for (const sink of this.#options.sinks) sink.writeManifest?.(manifest);
     this.#timeDurability();
   }
 

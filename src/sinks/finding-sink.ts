@@ -21,8 +21,13 @@ export function isManifest(record: FindingLogRecord): record is AnalysisManifest
  */
 export interface FindingSink {
   readonly name: string;
-  /** Manifests go to the `findings` stream only. */
-  write(records: readonly FindingLogRecord[], stream: FindingStream): void;
+  write(findings: readonly Finding[], stream: FindingStream): void;
+  /**
+   * The analysis manifest of a closed trajectory revision, written after the findings it
+   * names, to the findings stream. Optional: a sink without it carries findings only, so a
+   * consumer of findings never meets a record of another kind through `write`.
+   */
+  writeManifest?(manifest: AnalysisManifest): void;
   /** A reason to refuse new input now (backlog full, storage failing), or undefined. */
   backpressure(): string | undefined;
   /** Records not yet durable (local log) or acknowledged (Kafka). */

@@ -1,5 +1,7 @@
 import { join } from 'node:path';
-import type { FindingLogRecord, FindingSink, FindingStream } from './finding-sink.ts';
+import type { AnalysisManifest } from '../findings/manifest-schema.ts';
+import type { Finding } from '../findings/schema.ts';
+import type { FindingSink, FindingStream } from './finding-sink.ts';
 import { JsonlLog } from './jsonl-log.ts';
 
 /**
@@ -35,8 +37,13 @@ export class LocalLogSink implements FindingSink {
     );
   }
 
-  write(records: readonly FindingLogRecord[], stream: FindingStream): void {
-    this.#logs[stream]?.append(records.map((r) => JSON.stringify(r)));
+  write(findings: readonly Finding[], stream: FindingStream): void {
+    this.#logs[stream]?.append(findings.map((f) => JSON.stringify(f)));
+  }
+
+  /** Into the findings log, after the findings it names. */
+  writeManifest(manifest: AnalysisManifest): void {
+    this.#logs.findings?.append([JSON.stringify(manifest)]);
   }
 
   backpressure(): string | undefined {

@@ -30,8 +30,9 @@ function memorySink(): FindingSink & { rows: Row[] } {
     name: 'memory',
     rows,
     write: (records, stream) => {
-      if (stream === 'findings') rows.push(...(records as Row[]));
+      if (stream === 'findings') rows.push(...records);
     },
+    writeManifest: (manifest) => rows.push(manifest),
     backpressure: () => undefined,
     backlog: () => ({ records: 0, bytes: 0 }),
     flushed: async () => {},

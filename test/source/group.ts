@@ -136,7 +136,7 @@ export async function expectedFindingIds(records: readonly OtlpRecord[]): Promis
     sinks: [
       {
         name: 'expected',
-        write: (records) => records.forEach((r) => 'finding_id' in r && ids.add(r.finding_id)),
+        write: (findings) => findings.forEach((f) => ids.add(f.finding_id)),
         backpressure: () => undefined,
         backlog: () => ({ records: 0, bytes: 0 }),
         flushed: async () => {},

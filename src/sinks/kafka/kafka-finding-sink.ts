@@ -1,3 +1,5 @@
+import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
+import type { Finding } from '../../findings/schema.ts';
 import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
@@ -54,9 +56,17 @@ export class KafkaFindingSink implements FindingSink {
     return this.#refusedTooLarge;
   }
 
-  write(findings: readonly FindingLogRecord[], stream: FindingStream = 'findings'): void {
+  write(findings: readonly Finding[], stream: FindingStream = 'findings'): void {
     if (findings.length === 0) return;
-    const records = findings.map((f) => findingRecord(f, stream));
+    this.#send(findings.map((f) => findingRecord(f, stream)));
+  }
+
+  /** To the findings topic, keyed by trajectory: after the findings it names, in their partition. */
+  writeManifest(manifest: AnalysisManifest): void {
+    this.#send([findingRecord(manifest)]);
+  }
+
+  #send(records: SinkRecord[]): void {
     if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
     // Per record from here, so a too-large one cannot hold back the rest.
     this.#overflow.push(...records);
