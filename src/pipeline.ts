@@ -4,6 +4,7 @@ import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
 import { buildManifest } from './findings/manifest.ts';
+import type { AnalysisManifest } from './findings/manifest-schema.ts';
 import type { DerivedProvenance } from './findings/provenance/derive.ts';
 import type { Finding } from './findings/schema.ts';
 import type { IngestTarget } from './ingest/http-receiver.ts';
@@ -41,6 +42,8 @@ export interface PipelineOptions {
   sinks: FindingSink[];
   /** Told of every closed trajectory and its inline analysis (metrics, tests). */
   onTrajectory?: (t: Trajectory, analysis: Analysis) => void;
+  /** Told of every analysis manifest as it is written (metrics). */
+  onManifest?: (manifest: AnalysisManifest) => void;
   /**
    * Told how long a closed trajectory's findings took to become durable (local log) or
    * acknowledged (Kafka), per sink. Sampled: one timing per sink is in flight at a time.
@@ -334,6 +337,7 @@ export class Pipeline implements IngestTarget {
     });
     this.counts.manifestsEmitted++;
     for (const sink of this.#options.sinks) sink.writeManifest?.(manifest);
+    this.#options.onManifest?.(manifest);
     this.#timeDurability();
   }
 

@@ -72,6 +72,7 @@ export async function buildPipeline(config: Config, outputs: Outputs, metrics?: 
     trajectoryLlmInput: config.sinks.trajectoryLlmInput,
     sinks,
     onTrajectory: (t, analysis) => metrics?.()?.observeTrajectory(t, analysis.findings),
+    onManifest: (manifest) => metrics?.()?.observeManifest(manifest),
     onDurable: (sink, seconds) => metrics?.()?.findingDurable.observe({ sink }, seconds),
   });
   return {
