@@ -315,10 +315,14 @@ export class Pipeline implements IngestTarget {
     const held: PositionFloor = positions ?? new Map();
     this.#judging.add(held);
     const waiting = judged.then((part) => {
-      this.#judging.delete(held);
-      this.#awaitingJudge.delete(waiting);
-      this.#manifest(t, analysis, part);
-      if (positions !== undefined && held.size > 0) this.#hold(held);
+      try {
+        this.#manifest(t, analysis, part);
+      } finally {
+        // Moved, not dropped: from here they wait for what was written to become durable.
+        this.#judging.delete(held);
+        this.#awaitingJudge.delete(waiting);
+        if (positions !== undefined && held.size > 0) this.#hold(held);
+      }
     });
     this.#awaitingJudge.add(waiting);
   }
