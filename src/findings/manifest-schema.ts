@@ -19,12 +19,22 @@ export const WINDOW_FATES = ['judged', 'refused', 'deferred', 'not-sampled'] as 
 
 const findingId = z.string().regex(/^f1_[0-9a-f]{64}$/);
 
+/**
+ * Bounds that keep one manifest a record any sink takes (Kafka refuses records over
+ * `maxRecordBytes`) whatever the trajectory's size. Nothing beyond them is dropped unsaid:
+ * `finding_count` counts every finding, `windows_omitted` counts every window not listed.
+ */
+export const MANIFEST_MAX_FINDING_IDS = 256;
+export const MANIFEST_MAX_UNJUDGED_WINDOWS = 256;
+
 export const CheckStatusSchema = z
   .object({
     check: z.enum(MANIFEST_CHECKS),
     status: z.enum(CHECK_STATUSES),
-    /** The findings it made (`fired`, `observed`); empty otherwise. */
-    finding_ids: z.array(findingId),
+    /** How many findings it made (`fired`, `observed`); 0 otherwise. */
+    finding_count: z.number().int().min(0),
+    /** Their ids, sorted; the first `MANIFEST_MAX_FINDING_IDS` when there are more. */
+    finding_ids: z.array(findingId).max(MANIFEST_MAX_FINDING_IDS),
     /** Why it is `unavailable` (`incomplete-capture`); absent for the other statuses. */
     reason: z.string().min(1).optional(),
     detail: z.string().optional(),
@@ -99,8 +109,15 @@ export const AnalysisManifestSchema = z
     ]),
     /** Whether the judge ran: with it `disabled`, no window was asked for. */
     judge: z.enum(['enabled', 'disabled']),
-    /** Every window the policy could ask for on this revision, with its fate. */
+    /**
+     * Every window the policy could ask for on this revision, with its fate, in the policy's
+     * order: every judged window, and the first `MANIFEST_MAX_UNJUDGED_WINDOWS` of the others.
+     */
     windows: z.array(WindowFateSchema),
+    /** The windows not listed in `windows` (beyond the bound), counted by fate and reason. */
+    windows_omitted: z.array(
+      z.object({ fate: z.enum(WINDOW_FATES), reason: z.string(), count: z.number().int().min(1) }).strict(),
+    ),
     /** The trajectory's last span end: from the spans, never the clock. */
     observed_at: z.string().regex(ISO_NANO_PATTERN, 'ISO-8601 UTC with nine fractional digits'),
   })

@@ -2,6 +2,8 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import { L0_PATTERNS, type CheckResults, type L0Pattern } from '../checks/check-result.ts';
 import { sha256Hex } from '../normalize/canonical-json.ts';
 import {
+  MANIFEST_MAX_FINDING_IDS,
+  MANIFEST_MAX_UNJUDGED_WINDOWS,
   MANIFEST_RECORD_KIND,
   MANIFEST_SCHEMA_VERSION,
   type AnalysisManifest,
@@ -70,7 +72,7 @@ export function buildManifest(input: ManifestInput): AnalysisManifest {
             issues: input.provenance.issues.map((i) => ({ reason: i.reason, detail: i.detail })),
           },
     judge: input.judge,
-    windows: input.windows.map(windowEntry),
+    ...listedWindows(input.windows),
     observed_at: isoFromUnixNano(lastEnd(t)),
   };
   return {
@@ -95,15 +97,15 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
   for (const s of t.steps) if (s.kind === 'tool' && s.args === undefined) argsNotCaptured++;
   const out: CheckStatus[] = L0_PATTERNS.map((pattern) => {
     const ids = idsByCheck.get(pattern);
-    if (ids !== undefined) return { check: pattern, status: 'fired', finding_ids: ids.sort() };
+    if (ids !== undefined) return { check: pattern, status: 'fired', ...named(ids) };
     if (!t.complete) {
-      return { check: pattern, status: 'unavailable', finding_ids: [], reason: 'incomplete-capture', detail: SILENT_ON_INCOMPLETE[pattern] };
+      return { check: pattern, status: 'unavailable', ...none(), reason: 'incomplete-capture', detail: SILENT_ON_INCOMPLETE[pattern] };
     }
     if (pattern === 'malformed-structure' && argsNotCaptured > 0) {
       const detail = `${argsNotCaptured} tool step(s) without captured arguments could not be checked`;
-      return { check: pattern, status: 'unavailable', finding_ids: [], reason: 'tool-args-not-captured', detail };
+      return { check: pattern, status: 'unavailable', ...none(), reason: 'tool-args-not-captured', detail };
     }
-    return { check: pattern, status: 'none-observed', finding_ids: [] };
+    return { check: pattern, status: 'none-observed', ...none() };
   });
   const r = checks.repetition;
   const excluded =
@@ -114,17 +116,17 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
     out.push({
       check: 'tool-repetition',
       status: 'observed',
-      finding_ids: (idsByCheck.get('tool-repetition') ?? []).sort(),
+      ...named(idsByCheck.get('tool-repetition') ?? []),
       ...(r.complete ? {} : { detail: 'counts are lower bounds: the capture is incomplete, or some calls lack captured arguments or names' }),
       ...excluded,
     });
   } else if (r.status === 'none-observed') {
-    out.push({ check: 'tool-repetition', status: 'none-observed', finding_ids: [] });
+    out.push({ check: 'tool-repetition', status: 'none-observed', ...none() });
   } else {
     out.push({
       check: 'tool-repetition',
       status: 'unavailable',
-      finding_ids: [],
+      ...none(),
       // An incomplete capture first; else what was not captured (tool arguments, names) or a conflict.
       reason: t.complete ? [...r.reasons].sort()[0]! : 'incomplete-capture',
       detail: `no repetition among the captured steps; absence cannot be claimed: ${[...r.reasons].sort().join(', ')}`,
@@ -132,6 +134,34 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
     });
   }
   return out;
+}
+
+const none = (): { finding_count: number; finding_ids: string[] } => ({ finding_count: 0, finding_ids: [] });
+
+/** A check's findings: all counted, the first ids listed (sorted, so the same on every replay). */
+function named(ids: string[]): { finding_count: number; finding_ids: string[] } {
+  ids.sort();
+  return { finding_count: ids.length, finding_ids: ids.length > MANIFEST_MAX_FINDING_IDS ? ids.slice(0, MANIFEST_MAX_FINDING_IDS) : ids };
+}
+
+/** Every judged window and the first unjudged ones, the rest counted by fate and reason. */
+function listedWindows(windows: readonly WindowFate[]): Pick<AnalysisManifest, 'windows' | 'windows_omitted'> {
+  const listed: WindowFate[] = [];
+  const omitted = new Map<string, { fate: WindowFate['fate']; reason: string; count: number }>();
+  let unjudged = 0;
+  for (const w of windows) {
+    if (w.fate === 'judged' || unjudged++ < MANIFEST_MAX_UNJUDGED_WINDOWS) {
+      listed.push(windowEntry(w));
+      continue;
+    }
+    const reason = w.reason ?? '';
+    const key = `${w.fate}\u0000${reason}`;
+    const entry = omitted.get(key);
+    if (entry === undefined) omitted.set(key, { fate: w.fate, reason, count: 1 });
+    else entry.count++;
+  }
+  const windows_omitted = [...omitted.values()].sort((a, b) => (a.fate < b.fate ? -1 : a.fate > b.fate ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
+  return { windows: listed, windows_omitted };
 }
 
 function windowEntry(w: WindowFate): WindowFate {

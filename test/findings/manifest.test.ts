@@ -76,4 +76,36 @@ describe('buildManifest', () => {
       issues: [{ reason: 'bundle-id-conflict', detail: 'bundle id "b" declared with two definitions' }],
     });
   });
+
+  it('stays bounded on a huge trajectory without dropping anything unsaid: every finding counted, every window not listed counted by fate and reason', () => {
+    const n = 300;
+    const steps = [step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' })];
+    for (let i = 0; i < n; i++) {
+      steps.push(step({ id: (i + 2).toString(16).padStart(16, '0'), parentId: '0000000000000001', toolName: `t${i}`, args: { raw: '{}', parsed: {}, digest: `d${i}` }, statusCode: 2 }));
+    }
+    const t = trajectory(steps);
+    const window = (i: number, fate: 'judged' | 'refused' | 'not-sampled', reason?: string) => ({
+      window_id: `w1_${i.toString(16).padStart(24, '0')}`,
+      kind: 'event' as const,
+      anchor: `${'aa'.repeat(16)}/${i.toString(16).padStart(16, '0')}`,
+      triggers: ['l0-hit' as const],
+      fate,
+      ...(reason === undefined ? {} : { reason }),
+      finding_ids: [],
+    });
+    const windows = [
+      ...Array.from({ length: 200 }, (_, i) => window(i, 'not-sampled', 'trigger-off')),
+      ...Array.from({ length: 4 }, (_, i) => window(1000 + i, 'judged')),
+      ...Array.from({ length: 296 }, (_, i) => window(2000 + i, 'refused', 'windows-per-trajectory')),
+    ];
+    const m = buildManifest(input(t, { judge: 'enabled', windows }));
+    expect(AnalysisManifestSchema.parse(m)).toEqual(m);
+    const errorOutput = m.checks.find((c) => c.check === 'error-output')!;
+    expect(errorOutput).toMatchObject({ status: 'fired', finding_count: n });
+    expect(errorOutput.finding_ids).toHaveLength(256);
+    expect(m.windows.filter((w) => w.fate === 'judged')).toHaveLength(4);
+    expect(m.windows).toHaveLength(4 + 256);
+    expect(m.windows_omitted).toEqual([{ fate: 'refused', reason: 'windows-per-trajectory', count: 240 }]);
+    expect(Buffer.byteLength(JSON.stringify(m))).toBeLessThan(200 * 1024);
+  });
 });
