@@ -3,7 +3,7 @@ import type { CheckResults } from './checks/check-result.ts';
 import { runChecks } from './checks/run-checks.ts';
 import type { Config } from './config/schema.ts';
 import { findingsFromChecks } from './findings/from-checks.ts';
-import { deriveProvenance } from './findings/provenance/derive.ts';
+import { deriveProvenance, type DerivedProvenance } from './findings/provenance/derive.ts';
 import type { ProvenanceIssue } from './findings/provenance/issue.ts';
 import type { Finding } from './findings/schema.ts';
 
@@ -11,6 +11,8 @@ import type { Finding } from './findings/schema.ts';
 export interface Analysis {
   checks: CheckResults;
   findings: Finding[];
+  /** The findings' provenance with its refused inputs; absent when there was no finding to carry it. */
+  provenance?: DerivedProvenance;
 }
 
 /**
@@ -27,6 +29,6 @@ export function createAnalyzer(
     if (checks.l0.length === 0 && checks.repetition.status !== 'observed') return { checks, findings: [] };
     const provenance = deriveProvenance(t, config.provenance);
     for (const issue of provenance.issues) onProvenanceIssue(issue, t);
-    return { checks, findings: findingsFromChecks(t, checks, provenance) };
+    return { checks, findings: findingsFromChecks(t, checks, provenance), provenance };
   };
 }

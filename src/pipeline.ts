@@ -3,6 +3,9 @@ import { Assembler, foldFloor, type KeyBy, type PositionFloor, type SourcePositi
 import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
+import { buildManifest } from './findings/manifest.ts';
+import type { AnalysisManifest } from './findings/manifest-schema.ts';
+import type { DerivedProvenance } from './findings/provenance/derive.ts';
 import type { Finding } from './findings/schema.ts';
 import type { IngestTarget, LogsAccepted } from './ingest/http-receiver.ts';
 import type { DecodedLogsRequest } from './ingest/log-record.ts';
@@ -11,6 +14,7 @@ import { isContentEventName, logEventName } from './normalize/content-events.ts'
 import { normalizeSpan } from './normalize/normalize.ts';
 import type { CheckResults } from './checks/check-result.ts';
 import type { FindingSink } from './sinks/finding-sink.ts';
+import { JUDGE_DISABLED, type JudgedPart } from './judge/consideration.ts';
 import type { JsonlLog } from './sinks/jsonl-log.ts';
 
 /**
@@ -24,6 +28,12 @@ export interface PipelineOptions {
   clock: Clock;
   /** Checks and findings for one closed trajectory: a pure function. */
   analyze: (t: Trajectory) => Analysis;
+  /**
+   * A trajectory's provenance, for the manifest of one whose only findings are judged (the
+   * inline analysis derives it only when it makes findings). Without it the manifest says
+   * `not-derived`.
+   */
+  provenance?: (t: Trajectory) => DerivedProvenance;
   /** Judged decision points, told of every closed trajectory after the inline analysis. */
   decisions?: Decisions;
   trajectoryLog?: JsonlLog;
@@ -34,6 +44,8 @@ export interface PipelineOptions {
   sinks: FindingSink[];
   /** Told of every closed trajectory and its inline analysis (metrics, tests). */
   onTrajectory?: (t: Trajectory, analysis: Analysis) => void;
+  /** Told of every analysis manifest as it is written (metrics). */
+  onManifest?: (manifest: AnalysisManifest) => void;
   /**
    * Told how long a closed trajectory's findings took to become durable (local log) or
    * acknowledged (Kafka), per sink. Sampled: one timing per sink is in flight at a time.
@@ -45,8 +57,12 @@ export interface PipelineOptions {
 
 /** What the pipeline needs of the judge (`judge/decision-points.ts`). */
 export interface Decisions {
-  /** Never blocks, never throws: samples windows and queues judge calls within budget. */
-  consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): void;
+  /**
+   * Never blocks, never throws: samples windows and queues judge calls within budget. Returns
+   * every window's fate — at once when nothing was queued, else a promise (never rejected)
+   * that resolves after the queued windows' findings went to `emitJudged` or were deferred.
+   */
+  consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): JudgedPart | Promise<JudgedPart>;
   /** Waits for the calls in flight (end of a replay: every queued window is judged). */
   drain(): Promise<void>;
   /** Shutdown begins: windows from here on are recorded as deferred, never paid for. */
@@ -60,6 +76,7 @@ export interface PipelineCounts {
   spansRejected: number;
   trajectoriesClosed: number;
   findingsEmitted: number;
+  manifestsEmitted: number;
 }
 
 /** Log records the pipeline did not hold for a step, by reason (what it held, the assembler counts). */
@@ -88,10 +105,16 @@ const SETTLE_RETRY_MS = 1_000;
 /**
  * decode → normalize → assemble → checks → findings → sinks, in one event loop.
  *
- * Source positions: a request from a replayable source (a Kafka record) comes with its
- * {@link SourcePosition}. A record is finished once every trajectory it fed is closed and its
- * findings and trajectory line are durable in the sinks; {@link committable} says, per
- * partition, up to where every record is finished, which is what the source may commit.
+ * Every closed trajectory revision ends with its analysis manifest on the findings stream
+ * (`findings/manifest.ts`): at once when the judge queued nothing for it, else once the judge
+ * settled each queued window (findings handed on, or deferred), after those findings.
+ *
+ * Source positions: a request from a replayable source (a Kafka record, the span WAL) comes
+ * with its {@link SourcePosition}. A record is finished once every trajectory it fed is closed
+ * and its inline and judged findings, its manifest and its trajectory line are durable in the
+ * sinks; {@link committable} says, per partition, up to where every record is finished, which
+ * is what the source may commit. So a crash while a judge call is out replays the trajectory,
+ * and the ledger turns the intent it finds without a result into an escalation.
  */
 export class Pipeline implements IngestTarget {
   readonly assembler: Assembler;
@@ -101,9 +124,13 @@ export class Pipeline implements IngestTarget {
   readonly #nextOffset = new Map<number, number>();
   /** Positions of closed trajectories whose output is not yet known durable, by close sequence. */
   readonly #settling = new Map<number, PositionFloor>();
+  /** Positions of closed trajectories whose judged part is not settled yet (held in {@link committable}). */
+  readonly #judging = new Set<PositionFloor>();
+  /** Judged parts being waited for: {@link settled} and {@link drain} wait for them. */
+  readonly #awaitingJudge = new Set<Promise<void>>();
   #settleSeq = 0;
   #settleLoop: Promise<void> | undefined;
-  readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0 };
+  readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0, manifestsEmitted: 0 };
   readonly logCounts: LogCounts = { refused: 0, notContentEvent: 0, noSpanContext: 0 };
   /** Told of judged findings and alarms as they are emitted (metrics). */
   onJudged: ((findings: readonly Finding[], alarms: readonly Finding[]) => void) | undefined;
@@ -235,6 +262,7 @@ export class Pipeline implements IngestTarget {
     this.assembler.flush(cause, this.#options.clock === 'event' ? this.#watermarkMs : Date.now());
     if (cause === 'shutdown') await this.#options.decisions?.close();
     else await this.#options.decisions?.drain();
+    await this.#judgedParts();
     await this.flushed();
   }
 
@@ -262,6 +290,7 @@ export class Pipeline implements IngestTarget {
     const floor: PositionFloor = new Map();
     this.assembler.heldPositions(floor);
     for (const held of this.#settling.values()) foldFloor(floor, held);
+    for (const held of this.#judging) foldFloor(floor, held);
     const out = new Map<number, number>();
     for (const [partition, next] of this.#nextOffset) {
       const held = floor.get(partition);
@@ -272,7 +301,14 @@ export class Pipeline implements IngestTarget {
 
   /** Resolves once every closed trajectory's output known so far is durable (committable moved past it). */
   async settled(): Promise<void> {
-    while (this.#settleLoop !== undefined) await this.#settleLoop;
+    while (this.#settleLoop !== undefined || this.#awaitingJudge.size > 0) {
+      await this.#judgedParts();
+      if (this.#settleLoop !== undefined) await this.#settleLoop;
+    }
+  }
+
+  async #judgedParts(): Promise<void> {
+    while (this.#awaitingJudge.size > 0) await Promise.all([...this.#awaitingJudge]);
   }
 
   /**
@@ -286,6 +322,7 @@ export class Pipeline implements IngestTarget {
       for (const p of set) held.delete(p);
       if (held.size === 0) this.#settling.delete(seq);
     }
+    for (const held of this.#judging) for (const p of set) held.delete(p);
     return this.assembler.dropPartitions(set);
   }
 
@@ -332,15 +369,52 @@ export class Pipeline implements IngestTarget {
     const analysis = this.#options.analyze(t);
     const { findings } = analysis;
     this.counts.findingsEmitted += findings.length;
-    if (findings.length > 0) {
-      for (const sink of this.#options.sinks) sink.write(findings, 'findings');
-      this.#timeDurability();
-    }
-    this.#options.decisions?.consider(t, analysis.checks, findings);
+    if (findings.length > 0) for (const sink of this.#options.sinks) sink.write(findings, 'findings');
+    const judged = this.#options.decisions?.consider(t, analysis.checks, findings) ?? JUDGE_DISABLED;
     this.#options.onTrajectory?.(t, analysis);
-    if (positions !== undefined) {
-      this.#settling.set(++this.#settleSeq, positions);
-      this.#settleLoop ??= this.#settle();
+    if (!(judged instanceof Promise)) {
+      this.#manifest(t, analysis, judged);
+      this.#hold(positions);
+      return;
     }
+    // Its positions stay held until the judged findings, and the manifest naming them, are written.
+    const held: PositionFloor = positions ?? new Map();
+    this.#judging.add(held);
+    const waiting = judged.then((part) => {
+      try {
+        this.#manifest(t, analysis, part);
+      } finally {
+        // Moved, not dropped: from here they wait for what was written to become durable.
+        this.#judging.delete(held);
+        this.#awaitingJudge.delete(waiting);
+        if (positions !== undefined && held.size > 0) this.#hold(held);
+      }
+    });
+    this.#awaitingJudge.add(waiting);
+  }
+
+  /** Writes the revision's analysis manifest to every sink (the findings stream). */
+  #manifest(t: Trajectory, analysis: Analysis, judged: JudgedPart): void {
+    const judgedFindings = judged.windows.some((w) => w.finding_ids.length > 0);
+    const provenance = analysis.provenance ?? (judgedFindings ? this.#options.provenance?.(t) : undefined);
+    const manifest = buildManifest({
+      trajectory: t,
+      checks: analysis.checks,
+      findings: analysis.findings,
+      provenance,
+      judge: judged.judge,
+      windows: judged.windows,
+    });
+    this.counts.manifestsEmitted++;
+    for (const sink of this.#options.sinks) sink.writeManifest?.(manifest);
+    this.#options.onManifest?.(manifest);
+    this.#timeDurability();
+  }
+
+  /** Positions are released once everything written so far is durable. */
+  #hold(positions: PositionFloor | undefined): void {
+    if (positions === undefined) return;
+    this.#settling.set(++this.#settleSeq, positions);
+    this.#settleLoop ??= this.#settle();
   }
 }

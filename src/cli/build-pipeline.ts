@@ -65,12 +65,14 @@ export async function buildPipeline(config: Config, outputs: Outputs, metrics?: 
     clock: outputs.clock,
     keyBy: outputs.keyBy ?? 'session',
     analyze: createAnalyzer(config, (issue) => metrics?.()?.provenanceIssues.inc({ reason: issue.reason })),
+    provenance: (t) => deriveProvenance(t, config.provenance),
     decisions,
     ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
     maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
     trajectoryLlmInput: config.sinks.trajectoryLlmInput,
     sinks,
     onTrajectory: (t, analysis) => metrics?.()?.observeTrajectory(t, analysis.findings),
+    onManifest: (manifest) => metrics?.()?.observeManifest(manifest),
     onDurable: (sink, seconds) => metrics?.()?.findingDurable.observe({ sink }, seconds),
   });
   return {

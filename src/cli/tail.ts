@@ -10,14 +10,17 @@ import { resolveConfig } from './resolve-config.ts';
 export const TAIL_HELP = `Usage: trajwatch tail [options]
 
 Prints findings as they arrive, one JSON object per line: from the local log in the data
-directory, or with --kafka from the findings topic of the configured brokers.
+directory, or with --kafka from the findings topic of the configured brokers. The same log and
+topic also carry one analysis manifest per closed trajectory revision (record_kind
+"analysis-manifest"; see \`trajwatch schema record\`): --kind chooses what is printed.
 
 Options:
   --data-dir DIR     data directory of a running or past serve (default ./data; env TRAJWATCH_DATA_DIR)
   --kafka            read the Kafka topic instead (config "kafka", or env TRAJWATCH_KAFKA_BROKERS)
   --alarms           coordinator alarms only (alarms.jsonl, or the alarms topic)
+  --kind KIND        finding (default), manifest, or all
   --from-start       print what is already there first (default: only what arrives from now on)
-  --max N            stop after N findings
+  --max N            stop after N printed records
   --timeout-ms MS    stop after this long (default: run until interrupted)
   --config FILE      JSON configuration file
   --help             this text
@@ -35,6 +38,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       'from-start': { type: 'boolean' },
       max: { type: 'string' },
       'timeout-ms': { type: 'string' },
+      kind: { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -46,6 +50,10 @@ export async function tailCommand(args: string[]): Promise<number> {
   const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
   const max = values.max === undefined ? Infinity : positiveInt(values.max, '--max');
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : positiveInt(values['timeout-ms'], '--timeout-ms');
+  const kind = values.kind ?? 'finding';
+  if (kind !== 'finding' && kind !== 'manifest' && kind !== 'all') {
+    throw new ConfigError([`--kind: expected finding, manifest or all, got "${kind}"`], 'tail');
+  }
   const stop = new AbortController();
   const onSignal = () => stop.abort();
   process.once('SIGINT', onSignal);
@@ -53,6 +61,7 @@ export async function tailCommand(args: string[]): Promise<number> {
   const timer = timeoutMs === undefined ? undefined : setTimeout(onSignal, timeoutMs);
   let printed = 0;
   const print = (line: string): boolean => {
+    if (kind !== 'all' && (isManifestLine(line) ? 'manifest' : 'finding') !== kind) return !stop.signal.aborted;
     process.stdout.write(`${line}\n`);
     printed++;
     if (printed >= max) stop.abort();
@@ -75,6 +84,16 @@ export async function tailCommand(args: string[]): Promise<number> {
     process.off('SIGTERM', onSignal);
   }
   return 0;
+}
+
+/** A manifest carries `record_kind` (a finding never does); a line that does not parse counts as a finding. */
+function isManifestLine(line: string): boolean {
+  try {
+    const value = JSON.parse(line) as unknown;
+    return typeof value === 'object' && value !== null && 'record_kind' in value;
+  } catch {
+    return false;
+  }
 }
 
 function positiveInt(value: string, flag: string): number {

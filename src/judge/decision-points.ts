@@ -6,12 +6,14 @@ import { canonicalDigest } from '../findings/digest.ts';
 import { NO_PROVENANCE, type Provenance } from '../findings/provenance/provenance.ts';
 import type { Finding } from '../findings/schema.ts';
 import { BudgetMeter } from '../windows/budget.ts';
-import { extractWindows, windowRequests } from '../windows/extract.ts';
+import { extractWindows, windowId, windowRequests, type WindowRequest } from '../windows/extract.ts';
 import { windowPolicyDigest } from '../windows/policy.ts';
+import type { Sampling } from '../windows/sampling.ts';
 import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
 import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import { loadCertificates, type CertificateStore } from './certificate.ts';
 import { ChatClient, type FailureKind } from './client.ts';
+import { Consideration, JUDGE_DISABLED, type JudgedPart, type SettleFate } from './consideration.ts';
 import { underDataDir, type JudgeConfig } from './config.ts';
 import { combineActions, decideQuestion, type Recommendation } from './decision-policy.ts';
 import { evaluatorIdentity } from './evaluator-identity.ts';
@@ -96,6 +98,8 @@ interface Job {
   estimatedTokens: number;
   /** The most one physical attempt of this request can use (budget charge of an unknown attempt). */
   ceilingTokens: number;
+  /** Settles the window's fate in its trajectory's manifest. */
+  settle: SettleFate;
 }
 
 const MINUTE_MS = 60_000;
@@ -242,15 +246,20 @@ export class DecisionPoints {
   /**
    * Called for every closed trajectory after the inline checks. Builds the windows it asks for,
    * records every refusal and deferral, replays what the ledger already answered, and queues
-   * the rest within budget. Returns at once; never throws.
+   * the rest within budget. Returns at once and never throws: with every window's fate when
+   * none was queued (no promise on the hot path), else a promise of them that resolves — never
+   * rejects — once each queued window's findings were handed to `onFindings` or it was
+   * deferred.
    */
-  consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): void {
-    if (this.#ledger === undefined) return;
+  consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): JudgedPart | Promise<JudgedPart> {
+    if (this.#ledger === undefined) return JUDGE_DISABLED;
+    const consideration = new Consideration();
     try {
-      this.#consider(t, checks, inlineFindings);
+      this.#consider(t, checks, inlineFindings, consideration);
     } catch (err) {
       this.#error(err);
     }
+    return consideration.outcome();
   }
 
   /** Resolves when nothing is queued or in flight. */
@@ -283,19 +292,38 @@ export class DecisionPoints {
   async #close(): Promise<void> {
     this.#stopping = true;
     // Queued windows were never paid for: record them as deferred rather than start them cancelled.
-    for (const job of this.#queue.splice(0)) this.#skip('deferred', refusalOf(job.window, 'shutdown', 'closed before dispatch'), job.window.id);
+    for (const job of this.#queue.splice(0)) {
+      this.#skip('deferred', refusalOf(job.window, 'shutdown', 'closed before dispatch'), job.window.id);
+      job.settle({ fate: 'deferred', finding_ids: [], reason: 'shutdown', detail: 'closed before dispatch' });
+    }
     this.#abort.abort();
     await this.drain();
     await this.#ledger?.close();
   }
 
-  #consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): void {
+  #consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[], c: Consideration): void {
     const policy = this.#cfg.windowPolicy;
     const outbound = toolRoles(t, this.#checksCfg).outbound;
     const requests = windowRequests(t, checks, outbound, this.#cfg.sampling, this.#policyDigest);
+    const fateOf = (w: { kind: TraceWindow['kind']; anchor: string; triggers: TraceWindow['triggers'] }) => ({
+      window_id: windowId(t.key, t.revision, w.kind, w.anchor, this.#policyDigest),
+      kind: w.kind,
+      anchor: w.anchor,
+      triggers: [...w.triggers],
+    });
+    for (const n of notSampled(t, checks, outbound, this.#cfg.sampling, this.#policyDigest, requests)) {
+      c.add({ ...fateOf(n), fate: 'not-sampled', reason: n.reason, detail: n.detail, finding_ids: [] });
+    }
     if (requests.length === 0) return;
     const { windows, refusals } = extractWindows(t, requests, policy, this.#policyDigest);
-    for (const r of refusals) this.#skip('refused', r, null);
+    for (const r of refusals) {
+      this.#skip('refused', r, null);
+      c.add({ ...fateOf(r), fate: 'refused', reason: r.reason, detail: r.detail, finding_ids: [] });
+    }
+    const judged = (window: TraceWindow, findingIds: string[], reason?: string) =>
+      c.add({ ...fateOf(window), fate: 'judged', ...(reason === undefined ? {} : { reason }), finding_ids: findingIds });
+    const skipped = (window: TraceWindow, fate: 'refused' | 'deferred', reason: string, detail: string) =>
+      c.add({ ...fateOf(window), fate, reason, detail, finding_ids: [] });
     const provenance = this.#options.provenance?.(t) ?? provenanceOf(inlineFindings);
     for (const window of windows) {
       const body = buildRequestBody(window, {
@@ -306,7 +334,9 @@ export class DecisionPoints {
       });
       const bytes = Buffer.byteLength(JSON.stringify(body));
       if (bytes > policy.config.maxRequestBytes) {
-        this.#skip('refused', refusalOf(window, 'request-bytes', `${bytes} bytes, cap ${policy.config.maxRequestBytes}`), window.id);
+        const detail = `${bytes} bytes, cap ${policy.config.maxRequestBytes}`;
+        this.#skip('refused', refusalOf(window, 'request-bytes', detail), window.id);
+        skipped(window, 'refused', 'request-bytes', detail);
         continue;
       }
       this.#stats.windowsBuilt++;
@@ -315,12 +345,14 @@ export class DecisionPoints {
       const key: LedgerKey = { point: TRACE_QUESTIONS_POINT, runId: t.key, invocationId: window.id };
       const found = this.#ledger!.lookup(key, digests);
       if (found.kind === 'in-flight') {
+        // Judged for an earlier close of this revision: its findings are named by that manifest.
         this.#stats.duplicates++;
+        judged(window, [], 'duplicate-in-flight');
         continue;
       }
       if (found.kind === 'replay') {
         this.#stats.replays++;
-        this.#emit(t, checks, window, found.result, provenance, true);
+        judged(window, this.#emit(t, checks, window, found.result, provenance, true), 'replay');
         continue;
       }
       if (found.kind === 'conflict' || found.kind === 'unresolved-intent') {
@@ -331,24 +363,27 @@ export class DecisionPoints {
         const failure = conflict
           ? { kind: 'ledger-conflict', message: `same key, changed inputs: ${found.changed.join(', ') || 'input'}` }
           : { kind: 'intent-without-result', message: 'an earlier process recorded the intent but no result; use a new invocation to retry' };
-        this.#emit(t, checks, window, this.#unanswered(key, digests, window, failure, null, emptyReceipt()), provenance);
+        judged(window, this.#emit(t, checks, window, this.#unanswered(key, digests, window, failure, null, emptyReceipt()), provenance), failure.kind);
         continue;
       }
       if (this.#stopping) {
         this.#skip('deferred', refusalOf(window, 'shutdown', 'the process is stopping'), window.id);
+        skipped(window, 'deferred', 'shutdown', 'the process is stopping');
         continue;
       }
       const estimatedTokens = Math.ceil(bytes / 4) + this.#cfg.client.maxOutputTokens;
       const admitted = this.#budget.admit(estimatedTokens, this.#queue.length, this.#inFlight);
       if (!admitted.ok) {
         this.#skip('deferred', refusalOf(window, admitted.reason, `budget: ${admitted.reason}`), window.id);
+        skipped(window, 'deferred', admitted.reason, `budget: ${admitted.reason}`);
         continue;
       }
       const now = this.#now();
       this.#forgetOldAdmissions(now);
       this.#admittedAt.push(now);
       const ceilingTokens = attemptCeilingTokens(bytes, this.#cfg.client.maxOutputTokens);
-      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens });
+      const settle = c.pending(fateOf(window));
+      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens, settle });
     }
     this.#pump();
   }
@@ -358,7 +393,10 @@ export class DecisionPoints {
       const job = this.#queue.shift()!;
       this.#inFlight++;
       const p = this.#judge(job)
-        .catch((err: unknown) => this.#error(err))
+        .catch((err: unknown) => {
+          this.#error(err);
+          job.settle({ fate: 'refused', finding_ids: [], reason: 'judge-error', detail: (err as Error)?.message ?? String(err) });
+        })
         .finally(() => {
           this.#inFlight--;
           this.#active.delete(p);
@@ -386,7 +424,8 @@ export class DecisionPoints {
       // No durable intent: no inference, and nothing may act.
       this.#stats.ledgerErrors++;
       this.#error(err);
-      this.#emit(job.t, job.checks, window, this.#unanswered(key, digests, window, { kind: 'ledger-failure', message: 'intent not recorded' }, null, emptyReceipt()), job.provenance);
+      const ids = this.#emit(job.t, job.checks, window, this.#unanswered(key, digests, window, { kind: 'ledger-failure', message: 'intent not recorded' }, null, emptyReceipt()), job.provenance);
+      job.settle({ fate: 'judged', finding_ids: ids, reason: 'ledger-failure' });
       return;
     }
     this.#stats.calls++;
@@ -441,7 +480,8 @@ export class DecisionPoints {
       this.#error(err);
       result = this.#unanswered(key, digests, window, { kind: 'ledger-failure', message: 'result not recorded' }, result.servedModel, result.receipt);
     }
-    this.#emit(job.t, job.checks, window, result, job.provenance);
+    const ids = this.#emit(job.t, job.checks, window, result, job.provenance);
+    job.settle({ fate: 'judged', finding_ids: ids, ...(result.failure === null ? {} : { reason: result.failure.kind }) });
   }
 
   /**
@@ -525,16 +565,18 @@ export class DecisionPoints {
     return this.#result(key, digests, window, failure, answers, servedModel, receipt);
   }
 
-  /** `replay`: the result comes from the ledger, so these findings paid for nothing new. */
-  #emit(t: Trajectory, checks: CheckResults, window: TraceWindow, result: ResultRecord, provenance: Provenance, replay = false): void {
+  /** Hands a window's judged findings on; returns their ids (none when building them failed). `replay`: the result comes from the ledger, so these findings paid for nothing new. */
+  #emit(t: Trajectory, checks: CheckResults, window: TraceWindow, result: ResultRecord, provenance: Provenance, replay = false): string[] {
     try {
       const { findings, alarms } = judgedFindings(t, window, result, provenance, replay);
       findings.push(repetitionFinding(t, window, checks, provenance));
       this.#stats.findings += findings.length;
       this.#stats.alarms += alarms.length;
       this.#options.onFindings(findings, alarms);
+      return findings.map((f) => f.finding_id);
     } catch (err) {
       this.#error(err);
+      return [];
     }
   }
 
@@ -584,6 +626,40 @@ export class DecisionPoints {
 
 function refusalOf(w: TraceWindow, reason: string, detail: string): WindowRefusal {
   return { trajectoryKey: w.subject.trajectoryKey, revision: w.subject.revision, kind: w.kind, anchor: w.anchor, triggers: w.triggers, reason, detail };
+}
+
+/** Every trigger on and the whole rate: the windows the policy could ask for. */
+const EVERY_TRIGGER = { l0Hit: true, outbound: true, terminal: true } as const;
+
+/**
+ * The windows the policy could ask for on `t` and did not — a trigger is off, or the rate
+ * sample passed the trajectory by — each with that reason. Pure.
+ */
+function notSampled(
+  t: Trajectory,
+  checks: CheckResults,
+  outbound: readonly number[],
+  sampling: Sampling,
+  policyDigest: string,
+  requested: readonly WindowRequest[],
+): { kind: TraceWindow['kind']; anchor: string; triggers: TraceWindow['triggers']; reason: string; detail: string }[] {
+  const all = windowRequests(t, checks, outbound, { ...sampling, rate: 1, triggers: EVERY_TRIGGER }, policyDigest);
+  if (all.length === requested.length) return [];
+  const asked = new Set(requested.map((r) => `${r.kind}:${r.anchorIndex}`));
+  const out = [];
+  for (const r of all) {
+    if (asked.has(`${r.kind}:${r.anchorIndex}`)) continue;
+    const step = t.steps[r.anchorIndex]!;
+    const off = r.triggers.filter((x) => x !== 'sampled');
+    out.push({
+      kind: r.kind,
+      anchor: `${step.traceId}/${step.id}`,
+      triggers: r.triggers,
+      reason: off.length > 0 ? 'trigger-off' : 'rate',
+      detail: off.length > 0 ? `trigger off: ${off.join(', ')}` : `rate ${sampling.rate}: not in the deterministic sample`,
+    });
+  }
+  return out;
 }
 
 /** The provenance the inline findings of the same trajectory carry (they all share it). */

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AssemblerStats } from '../assemble/assembler.ts';
 import { captureGaps } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
+import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { DecisionPointStats, JudgeCall } from '../judge/decision-points.ts';
 import type { KafkaSinkStats } from '../sinks/kafka/sink.ts';
@@ -157,6 +158,19 @@ export class Metrics {
     name: 'trajwatch_provenance_issues_total',
     help: 'Treatment or conditions inputs refused (e.g. one id with two contents), by reason.',
     labelNames: ['reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly checkStatuses = new Counter({
+    name: 'trajwatch_check_status_total',
+    help: 'Per closed trajectory revision (analysis manifest), each check by status: fired, observed, none-observed, or unavailable with its reason.',
+    labelNames: ['check', 'status', 'reason'] as const,
+    registers: [this.registry],
+  });
+  readonly windowFates = new Counter({
+    name: 'trajwatch_window_fates_total',
+    help: 'Windows named by analysis manifests, by fate (judged, refused, deferred, not-sampled) and reason.',
+    labelNames: ['fate', 'reason'] as const,
     registers: [this.registry],
   });
 
@@ -399,6 +413,12 @@ export class Metrics {
     for (const a of alarms) {
       this.alarms.inc({ question: a.area, service: a.subject.service ?? '', agent: a.subject.agent ?? '' });
     }
+  }
+
+  /** Counts what one analysis manifest says: every check's status and every window's fate. */
+  observeManifest(m: AnalysisManifest): void {
+    for (const c of m.checks) this.checkStatuses.inc({ check: c.check, status: c.status, reason: c.reason ?? '' });
+    for (const w of m.windows) this.windowFates.inc({ fate: w.fate, reason: w.reason ?? '' });
   }
 
   /** Counts one closed trajectory and what the inline analysis found in it. */

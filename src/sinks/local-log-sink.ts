@@ -1,11 +1,12 @@
 import { join } from 'node:path';
+import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { FindingSink, FindingStream } from './finding-sink.ts';
 import { JsonlLog } from './jsonl-log.ts';
 
 /**
- * The embedded default sink: findings appended to a durable JSON-lines file, and the
- * coordinator alarms among them also to an alarms file.
+ * The embedded default sink: findings and analysis manifests appended to a durable JSON-lines
+ * file, and the coordinator alarms among the findings also to an alarms file.
  */
 export class LocalLogSink implements FindingSink {
   readonly name = 'local-log';
@@ -38,6 +39,11 @@ export class LocalLogSink implements FindingSink {
 
   write(findings: readonly Finding[], stream: FindingStream): void {
     this.#logs[stream]?.append(findings.map((f) => JSON.stringify(f)));
+  }
+
+  /** Into the findings log, after the findings it names. */
+  writeManifest(manifest: AnalysisManifest): void {
+    this.#logs.findings?.append([JSON.stringify(manifest)]);
   }
 
   backpressure(): string | undefined {

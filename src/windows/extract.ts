@@ -66,6 +66,14 @@ function terminalIndex(t: Trajectory): number {
   return best;
 }
 
+/**
+ * A window's id: digest of what it covers, so a window has the same id whether it was built,
+ * refused or never asked for (the analysis manifest names every fate by it).
+ */
+export function windowId(trajectoryKey: string, revision: number, kind: WindowKind, anchor: string, policyDigest: string): string {
+  return `w1_${canonicalDigest({ key: trajectoryKey, revision, kind, anchor, policyDigest }).slice(0, 24)}`;
+}
+
 export interface Extraction {
   windows: TraceWindow[];
   refusals: WindowRefusal[];
@@ -147,7 +155,7 @@ function buildWindow(
   const agent = anchor.agentName ?? enclosingAgent(t, req.anchorIndex)?.agentName;
   const anchorId = `${anchor.traceId}/${anchor.id}`;
   const window: TraceWindow = {
-    id: `w1_${canonicalDigest({ key: t.key, revision: t.revision, kind: req.kind, anchor: anchorId, policyDigest }).slice(0, 24)}`,
+    id: windowId(t.key, t.revision, req.kind, anchorId, policyDigest),
     kind: req.kind,
     triggers: [...req.triggers],
     anchor: anchorId,

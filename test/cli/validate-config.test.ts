@@ -72,6 +72,18 @@ describe('trajwatch schema finding', () => {
     expect(schema.required).toEqual(expect.arrayContaining(['schema_version', 'finding_id', 'claim', 'treatment', 'conditions']));
   });
 
+  it('prints the analysis manifest, and a findings-log record as oneOf finding and manifest', async () => {
+    const manifest = await runCli(['schema', 'manifest']);
+    expect(manifest.code).toBe(0);
+    const m = JSON.parse(manifest.stdout) as { properties: Record<string, { const?: string }>; required: string[] };
+    expect(m.properties.record_kind!.const).toBe('analysis-manifest');
+    expect(m.required).toEqual(expect.arrayContaining(['manifest_id', 'subject', 'capture', 'checks', 'windows']));
+    const record = await runCli(['schema', 'record']);
+    expect(record.code).toBe(0);
+    const r = JSON.parse(record.stdout) as { oneOf: { $ref: string }[]; $defs: Record<string, unknown> };
+    expect(r.oneOf.map((x) => x.$ref)).toEqual(['#/$defs/finding', '#/$defs/analysis_manifest']);
+  });
+
   it('exits 2 for an unknown schema', async () => {
     const run = await runCli(['schema', 'nope']);
     expect(run.code).toBe(2);

@@ -81,8 +81,9 @@ describe('OpenTelemetry Node SDK (NodeSDK) into a running serve', () => {
     const findings = (await readFile(join(target.serve.dataDir, 'findings.jsonl'), 'utf8'))
       .split('\n')
       .filter((l) => l !== '')
-      .map((l) => JSON.parse(l) as { area: string; claim: string; subject: { trajectory_key: string } })
-      .filter((f) => f.subject.trajectory_key === conversation);
+      .map((l) => JSON.parse(l) as { area: string; claim: string; subject: { trajectory_key: string }; record_kind?: string })
+      // The log also holds each trajectory's analysis manifest: findings are the rows without a record_kind.
+      .filter((f) => f.record_kind === undefined && f.subject.trajectory_key === conversation);
     const areas = findings.map((f) => f.area).sort();
     expect(areas).toEqual(['error-output', 'tool.repetition', 'unguarded-send', 'unguarded-send']);
     expect(findings.filter((f) => f.area === 'unguarded-send').map((f) => f.claim).join(' ')).toMatch(

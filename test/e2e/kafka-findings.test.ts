@@ -2,7 +2,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { Kafka, logLevel } from 'kafkajs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findingJsonSchema } from '../../src/findings/json-schema.ts';
+import { findingJsonSchema, recordJsonSchema } from '../../src/findings/json-schema.ts';
+import { AnalysisManifestSchema } from '../../src/findings/manifest-schema.ts';
 import { type Finding, FindingSchema } from '../../src/findings/schema.ts';
 import { sendFlaggedAgentRuns } from '../helpers/agent-trace.ts';
 import { runCli } from '../helpers/cli.ts';
@@ -40,11 +41,19 @@ describe.runIf(brokers !== undefined)('findings to a real Kafka broker, end to e
     const ids = ['conv-kafka-a', 'conv-kafka-b'];
     await sendFlaggedAgentRuns(serve.url, ids);
     // serve creates the topic on its first send; read only once it exists.
-    await waitForLines(join(serve.dataDir, 'findings.jsonl'), (r) => r.length >= 4);
+    await waitForLines(join(serve.dataDir, 'findings.jsonl'), (r) => r.length >= 6);
     await waitForTopic(brokers!, topics.findings);
-    // Per conversation: error-output on the failing tool and one repetition group.
-    const messages = await consumeMessages(brokers!, [topics.findings], 4);
+    // Per conversation: error-output on the failing tool and one repetition group, then its
+    // analysis manifest (told apart by the record_kind header; a finding carries none).
+    const all = await consumeMessages(brokers!, [topics.findings], 6);
+    expect(all).toHaveLength(6);
+    const messages = all.filter((m) => m.headers.record_kind === undefined);
     expect(messages).toHaveLength(4);
+    const manifests = all.filter((m) => m.headers.record_kind === 'analysis-manifest').map((m) => AnalysisManifestSchema.parse(JSON.parse(m.value)));
+    expect(manifests.map((m) => m.subject.trajectory_key).sort()).toEqual(ids);
+    for (const m of all.filter((x) => x.headers.record_kind !== undefined)) expect(m.key).toBe(JSON.parse(m.value).subject.trajectory_key);
+    const record = new Ajv2020({ strict: false, allErrors: true }).compile(recordJsonSchema());
+    for (const m of all) expect(record(JSON.parse(m.value)), JSON.stringify(record.errors)).toBe(true);
 
     const validate = new Ajv2020({ strict: false, allErrors: true });
     const check = validate.compile(findingJsonSchema());
@@ -63,7 +72,7 @@ describe.runIf(brokers !== undefined)('findings to a real Kafka broker, end to e
       expect(repetition.claim).toMatch(/web_search.*2 times/);
     }
     // The local log holds the same findings (the broker is a second sink, not a replacement).
-    const local = await waitForLines<Finding>(join(serve.dataDir, 'findings.jsonl'), (r) => r.length >= 4);
+    const local = (await waitForLines<Finding>(join(serve.dataDir, 'findings.jsonl'), (r) => r.length >= 6)).filter((r) => !('record_kind' in r));
     expect(new Set(local.map((f) => f.finding_id))).toEqual(new Set(findings.map((f) => f.finding_id)));
   });
 

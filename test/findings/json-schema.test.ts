@@ -1,7 +1,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
 import { findingsFromChecks } from '../../src/findings/from-checks.ts';
-import { findingJsonSchema } from '../../src/findings/json-schema.ts';
+import { checksConfigSchema } from '../../src/checks/config.ts';
+import { runChecks } from '../../src/checks/run-checks.ts';
+import { findingJsonSchema, manifestJsonSchema, recordJsonSchema } from '../../src/findings/json-schema.ts';
+import { buildManifest } from '../../src/findings/manifest.ts';
 import { parseProvenanceConfig } from '../../src/findings/provenance/config.ts';
 import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import { sampleTrajectory, TRACE_A } from './trajectory-fixture.ts';
@@ -31,5 +34,26 @@ describe('finding JSON Schema', () => {
     expect(validate(round), JSON.stringify(validate.errors)).toBe(true);
     expect(validate({ ...round, extra: 1 })).toBe(false);
     expect(validate({ ...round, observed_at: new Date(0).toISOString() })).toBe(false);
+  });
+});
+
+describe('analysis manifest and findings-record JSON Schemas', () => {
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+
+  it('are valid draft 2020-12 schemas; a record is exactly one of a finding or a manifest', () => {
+    for (const schema of [manifestJsonSchema(), recordJsonSchema()]) expect(ajv.validateSchema(schema), JSON.stringify(ajv.errors)).toBe(true);
+    const t = sampleTrajectory();
+    const checks = runChecks(t, checksConfigSchema.parse({}));
+    const provenance = deriveProvenance(t, parseProvenanceConfig({}));
+    const findings = findingsFromChecks(t, checks, provenance);
+    const manifest = JSON.parse(JSON.stringify(buildManifest({ trajectory: t, checks, findings, provenance, judge: 'disabled', windows: [] }))) as Record<string, unknown>;
+    const record = ajv.compile(recordJsonSchema());
+    const manifestOnly = ajv.compile(manifestJsonSchema());
+    expect(manifestOnly(manifest), JSON.stringify(manifestOnly.errors)).toBe(true);
+    expect(manifestOnly({ ...manifest, extra: 1 })).toBe(false);
+    expect(record(manifest)).toBe(true);
+    for (const f of findings) expect(record(JSON.parse(JSON.stringify(f))), JSON.stringify(record.errors)).toBe(true);
+    // A finding with a record_kind is neither.
+    expect(record({ ...JSON.parse(JSON.stringify(findings[0])), record_kind: 'analysis-manifest' })).toBe(false);
   });
 });

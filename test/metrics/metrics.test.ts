@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AssemblerStats } from '../../src/assemble/assembler.ts';
+import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import type { DecisionPointStats } from '../../src/judge/decision-points.ts';
 import { Metrics } from '../../src/metrics/metrics.ts';
 import type { KafkaSinkStats } from '../../src/sinks/kafka/sink.ts';
@@ -92,6 +93,27 @@ describe('Metrics', () => {
     expect(sample(text, 'trajwatch_kafka_outbox_refused_total{reason="full"}')).toBe(0);
     expect(sample(text, 'trajwatch_kafka_delivered_total')).toBe(3);
     expect(sample(text, 'trajwatch_kafka_outbox_ack_errors_total')).toBe(2);
+  });
+
+  it('counts what analysis manifests say: each check by status and reason, each window by fate and reason', async () => {
+    const m = new Metrics({ assembler });
+    const manifest = {
+      checks: [
+        { check: 'error-output', status: 'fired', finding_ids: [] },
+        { check: 'unguarded-send', status: 'unavailable', reason: 'incomplete-capture', finding_ids: [] },
+      ],
+      windows: [
+        { fate: 'not-sampled', reason: 'rate' },
+        { fate: 'judged', finding_ids: [] },
+      ],
+    } as unknown as AnalysisManifest;
+    m.observeManifest(manifest);
+    m.observeManifest(manifest);
+    const text = await m.registry.metrics();
+    expect(sample(text, 'trajwatch_check_status_total{check="unguarded-send",status="unavailable",reason="incomplete-capture"}')).toBe(2);
+    expect(sample(text, 'trajwatch_check_status_total{check="error-output",status="fired",reason=""}')).toBe(2);
+    expect(sample(text, 'trajwatch_window_fates_total{fate="not-sampled",reason="rate"}')).toBe(2);
+    expect(sample(text, 'trajwatch_window_fates_total{fate="judged",reason=""}')).toBe(2);
   });
 
   it('exports no judge or Kafka series when neither runs', async () => {

@@ -94,20 +94,21 @@ describe('judge endpoint down, slow or returning garbage', () => {
       await sendAll(first.url, runs);
       await waitForLines(join(first.dataDir, 'trajectories.jsonl'), (r) => r.length === runs.length);
       // Every window judged (the hanging calls end at timeoutMs): SIGTERM would defer queued ones.
-      await waitForLines<{ type: string }>(
-        join(first.dataDir, 'judge', 'ledger.jsonl'),
-        (r) => {
-          const intents = r.filter((x) => x.type === 'intent').length;
-          return intents >= runs.length && r.filter((x) => x.type === 'result').length === intents;
-        },
-        60_000,
-      );
+      // A run's analysis manifest is written once its judged part is settled: one per run.
+      await waitForLines<Row>(join(first.dataDir, 'findings.jsonl'), (r) => r.filter((x) => x.record_kind === 'analysis-manifest').length === runs.length, 60_000);
     } finally {
       expect(await first.stop()).toBe(0);
     }
     const paid = model.requests.length;
     expect(paid).toBeGreaterThanOrEqual(runs.length);
-    const firstRows = judged(await readRows(join(first.dataDir, 'findings.jsonl')));
+    const firstAll = await readRows(join(first.dataDir, 'findings.jsonl'));
+    const firstRows = judged(firstAll);
+    // Each run's manifest names its windows: judged (escalated with the failure) or not sampled, none deferred.
+    for (const m of firstAll.filter((x) => x.record_kind === 'analysis-manifest')) {
+      const fates = m.windows.map((w: Row) => w.fate as string);
+      expect(fates).toContain('judged');
+      expect(fates.every((f: string) => f === 'judged' || f === 'not-sampled')).toBe(true);
+    }
     const failureKinds = new Set(firstRows.map((f) => f.observation.values.failure?.kind));
     expect([...failureKinds].sort()).toEqual(['bad-answer', 'bad-response', 'http', 'timeout']);
     for (const f of firstRows) {

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import type { Finding } from '../../src/findings/schema.ts';
 import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
 import { KafkaFindingSink, findingRecord } from '../../src/sinks/kafka/kafka-finding-sink.ts';
@@ -31,6 +32,25 @@ describe('findingRecord', () => {
       value: JSON.stringify(f),
       headers: { schema_version: '1.1.0' },
     });
+  });
+});
+
+describe('findingRecord of an analysis manifest', () => {
+  it('keys it by trajectory like its findings, dedupes by manifest_id and says its kind in a header (a finding has none)', () => {
+    const m = {
+      record_kind: 'analysis-manifest',
+      schema_version: '1.0.0',
+      manifest_id: `m1_${'e'.repeat(64)}`,
+      subject: { trajectory_key: 'session-1', trace_ids: ['0'.repeat(32)], revision: 1 },
+    } as unknown as AnalysisManifest;
+    expect(findingRecord(m)).toEqual({
+      topic: 'findings',
+      key: 'session-1',
+      id: m.manifest_id,
+      value: JSON.stringify(m),
+      headers: { schema_version: '1.0.0', record_kind: 'analysis-manifest' },
+    });
+    expect(findingRecord(finding(1)).headers).not.toHaveProperty('record_kind');
   });
 });
 

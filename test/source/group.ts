@@ -92,7 +92,10 @@ export async function readFindings(dataDirs: readonly string[]): Promise<Written
     for (const line of text.split('\n')) {
       if (line === '') continue;
       try {
-        out.ids.add((JSON.parse(line) as { finding_id: string }).finding_id);
+        const row = JSON.parse(line) as { finding_id?: string };
+        // The log also holds each trajectory's analysis manifest: only findings are counted here.
+        if (row.finding_id === undefined) continue;
+        out.ids.add(row.finding_id);
         n++;
       } catch {
         out.tornLines++;

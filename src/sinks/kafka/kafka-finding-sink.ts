@@ -1,18 +1,26 @@
+import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
-import type { FindingSink, FindingStream } from '../finding-sink.ts';
+import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { KafkaSink } from './sink.ts';
 import type { KafkaSinkOptions } from './sink.ts';
 
-/** A finding as a Kafka record: keyed by trajectory, deduped by `finding_id`. */
-export function findingRecord(finding: Finding, stream: FindingStream = 'findings'): SinkRecord {
+/**
+ * A finding or manifest as a Kafka record: keyed by trajectory (a manifest lands in the
+ * partition of the findings it names, after them), deduped by `finding_id` or `manifest_id`.
+ * A manifest carries a `record_kind` header, a finding none, so consumers tell them apart
+ * without parsing the value.
+ */
+export function findingRecord(record: FindingLogRecord, stream: FindingStream = 'findings'): SinkRecord {
+  const manifest = isManifest(record);
   return {
     topic: stream,
-    key: finding.subject.trajectory_key,
-    id: finding.finding_id,
-    value: JSON.stringify(finding),
-    headers: { schema_version: finding.schema_version },
+    key: record.subject.trajectory_key,
+    id: manifest ? record.manifest_id : record.finding_id,
+    value: JSON.stringify(record),
+    // A finding's headers are what they always were: no `record_kind` header means a finding.
+    headers: manifest ? { schema_version: record.schema_version, record_kind: record.record_kind } : { schema_version: record.schema_version },
   };
 }
 
@@ -50,7 +58,15 @@ export class KafkaFindingSink implements FindingSink {
 
   write(findings: readonly Finding[], stream: FindingStream = 'findings'): void {
     if (findings.length === 0) return;
-    const records = findings.map((f) => findingRecord(f, stream));
+    this.#send(findings.map((f) => findingRecord(f, stream)));
+  }
+
+  /** To the findings topic, keyed by trajectory: after the findings it names, in their partition. */
+  writeManifest(manifest: AnalysisManifest): void {
+    this.#send([findingRecord(manifest)]);
+  }
+
+  #send(records: SinkRecord[]): void {
     if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
     // Per record from here, so a too-large one cannot hold back the rest.
     this.#overflow.push(...records);
