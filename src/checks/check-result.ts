@@ -1,3 +1,4 @@
+import type { CheckSilence } from './silences.ts';
 /** What the inline checks produce: pure data that `findings/` turns into findings. */
 
 export const L0_PATTERNS = [
@@ -53,4 +54,9 @@ export interface ExcludedAttempt {
 export interface CheckResults {
   l0: L0Hit[];
   repetition: RepetitionObservation;
+  /**
+   * The L0 patterns a complete capture's gaps kept from claiming absence (`checkSilences`):
+   * their silence is not "none observed". Empty when nothing was silenced.
+   */
+  silenced: CheckSilence[];
 }

@@ -6,6 +6,7 @@ import { errorOutput } from './error-output.ts';
 import { faultPassthrough } from './fault-passthrough.ts';
 import { malformedStructure } from './malformed-structure.ts';
 import { outOfOrderGate } from './out-of-order-gate.ts';
+import { checkSilences } from './silences.ts';
 import { toolRepetition } from './tool-repetition.ts';
 import { unguardedSend } from './unguarded-send.ts';
 import { compareCodeUnits } from '../normalize/sort-small.ts';
@@ -27,7 +28,7 @@ export function runChecks(trajectory: Trajectory, cfg: ChecksConfig): CheckResul
   const l0: L0Hit[] = [];
   for (const check of CHECKS) for (const hit of check(t, cfg)) l0.push(hit);
   if (l0.length > 1) sortHits(l0, t);
-  return { l0, repetition: toolRepetition(t) };
+  return { l0, repetition: toolRepetition(t), silenced: t.complete ? checkSilences(t, cfg) : [] };
 }
 
 const PATTERN_RANK = new Map<string, number>(L0_PATTERNS.map((p, i) => [p, i]));

@@ -101,6 +101,8 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
     if (!t.complete) {
       return { check: pattern, status: 'unavailable', ...none(), reason: 'incomplete-capture', detail: SILENT_ON_INCOMPLETE[pattern] };
     }
+    const silence = checks.silenced.find((s) => s.pattern === pattern);
+    if (silence !== undefined) return { check: pattern, status: 'unavailable', ...none(), reason: silence.reason, detail: silence.detail };
     if (pattern === 'malformed-structure' && argsNotCaptured > 0) {
       const detail = `${argsNotCaptured} tool step(s) without captured arguments could not be checked`;
       return { check: pattern, status: 'unavailable', ...none(), reason: 'tool-args-not-captured', detail };

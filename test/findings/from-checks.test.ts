@@ -31,6 +31,7 @@ function sampleResults(): CheckResults {
       complete: true,
       groups: [{ toolName: 'web_search', argsDigest: DIGEST, count: 2, attempts: [span(3), span(4)] }],
     },
+    silenced: [],
   };
 }
 
@@ -102,8 +103,8 @@ describe('findingsFromChecks', () => {
   });
 
   it('emits nothing for none-observed or unavailable repetition', () => {
-    expect(findingsFromChecks(t, { l0: [], repetition: { status: 'none-observed' } }, NO_PROVENANCE)).toEqual([]);
-    expect(findingsFromChecks(t, { l0: [], repetition: { status: 'unavailable', reasons: ['root-not-seen'] } }, NO_PROVENANCE)).toEqual([]);
+    expect(findingsFromChecks(t, { l0: [], repetition: { status: 'none-observed' }, silenced: [] }, NO_PROVENANCE)).toEqual([]);
+    expect(findingsFromChecks(t, { l0: [], repetition: { status: 'unavailable', reasons: ['root-not-seen'] }, silenced: [] }, NO_PROVENANCE)).toEqual([]);
   });
 
   it('throws on provenance whose snapshot ids conflict (deriveProvenance never produces it)', () => {

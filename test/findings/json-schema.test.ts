@@ -26,6 +26,7 @@ describe('finding JSON Schema', () => {
       {
         l0: [{ pattern: 'error-output', anchor: '0000000000000004', detail: 'failed', evidence: [{ traceId: TRACE_A, spanId: '0000000000000004' }] }],
         repetition: { status: 'none-observed' },
+        silenced: [],
       },
       deriveProvenance(t, cfg),
     );

@@ -63,6 +63,29 @@ describe('buildManifest', () => {
     expect(byCheck['error-output']!.status).toBe('none-observed');
   });
 
+  it('a complete capture whose gaps kept an absence check from running says so, never none-observed', () => {
+    const args = { raw: '{"to":"a@b.c"}', parsed: { to: 'a@b.c' }, digest: 'd1' };
+    const t = trajectory([
+      step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' }),
+      // The model asked for an approval whose tool span was never captured, then the send ran.
+      step({ id: '0000000000000002', parentId: '0000000000000001', kind: 'llm', name: 'chat', requestedToolCalls: [{ id: 'c1', name: 'approve_send' }] }),
+      step({ id: '0000000000000003', parentId: '0000000000000001', toolName: 'send_email', args, result: 'sent' }),
+    ]);
+    expect(t.complete).toBe(true);
+    const byCheck = Object.fromEntries(buildManifest(input(t)).checks.map((c) => [c.check, c]));
+    expect(byCheck['unguarded-send']).toMatchObject({ status: 'unavailable', reason: 'tool-call-not-captured' });
+    expect(byCheck['out-of-order-gate']).toMatchObject({ status: 'unavailable', reason: 'tool-call-not-captured' });
+    expect(byCheck['error-output']!.status).toBe('none-observed');
+
+    const nameless = trajectory([
+      step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' }),
+      step({ id: '0000000000000002', parentId: '0000000000000001', args, result: 'ok' }),
+    ]);
+    const m = Object.fromEntries(buildManifest(input(nameless)).checks.map((c) => [c.check, c]));
+    expect(m['malformed-structure']).toMatchObject({ status: 'unavailable', reason: 'tool-name-not-captured' });
+    expect(m['fault-passthrough']).toMatchObject({ status: 'unavailable', reason: 'tool-name-not-captured' });
+  });
+
   it('states the provenance issues that made treatment or conditions unavailable', () => {
     const t = sampleTrajectory();
     const m = buildManifest({

@@ -30,7 +30,7 @@ async function setUp(wal: { maxBytes?: number } = {}, quietPeriodMs = 600_000) {
   const pipeline = new Pipeline({
     limits: AssemblerLimitsSchema.parse({ quietPeriodMs }),
     clock: 'arrival',
-    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] } }, findings: [] }),
+    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] }, silenced: [] }, findings: [] }),
     sinks: [],
     onTrajectory: (t) => closed.push(t),
   });
@@ -113,7 +113,7 @@ describe('DurableIngest behind the OTLP receivers', () => {
     const restarted = new Pipeline({
       limits: AssemblerLimitsSchema.parse({ quietPeriodMs: 0 }),
       clock: 'arrival',
-      analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] } }, findings: [] }),
+      analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] }, silenced: [] }, findings: [] }),
       sinks: [],
       onTrajectory: (t) => closed.push(t),
     });

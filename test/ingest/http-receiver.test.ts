@@ -38,7 +38,7 @@ async function start(receiver: Record<string, unknown> = {}, assembler: Record<s
   const pipeline = new Pipeline({
     limits: AssemblerLimitsSchema.parse(assembler),
     clock: 'arrival',
-    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] } }, findings: [] }),
+    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] }, silenced: [] }, findings: [] }),
     sinks: [],
     onTrajectory: (t) => closed.push(t),
   });

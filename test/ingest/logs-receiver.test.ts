@@ -75,7 +75,7 @@ function pipeline(assembler: Record<string, unknown> = {}) {
   const p = new Pipeline({
     limits: AssemblerLimitsSchema.parse({ quietPeriodMs: 0, ...assembler }),
     clock: 'arrival',
-    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] } }, findings: [] }),
+    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] }, silenced: [] }, findings: [] }),
     sinks: [],
     onTrajectory: (t) => closed.push(t),
   });

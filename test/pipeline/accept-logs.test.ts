@@ -12,7 +12,7 @@ function replayPipeline() {
   const pipeline = new Pipeline({
     limits: AssemblerLimitsSchema.parse({}),
     clock: 'event',
-    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] } }, findings: [] }),
+    analyze: () => ({ checks: { l0: [], repetition: { status: 'unavailable', reasons: ['not analyzed'] }, silenced: [] }, findings: [] }),
     sinks: [],
     onTrajectory: (t) => closed.push(t),
   });

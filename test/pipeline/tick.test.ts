@@ -36,7 +36,7 @@ describe('Pipeline.tick', () => {
       analyze: () => {
         spin(2);
         closed++;
-        return { checks: { l0: [], repetition: { status: 'none-observed' } }, findings: [] };
+        return { checks: { l0: [], repetition: { status: 'none-observed' }, silenced: [] }, findings: [] };
       },
       sinks: [],
     });

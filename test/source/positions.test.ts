@@ -62,7 +62,7 @@ function setup(keyBy: 'trace' | 'session' = 'trace') {
   const pipeline = new Pipeline({
     limits,
     clock: 'arrival',
-    analyze: () => ({ findings: [] as Finding[], checks: { l0: [], repetition: { status: 'unavailable', reasons: [] } } }),
+    analyze: () => ({ findings: [] as Finding[], checks: { l0: [], repetition: { status: 'unavailable', reasons: [] }, silenced: [] } }),
     sinks: [gate.sink],
     keyBy,
     onTrajectory: (t) => closed.push(t),

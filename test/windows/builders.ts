@@ -40,7 +40,7 @@ export function toolArgs(raw: string): Step['args'] {
 /** The shared test trajectory (`test/helpers/steps.ts`). */
 export const traj = makeTrajectory;
 
-export const NO_CHECKS: CheckResults = { l0: [], repetition: { status: 'none-observed' } };
+export const NO_CHECKS: CheckResults = { l0: [], repetition: { status: 'none-observed' }, silenced: [] };
 
 /** An agent root (id 1) over `n` tool steps (ids 2..n+1) with the given results. */
 export function agentRun(n: number, result = (i: number) => `result ${i}`): Trajectory {

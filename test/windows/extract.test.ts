@@ -126,6 +126,7 @@ describe('window requests (triggers)', () => {
   const hit = (anchor: string): CheckResults => ({
     l0: [{ pattern: 'error-output', anchor, detail: 'x', evidence: [{ traceId: TRACE, spanId: anchor }] }],
     repetition: { status: 'none-observed' },
+    silenced: [],
   });
   const digest = windowPolicyDigest(policy());
 
