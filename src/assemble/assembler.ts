@@ -1,9 +1,10 @@
-import { sha256Hex } from '../normalize/canonical-json.ts';
 import { compareCodeUnits, sortSmall } from '../normalize/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
 import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
+import { type Inherited, inheritedReasons } from './revision-inheritance.ts';
+import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
 import type { CaptureConflict, IncompleteReason, SessionConflict, Trajectory } from './trajectory.ts';
 
 /** Why the assembler cannot take more work right now (answered 503 + Retry-After upstream). */
@@ -71,11 +72,18 @@ interface OpenBuffer {
   positions: PositionFloor | undefined;
   /** Content events (log records) waiting to join their steps at close. */
   held: HeldContent | undefined;
+  /** Digests of earlier revisions' spans whose steps are not in `steps` (let go). */
+  previous: SpanDigests | undefined;
 }
 
 interface Retained {
   revision: number;
-  steps: Step[] | undefined;
+  /** `trace/span` → step, while kept for late spans. */
+  steps: Map<string, Step> | undefined;
+  /** Digests of the spans let go (this revision's and earlier ones'), until `maxRememberedSpanDigests`. */
+  digests: SpanDigests | undefined;
+  /** What every later revision inherits, kept as long as the key is remembered. */
+  inherited: Inherited;
   traceIds: string[];
   bytes: number;
   closedAtMs: number;
@@ -105,6 +113,9 @@ export class Assembler {
   readonly #closed = new Map<string, Retained>();
   /** The subset of `#closed` whose steps are still kept, oldest first. */
   readonly #withSteps = new Map<string, Retained>();
+  /** The subset of `#closed` with span digests, oldest first; `#digestCount` spans in all. */
+  readonly #withDigests = new Map<string, Retained>();
+  #digestCount = 0;
   readonly #heap = new DeadlineHeap();
   #bufferedBytes = 0;
   #retainedBytes = 0;
@@ -156,14 +167,28 @@ export class Assembler {
    * `position` is where the step's record sits in a replayable source, if it has one.
    */
   add(step: Step, activityMs: number, position?: SourcePosition): void {
+    // A duplicate of a span already closed adds nothing: counted, and its position is not held.
+    if (this.#closedDuplicate(step)) return;
     const buffer = this.#bufferFor(step, activityMs);
-    if (position !== undefined) holdPosition(buffer, position);
     const id = `${step.traceId}/${step.id}`;
     const existing = buffer.steps.get(id);
-    if (existing !== undefined) {
-      this.#duplicate(buffer, existing, step);
+    const remembered = existing === undefined ? buffer.previous?.fingerprintOf(step.traceId, step.id) : undefined;
+    if (existing !== undefined || remembered !== undefined) {
+      const keptDigest = existing === undefined ? remembered! : stepDigest(existing);
+      const same = existing === undefined ? spanFingerprint(step) === remembered : stepDigest(step) === keptDigest;
+      if (same) {
+        this.#duplicateSpans++;
+      } else {
+        this.#conflictingSpans++;
+        buffer.conflicts.push({ traceId: step.traceId, spanId: step.id, keptDigest, refusedDigest: stepDigest(step) });
+        // The conflict is part of what this buffer will emit: its record is not finished before.
+        if (position !== undefined) holdPosition(buffer, position);
+      }
+      // Every open buffer has a live deadline, also one opened by this span.
+      this.#schedule(buffer);
       return;
     }
+    if (position !== undefined) holdPosition(buffer, position);
     buffer.steps.set(id, step);
     buffer.traceIds.add(step.traceId);
     buffer.bytes += step.encodedBytes;
@@ -191,7 +216,7 @@ export class Assembler {
     if (buffer === undefined) {
       const closed = this.#closed.get(key);
       if (closed !== undefined) {
-        const step = closed.steps?.find((s) => s.id === spanId && s.traceId === traceId);
+        const step = closed.steps?.get(`${traceId}/${spanId}`);
         if (step !== undefined && withContent(step, [event]) === undefined) {
           this.#content.noNewFacts++;
           return;
@@ -287,8 +312,7 @@ export class Assembler {
     }
     for (const [key, r] of this.#closed) {
       if (r.partitions === undefined || !r.partitions.some((p) => partitions.has(p))) continue;
-      this.#closed.delete(key);
-      if (this.#withSteps.delete(key)) this.#retainedBytes -= r.bytes;
+      this.#forget(key, r);
       for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
     }
     return { dropped, mixed };
@@ -395,6 +419,27 @@ export class Assembler {
     this.#schedule(target);
   }
 
+  /**
+   * Whether `step` is an exact duplicate of a span of a closed trajectory (retained step, or
+   * remembered digest): then it is counted and nothing opens. A different payload under a
+   * closed span id is not: it opens the next revision, which records the conflict.
+   */
+  #closedDuplicate(step: Step): boolean {
+    const key = this.#sessionKeys ? this.#traceKey.get(step.traceId) : step.traceId;
+    if (key === undefined || this.#open.has(key)) return false;
+    const r = this.#closed.get(key);
+    if (r === undefined) return false;
+    const kept = r.steps?.get(`${step.traceId}/${step.id}`);
+    if (kept !== undefined) {
+      if (stepDigest(kept) !== stepDigest(step)) return false;
+    } else {
+      const remembered = r.digests?.fingerprintOf(step.traceId, step.id);
+      if (remembered === undefined || remembered !== spanFingerprint(step)) return false;
+    }
+    this.#duplicateSpans++;
+    return true;
+  }
+
   /** `cause` says what arrived: a late content event is counted apart from late spans. */
   #openBuffer(key: string, activityMs: number, cause: 'span' | 'content' = 'span'): OpenBuffer {
     const before = this.#closed.get(key);
@@ -413,18 +458,24 @@ export class Assembler {
       scheduledAtMs: undefined,
       positions: undefined,
       held: undefined,
+      previous: undefined,
     };
     if (before !== undefined) {
       if (cause === 'span') this.#lateSpans++;
-      this.#closed.delete(key);
-      this.#withSteps.delete(key);
-      this.#retainedBytes -= before.steps === undefined ? 0 : before.bytes;
+      this.#forget(key, before);
       buffer.revision = before.revision + 1;
+      // What the earlier revisions lost stays lost: reasons, conflicts and refusals carry over.
+      for (const r of before.inherited.reasons) buffer.reasons.add(r);
+      buffer.conflicts.push(...before.inherited.conflicts);
+      buffer.sessionConflicts.push(...before.inherited.sessionConflicts);
+      buffer.refusedSpans += before.inherited.refusedSpans;
+      buffer.previous = before.digests;
       if (before.steps === undefined) {
         buffer.reasons.add('previous-revision-not-retained');
+        for (const r of before.inherited.reasonsWithoutSteps) buffer.reasons.add(r);
       } else {
-        for (const s of before.steps) {
-          buffer.steps.set(`${s.traceId}/${s.id}`, s);
+        for (const [id, s] of before.steps) {
+          buffer.steps.set(id, s);
           if (s.parentId === undefined) buffer.rootSeen = true;
         }
         buffer.held = before.held;
@@ -440,15 +491,11 @@ export class Assembler {
     return buffer;
   }
 
-  #duplicate(buffer: OpenBuffer, kept: Step, arrived: Step): void {
-    const keptDigest = stepDigest(kept);
-    const refusedDigest = stepDigest(arrived);
-    if (keptDigest === refusedDigest) {
-      this.#duplicateSpans++;
-      return;
-    }
-    this.#conflictingSpans++;
-    buffer.conflicts.push({ traceId: arrived.traceId, spanId: arrived.id, keptDigest, refusedDigest });
+  /** Removes a remembered key's record and what it counts in the retention bounds. */
+  #forget(key: string, r: Retained): void {
+    this.#closed.delete(key);
+    if (this.#withSteps.delete(key)) this.#retainedBytes -= r.bytes;
+    if (this.#withDigests.delete(key)) this.#digestCount -= r.digests!.size;
   }
 
   #close(buffer: OpenBuffer, cause: CloseCause, nowMs: number): void {
@@ -464,7 +511,13 @@ export class Assembler {
     if (cause === 'end-of-input' && !buffer.rootSeen) reasons.add('end-of-input');
     const incompleteReasons = [...reasons].sort();
     const traceIds = [...buffer.traceIds].sort();
-    this.#retain(buffer, steps, traceIds, cause, nowMs);
+    const inherited: Inherited = {
+      ...inheritedReasons(incompleteReasons),
+      conflicts: buffer.conflicts,
+      sessionConflicts: buffer.sessionConflicts,
+      refusedSpans: buffer.refusedSpans,
+    };
+    this.#retain(buffer, inherited, traceIds, cause, nowMs);
     this.#onClose(
       {
         key: buffer.key,
@@ -490,12 +543,14 @@ export class Assembler {
     if (counts.spanMissing > 0) reasons.add('content-without-span');
   }
 
-  #retain(buffer: OpenBuffer, steps: Step[], traceIds: string[], cause: CloseCause, nowMs: number): void {
+  #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {
     // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
     const keepSteps = cause !== 'span-limit' && buffer.bytes <= this.#limits.maxRetainedBytes;
     const retained: Retained = {
       revision: buffer.revision,
-      steps: keepSteps ? steps : undefined,
+      steps: keepSteps ? buffer.steps : undefined,
+      digests: keepSteps ? buffer.previous : SpanDigests.of(buffer.steps.values(), buffer.previous),
+      inherited,
       traceIds,
       bytes: buffer.bytes,
       closedAtMs: nowMs,
@@ -507,7 +562,16 @@ export class Assembler {
       this.#withSteps.set(buffer.key, retained);
       this.#retainedBytes += buffer.bytes;
     }
+    this.#rememberDigests(buffer.key, retained);
     this.#expireRetained(nowMs);
+  }
+
+  /** Counts `r`'s digests (set or replaced) in the `maxRememberedSpanDigests` bound, as the newest. */
+  #rememberDigests(key: string, r: Retained, replaced?: SpanDigests): void {
+    if (this.#withDigests.delete(key)) this.#digestCount -= replaced!.size;
+    if (r.digests === undefined || r.digests.size === 0) return;
+    this.#withDigests.set(key, r);
+    this.#digestCount += r.digests.size;
   }
 
   /** Lets go of retained steps past the late-span window or the byte bound, then of old keys. */
@@ -516,15 +580,25 @@ export class Assembler {
     for (const [key, r] of this.#withSteps) {
       const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
       if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
+      const replaced = r.digests;
+      r.digests = SpanDigests.of(r.steps!.values(), replaced);
       r.steps = undefined;
       r.held = undefined;
       this.#withSteps.delete(key);
       this.#retainedBytes -= r.bytes;
+      this.#rememberDigests(key, r, replaced);
+    }
+    // Past the digest bound a late duplicate of the oldest keys' spans opens an honest revision
+    // (`previous-revision-not-retained`) instead of being recognized.
+    for (const [key, r] of this.#withDigests) {
+      if (this.#digestCount <= limits.maxRememberedSpanDigests) break;
+      this.#digestCount -= r.digests!.size;
+      r.digests = undefined;
+      this.#withDigests.delete(key);
     }
     while (this.#closed.size > limits.maxRememberedKeys) {
       const [key, r] = this.#closed.entries().next().value!;
-      this.#closed.delete(key);
-      if (this.#withSteps.delete(key)) this.#retainedBytes -= r.bytes;
+      this.#forget(key, r);
       for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
     }
   }
@@ -570,10 +644,4 @@ function hasOrphans(steps: ReadonlyMap<string, Step>): boolean {
     if (s.parentId !== undefined && !steps.has(`${s.traceId}/${s.parentId}`)) return true;
   }
   return false;
-}
-
-/** Digest of a step's payload, computed only when two spans share an id. */
-function stepDigest(step: Step): string {
-  const json = JSON.stringify(step, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-  return sha256Hex(json);
 }

@@ -19,6 +19,11 @@ export const AssemblerLimitsSchema = z
     maxRetainedBytes: z.number().int().min(0).default(64 * 1024 * 1024),
     /** Bound on keys remembered (for revision numbers) after their steps were let go. */
     maxRememberedKeys: z.number().int().min(0).default(100_000),
+    /**
+     * Bound on spans remembered by id hash and fingerprint (16 bytes each) after their steps were let go, so a
+     * late exact duplicate export is still recognized and not a new revision: 1,000,000 is 16 MiB.
+     */
+    maxRememberedSpanDigests: z.number().int().min(0).default(1_000_000),
   })
   .strict();
 

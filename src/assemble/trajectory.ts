@@ -22,7 +22,10 @@ export type IncompleteReason =
 export interface CaptureConflict {
   traceId: string;
   spanId: string;
-  /** sha256 hex of the kept and of the refused payload. */
+  /**
+   * sha256 hex of the kept and of the refused payload; when the kept step had been let go,
+   * `keptDigest` is its 16-hex fingerprint instead (see `spanFingerprint`).
+   */
   keptDigest: string;
   refusedDigest: string;
 }
@@ -43,7 +46,10 @@ export interface Trajectory {
   /** Conversation/session id when present, else the trace id. */
   key: string;
   traceIds: string[];
-  /** 1 for the first emission; a span arriving after close opens revision + 1. */
+  /**
+   * 1 for the first emission; a span arriving after close opens revision + 1, which inherits
+   * the earlier revisions' lost-capture reasons, conflicts and refused spans.
+   */
   revision: number;
   complete: boolean;
   incompleteReasons: IncompleteReason[];

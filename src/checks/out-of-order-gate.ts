@@ -8,7 +8,8 @@ import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-role
  * `out-of-order-gate`: a gate that ran after the outbound action it should have guarded. The
  * action a gate is taken to guard is the latest outbound call that started before it; the hit
  * fires when that call had no successful gate before it. One hit per such gate, anchored at
- * the gate, with the action as second evidence.
+ * the gate, with the action as second evidence. "Had no successful gate before it" is read as
+ * `gateCoverage` says: a gate used up by an earlier send to the same target covers nothing.
  *
  * The "no gate before the action" half is an absence claim: complete captures only, with no
  * gate or outbound call that the capture may be missing (`roleMayBeHidden`): an unseen gate

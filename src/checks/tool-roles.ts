@@ -3,6 +3,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import { compiledRules, toolClassMatch } from './rules.ts';
 import type { ChecksConfig } from './config.ts';
+import { sendTarget } from './send-target.ts';
 import { stepFailures } from './step-failure.ts';
 
 /** The outbound actions and gates of a trajectory, as indexes into `t.steps` in order. */
@@ -35,18 +36,70 @@ export function toolRoles(t: Trajectory, cfg: ChecksConfig): ToolRoles {
   return roles;
 }
 
+/** Whether an outbound call is covered by a gate, and if not, why. */
+export type Coverage =
+  | { covered: true }
+  /** No successful gate ended before it started. */
+  | { covered: false }
+  /**
+   * The gates before it were used up: the send at step index `endedAt` acted again on the
+   * target that the earlier send at `usedBy` had acted on (`endedAt` is this call or earlier).
+   */
+  | { covered: false; usedBy: number; endedAt: number };
+
 /**
- * Whether a successful gate finished before this step started: the time the earliest
- * successful gate ended, compared with the step's start.
+ * What a gate covers: a successful gate guards the outbound calls that start after it ended, in
+ * trajectory order, until one of them acts on a target (`sendTarget`: tool name and recipient)
+ * that an earlier call under the same gates already acted on. From that call on it covers
+ * nothing more; the next successful gate to end covers afresh. So "approve, send" and "approve
+ * once, send once" (again and again) are covered, as is one approval before one send to each of
+ * several recipients; a second send to the same target, or every send after it, is not. A
+ * failed send does not use a gate up (its retry stays covered), and a send whose target is
+ * unknown (arguments not captured) never uses one up: it cannot be said to repeat another.
+ *
+ * Returns, per index of `roles.outbound` in order, that call's coverage.
  */
-export function guardedBefore(t: Trajectory, roles: ToolRoles): (step: Step) => boolean {
-  let earliestGateEnd: bigint | undefined;
-  for (const g of roles.gates) {
-    if (roles.failed[g]) continue;
-    const end = t.steps[g]!.endTimeUnixNano;
-    if (earliestGateEnd === undefined || end < earliestGateEnd) earliestGateEnd = end;
+export function gateCoverage(t: Trajectory, roles: ToolRoles): Coverage[] {
+  const gateEnds: bigint[] = [];
+  for (const g of roles.gates) if (!roles.failed[g]) gateEnds.push(t.steps[g]!.endTimeUnixNano);
+  gateEnds.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const out: Coverage[] = [];
+  let ended = 0; // gates that ended at or before the current call's start
+  const used = new Map<string, number>(); // target → index of the send that used it, since the latest gate
+  let usedUp: { usedBy: number; endedAt: number } | undefined;
+  for (const i of roles.outbound) {
+    const send = t.steps[i]!;
+    const before = ended;
+    while (ended < gateEnds.length && gateEnds[ended]! <= send.startTimeUnixNano) ended++;
+    if (ended > before) {
+      used.clear();
+      usedUp = undefined;
+    }
+    if (ended === 0) {
+      out.push({ covered: false });
+      continue;
+    }
+    const target = sendTarget(send);
+    const repeats = target === undefined ? undefined : used.get(target);
+    if (usedUp === undefined && repeats !== undefined) usedUp = { usedBy: repeats, endedAt: i };
+    if (usedUp !== undefined) {
+      out.push({ covered: false, ...usedUp });
+      continue;
+    }
+    out.push({ covered: true });
+    if (target !== undefined && !roles.failed[i]) used.set(target, i);
   }
-  return (step) => earliestGateEnd !== undefined && earliestGateEnd <= step.startTimeUnixNano;
+  return out;
+}
+
+/** Whether an outbound step is covered by a gate (see {@link gateCoverage}); other steps are not. */
+export function guardedBefore(t: Trajectory, roles: ToolRoles): (step: Step) => boolean {
+  const coverage = gateCoverage(t, roles);
+  const covered = new Set<Step>();
+  roles.outbound.forEach((i, k) => {
+    if (coverage[k]!.covered) covered.add(t.steps[i]!);
+  });
+  return (step) => covered.has(step);
 }
 
 /** How a gate or outbound step is named in a detail. */

@@ -2,11 +2,12 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { ref } from './hit-text.ts';
-import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
+import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
 /**
- * `unguarded-send`: an outbound-class tool call with no successful gate-class step that ended
- * before it started. One hit per such call, anchored at it.
+ * `unguarded-send`: an outbound-class tool call that no successful gate-class step covers: none
+ * ended before it started, or those that did were used up by earlier sends (see
+ * `gateCoverage`). One hit per such call, anchored at it.
  *
  * "No gate before" is an absence claim, so it is made from complete captures only: in an
  * incomplete one the gate may simply not have been captured, and the check stays silent; so
@@ -16,11 +17,26 @@ import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-role
 export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   if (!t.complete || roleMayBeHidden(t, cfg, ['gates'])) return [];
   const roles = toolRoles(t, cfg);
-  const guarded = guardedBefore(t, roles);
+  const coverage = gateCoverage(t, roles);
   const hits: L0Hit[] = [];
-  for (const i of roles.outbound) {
+  roles.outbound.forEach((i, k) => {
+    const c = coverage[k]!;
+    if (c.covered) return;
     const send = t.steps[i]!;
-    if (guarded(send)) continue;
+    if ('usedBy' in c) {
+      const earlier = t.steps[c.usedBy]!;
+      const repeat = t.steps[c.endedAt]!;
+      hits.push({
+        pattern: 'unguarded-send',
+        anchor: send.id,
+        detail:
+          c.endedAt === i
+            ? `outbound ${roleName(send)} ran with no successful gate before it that an earlier send to the same target had not used (span ${earlier.id})`
+            : `outbound ${roleName(send)} ran with no successful gate before it that was not used up (span ${repeat.id} sent again to the target of span ${earlier.id})`,
+        evidence: c.endedAt === i ? [ref(send), ref(earlier)] : [ref(send), ref(repeat), ref(earlier)],
+      });
+      return;
+    }
     const failedGates = roles.gates.filter((g) => roles.failed[g] && t.steps[g]!.endTimeUnixNano <= send.startTimeUnixNano);
     const note =
       failedGates.length === 0
@@ -32,6 +48,6 @@ export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
       detail: `outbound ${roleName(send)} ran with no successful gate before it${note}`,
       evidence: [ref(send), ...failedGates.map((g) => ref(t.steps[g]!))],
     });
-  }
+  });
   return hits;
 }

@@ -10,6 +10,7 @@ import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import type { Action } from './decision-policy.ts';
 import type { ResultRecord } from './ledger-record.ts';
 import { REPETITION_QUESTION, questionById } from './questions.ts';
+import { windowRepetition } from '../windows/window-repetition.ts';
 
 export const JUDGE_ANALYST_ID = 'trace-questions';
 
@@ -135,15 +136,17 @@ function receiptFields(result: ResultRecord, replay: boolean): { receipt: Result
 }
 
 /**
- * The ninth observation: exact tool repetition among the window's steps, read from the inline
- * checks. No model, no probabilities, no receipt. Positive support names the repeated attempts;
- * absence is claimed only from a complete capture, else it is unavailable.
+ * The ninth observation: exact tool repetition among the window's steps, by the inline rule
+ * (`windowRepetition`). No model, no probabilities, no receipt. Positive support names the
+ * repeated attempts; absence is claimed only from a complete capture of the window's tool
+ * calls, else it is unavailable.
  */
-export function repetitionFinding(t: Trajectory, w: TraceWindow, checks: CheckResults, provenance: Provenance): Finding {
+export function repetitionFinding(t: Trajectory, w: TraceWindow, _checks: CheckResults, provenance: Provenance): Finding {
   const idByUri = new Map<string, string>();
   for (const e of w.events) for (const r of e.evidenceRefs) idByUri.set(r.uri, e.id);
   const groups: { tool_name: string; args_digest: string; event_ids: string[] }[] = [];
-  const rep = checks.repetition;
+  // The window's own calls, by the inline rule (`checks.repetition` is the whole trajectory's).
+  const rep = windowRepetition(t, w);
   if (rep.status === 'observed') {
     for (const g of rep.groups) {
       const ids = g.attempts.flatMap((a) => {
@@ -153,7 +156,7 @@ export function repetitionFinding(t: Trajectory, w: TraceWindow, checks: CheckRe
       if (ids.length >= 2) groups.push({ tool_name: g.toolName, args_digest: g.argsDigest, event_ids: ids });
     }
   }
-  const status = groups.length > 0 ? 'observed' : t.complete && rep.status !== 'unavailable' ? 'none-observed' : 'unavailable';
+  const status = groups.length > 0 ? 'observed' : rep.status === 'none-observed' ? 'none-observed' : 'unavailable';
   const eventIds = groups.flatMap((g) => g.event_ids);
   const claim =
     status === 'observed'

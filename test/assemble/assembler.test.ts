@@ -207,7 +207,7 @@ describe('Assembler never drops a span', () => {
     assembler.flush('end-of-input', 0);
     expect(closed.map((t) => [t.revision, t.steps.length, t.incompleteReasons])).toEqual([
       [1, 3, ['span-limit']],
-      [2, 1, ['orphan-parents', 'previous-revision-not-retained', 'root-not-seen', 'end-of-input'].sort()],
+      [2, 1, ['orphan-parents', 'previous-revision-not-retained', 'root-not-seen', 'end-of-input', 'span-limit'].sort()],
     ]);
   });
 
@@ -268,5 +268,175 @@ describe('Assembler advance in slices', () => {
     expect(closed).toHaveLength(2);
     expect(assembler.advance(10_000, 2)).toBe(false);
     expect(closed).toHaveLength(3);
+  });
+});
+
+describe('Assembler revisions inherit what the capture lost', () => {
+  it('a late span after refused spans: the next revision is still incomplete and counts them', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', traceId: T1 }), 0);
+    assembler.noteRefused(T1, 1, 0);
+    assembler.advance(2_000);
+    assembler.add(makeStep({ id: 'late', traceId: T1, parentId: 'r' }), 2_500);
+    assembler.advance(4_500);
+    expect(closed.map((t) => [t.revision, t.complete, t.incompleteReasons, t.refusedSpans])).toEqual([
+      [1, false, ['refused-spans'], 1],
+      [2, false, ['refused-spans'], 1],
+    ]);
+  });
+
+  it('a late span after a capture conflict: the next revision carries the conflict', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', result: 'first' }), 0);
+    assembler.add(makeStep({ id: 'r', result: 'second' }), 0);
+    assembler.advance(2_000);
+    assembler.add(makeStep({ id: 'late', parentId: 'r' }), 2_500);
+    assembler.advance(4_500);
+    expect(closed).toHaveLength(2);
+    expect(closed[1]!.conflicts).toEqual(closed[0]!.conflicts);
+    expect(closed[1]!.conflicts).toHaveLength(1);
+  });
+
+  it('inherits reasons, conflicts and refused spans also after the steps were let go, through every later revision', () => {
+    const { closed, assembler } = setup({ lateSpanWindowMs: 1_000 });
+    assembler.add(makeStep({ id: 'r', traceId: T1, result: 'first' }), 0);
+    assembler.add(makeStep({ id: 'r', traceId: T1, result: 'second' }), 0);
+    assembler.noteRefused(T1, 3, 0);
+    assembler.advance(2_000);
+    assembler.advance(10_000);
+    assembler.add(makeStep({ id: 'late', traceId: T1, parentId: 'r' }), 10_000);
+    assembler.advance(40_000);
+    assembler.add(makeStep({ id: 'later', traceId: T1, parentId: 'r' }), 40_500);
+    assembler.flush('end-of-input', 40_500);
+    expect(closed.map((t) => t.revision)).toEqual([1, 2, 3]);
+    for (const t of closed.slice(1)) {
+      expect(t.complete).toBe(false);
+      expect(t.incompleteReasons).toEqual(expect.arrayContaining(['previous-revision-not-retained', 'refused-spans']));
+      expect(t.refusedSpans).toBe(3);
+      expect(t.conflicts).toHaveLength(1);
+    }
+  });
+
+  it('a late span after a session conflict: the next revision still records it', () => {
+    for (const lateSpanWindowMs of [60_000, 1_000]) {
+      const { closed, assembler } = setup({ lateSpanWindowMs });
+      assembler.add(makeStep({ id: 'r', traceId: T1, sessionId: 'conv-a' }), 0);
+      assembler.add(makeStep({ id: 'c', traceId: T1, parentId: 'r', sessionId: 'conv-b' }), 0);
+      assembler.advance(2_000);
+      assembler.advance(10_000);
+      assembler.add(makeStep({ id: 'late', traceId: T1, parentId: 'r' }), 10_000);
+      assembler.flush('end-of-input', 10_000);
+      expect(closed).toHaveLength(2);
+      expect(closed[0]!.incompleteReasons).toContain('session-conflict');
+      expect(closed[1]!.incompleteReasons).toContain('session-conflict');
+      expect(closed[1]!.sessionConflicts).toEqual(closed[0]!.sessionConflicts);
+    }
+  });
+
+  it('a revision after a span-limit cut says the trajectory was cut', () => {
+    const { closed, assembler } = setup({ maxSpansPerTrajectory: 2 });
+    assembler.add(makeStep({ id: 'r' }), 0);
+    assembler.add(makeStep({ id: 'a', parentId: 'r' }), 0);
+    assembler.add(makeStep({ id: 'b', parentId: 'r' }), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed[1]!.incompleteReasons).toEqual(expect.arrayContaining(['span-limit', 'previous-revision-not-retained']));
+  });
+
+  it('structural reasons are recomputed from the merged steps: a late root completes a retained trajectory', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'c', parentId: 'r' }), 0);
+    assembler.advance(30_000);
+    expect(closed[0]!.incompleteReasons).toEqual(['idle-timeout', 'orphan-parents', 'root-not-seen']);
+    assembler.add(makeStep({ id: 'r' }), 31_000);
+    assembler.advance(33_000);
+    expect(closed[1]).toMatchObject({ revision: 2, complete: true, incompleteReasons: [] });
+  });
+});
+
+describe('Assembler late duplicates', () => {
+  const P = (offset: number) => ({ partition: 0, offset });
+
+  it('an exact duplicate of a closed, retained span is counted and released: no revision, nothing held', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r' }), 0, P(0));
+    assembler.advance(2_000);
+    assembler.add(makeStep({ id: 'r' }), 2_500, P(1));
+    expect(assembler.stats()).toMatchObject({ openTrajectories: 0, duplicateSpans: 1, lateSpans: 0 });
+    const floor = new Map<number, number>();
+    assembler.heldPositions(floor);
+    expect(floor.size).toBe(0);
+    assembler.advance(100_000);
+    expect(closed).toHaveLength(1);
+  });
+
+  it('an exact duplicate after the steps were let go is still recognized (by digest): no spurious revision', () => {
+    const { closed, assembler } = setup({ lateSpanWindowMs: 1_000 });
+    assembler.add(makeStep({ id: 'r' }), 0);
+    assembler.add(makeStep({ id: 'c', parentId: 'r' }), 0);
+    assembler.advance(2_000);
+    assembler.advance(10_000);
+    expect(assembler.stats().retainedBytes).toBe(0);
+    assembler.add(makeStep({ id: 'c', parentId: 'r' }), 10_000, P(5));
+    expect(assembler.stats()).toMatchObject({ openTrajectories: 0, duplicateSpans: 1 });
+    assembler.flush('end-of-input', 10_000);
+    expect(closed).toHaveLength(1);
+  });
+
+  it('a different payload under a closed span id opens a revision with the conflict, and it closes', () => {
+    for (const lateSpanWindowMs of [60_000, 1_000]) {
+      const { closed, assembler } = setup({ lateSpanWindowMs });
+      assembler.add(makeStep({ id: 'r', result: 'first' }), 0);
+      assembler.advance(2_000);
+      assembler.advance(10_000);
+      assembler.add(makeStep({ id: 'r', result: 'second' }), 10_000, P(3));
+      assembler.advance(10_000 + 30_000);
+      expect(assembler.stats().openTrajectories).toBe(0);
+      expect(closed).toHaveLength(2);
+      expect(closed[1]).toMatchObject({ revision: 2 });
+      expect(closed[1]!.steps.map((s) => s.result)).toEqual(lateSpanWindowMs === 60_000 ? ['first'] : []);
+      expect(closed[1]!.conflicts.map((c) => c.spanId)).toEqual(['r']);
+      expect(assembler.stats().conflictingSpans).toBe(1);
+    }
+  });
+
+  it('refused spans of a closed trajectory open a revision that closes', () => {
+    const { closed, assembler } = setup();
+    assembler.add(makeStep({ id: 'r', traceId: T1 }), 0);
+    assembler.advance(2_000);
+    assembler.noteRefused(T1, 1, 2_500, P(9));
+    assembler.advance(2_500 + 30_000);
+    expect(assembler.stats().openTrajectories).toBe(0);
+    expect(closed[1]).toMatchObject({ revision: 2, complete: false, refusedSpans: 1 });
+  });
+
+  it('property: adds, duplicates, refusals and advances never leave an open buffer without a live deadline', () => {
+    const op = fc.oneof(
+      fc.record({ op: fc.constant('add' as const), trace: fc.constantFrom(T1, T2), id: fc.constantFrom('r', 'a', 'b'), result: fc.constantFrom('x', 'y'), dtMs: fc.nat(40_000) }),
+      fc.record({ op: fc.constant('refuse' as const), trace: fc.constantFrom(T1, T2), dtMs: fc.nat(40_000) }),
+      fc.record({ op: fc.constant('advance' as const), dtMs: fc.nat(40_000) }),
+    );
+    fc.assert(
+      fc.property(fc.array(op, { maxLength: 40 }), fc.constantFrom(0, 1_000, 60_000), (ops, lateSpanWindowMs) => {
+        const { assembler } = setup({ lateSpanWindowMs, maxRetainedBytes: 250 });
+        let now = 0;
+        let offset = 0;
+        for (const o of ops) {
+          now += o.dtMs;
+          if (o.op === 'add') {
+            const parent = o.id === 'r' ? {} : { parentId: 'r' };
+            assembler.add(makeStep({ id: o.id, traceId: o.trace, result: o.result, ...parent }), now, P(offset++));
+          } else if (o.op === 'refuse') assembler.noteRefused(o.trace, 1, now, P(offset++));
+          else assembler.advance(now);
+          const open = assembler.stats().openTrajectories;
+          if (open > 0) expect(assembler.nextDeadlineMs()).toBeDefined();
+        }
+        assembler.advance(now + 31_000);
+        assembler.advance(now + 62_000);
+        const floor = new Map<number, number>();
+        assembler.heldPositions(floor);
+        expect(assembler.stats().openTrajectories).toBe(0);
+        expect(floor.size).toBe(0);
+      }),
+    );
   });
 });

@@ -55,3 +55,15 @@ describe('out-of-order-gate', () => {
     expect(outOfOrderGate(trajectory(steps), cfg)).toEqual([]);
   });
 });
+
+describe('out-of-order-gate with used-up gates', () => {
+  it('fires on a gate after a send that an earlier send to the same target left uncovered', () => {
+    const steps = [
+      tool('request_approval', { at: 1, end: 2 }),
+      tool('send_email', { at: 3, args: '{"to":"a@x"}' }),
+      tool('send_email', { at: 5, args: '{"to":"a@x"}' }),
+      tool('confirm_with_user', { at: 7 }),
+    ];
+    expect(outOfOrderGate(trajectory(steps), cfg).map((h) => h.anchor)).toEqual([steps[3]!.id]);
+  });
+});

@@ -58,17 +58,29 @@ describe('fuzzing the OTLP decoders with mutated TRAIL, SDK and synthetic bodies
     expect(outcomes.decodeError).toBeGreaterThan(100);
   });
 
-  it('decoding the same mutated body twice gives the same answer (no hidden state)', () => {
-    fc.assert(
-      fc.property(fuzzBody(seeds), (b) => {
-        if (b.gzip) return;
-        const decode = () => (b.format === 'protobuf' ? decodeOtlpProto(b.body) : decodeOtlpJson(Buffer.from(b.body).toString('utf8')));
-        const first = decode();
-        const second = decode();
-        if (first instanceof DecodeError) expect(second).toBeInstanceOf(DecodeError);
-        else expect((second as DecodedRequest).spans.length).toBe(first.spans.length);
+  it('decoding the same mutated body twice gives the same answer (no hidden state), gzipped bodies too', async () => {
+    const seen = { gzip: 0, plain: 0, decoded: 0 };
+    // Twice in a row, then again after another body, so state left behind by a decode would show.
+    const other = seeds[0]!;
+    const decodeOther = () => (other.format === 'protobuf' ? decodeOtlpProto(other.body) : decodeOtlpJson(other.body.toString('utf8')));
+    const answer = (r: DecodedRequest | DecodeError | LimitError) =>
+      r instanceof Error ? { error: r.constructor.name, message: r.message } : { spans: r.spans, rejected: r.rejected };
+    await fc.assert(
+      fc.asyncProperty(fuzzBody(seeds), async (b) => {
+        if (b.gzip) seen.gzip++;
+        else seen.plain++;
+        const first = await decodeLikeReceiver(b);
+        const second = await decodeLikeReceiver(b);
+        decodeOther();
+        const third = await decodeLikeReceiver(b);
+        if (!(first instanceof Error)) seen.decoded++;
+        expect(answer(second)).toEqual(answer(first));
+        expect(answer(third)).toEqual(answer(first));
       }),
       { numRuns: 500, seed: 10 },
     );
+    expect(seen.gzip).toBeGreaterThan(20);
+    expect(seen.plain).toBeGreaterThan(100);
+    expect(seen.decoded).toBeGreaterThan(20);
   });
 });

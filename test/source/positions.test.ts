@@ -136,6 +136,20 @@ describe('source positions: what a partitioned source may commit', () => {
     expect(bySession.closed.map((t) => t.key)).toEqual(['conv-1']);
   });
 
+  it('a late exact duplicate of a closed trajectory (an SDK retrying its export) never holds the floor', async () => {
+    const { pipeline, gate, closed } = setup();
+    gate.release();
+    pipeline.accept(request(span(T1, 'r1')), { partition: 0, offset: 0 });
+    pipeline.tick(Date.now() + 10);
+    await pipeline.settled();
+    pipeline.accept(request(span(T1, 'r1')), { partition: 0, offset: 1 });
+    pipeline.tick(Date.now() + 600_000);
+    await pipeline.settled();
+    expect(pipeline.assembler.stats()).toMatchObject({ openTrajectories: 0, duplicateSpans: 1 });
+    expect(pipeline.committable()).toEqual(new Map([[0, 2]]));
+    expect(closed).toHaveLength(1);
+  });
+
   it('property: never commits past a record whose trajectory is not closed and durable', async () => {
     // Records (partition, trace, root or child) in any order; closes and durability come at random.
     const event = fc.record({

@@ -5,12 +5,28 @@ import { sampledByRate } from '../../src/windows/sampling.ts';
 const P = 'a'.repeat(64);
 
 describe('deterministic sampling', () => {
-  it('gives the same answer for the same trajectory key, policy and salt', () => {
-    fc.assert(
-      fc.property(fc.string(), fc.double({ min: 0, max: 1, noNaN: true }), (key, rate) => {
-        expect(sampledByRate(key, P, { rate, salt: '' })).toBe(sampledByRate(key, P, { rate, salt: '' }));
+  it('is the documented function: the first 53 bits of sha256(key, policy digest, salt) as a fraction, below the rate', async () => {
+    // An independent computation (WebCrypto), then the rate just at and just above that fraction.
+    await fc.assert(
+      fc.asyncProperty(fc.string(), fc.string({ maxLength: 8 }), async (key, salt) => {
+        const digest = await crypto.subtle.digest('SHA-256', new TextEncoder().encode(`${key}\u0000${P}\u0000${salt}`));
+        const fraction = Number(new DataView(digest).getBigUint64(0) >> 11n) / 2 ** 53;
+        if (fraction > 0) expect(sampledByRate(key, P, { rate: fraction, salt })).toBe(false);
+        const above = fraction + 2 ** -53;
+        if (above < 1) expect(sampledByRate(key, P, { rate: above, salt })).toBe(true);
       }),
+      { numRuns: 300 },
     );
+  });
+
+  it('gives the same sample on every machine and in every version (pinned)', () => {
+    const keys = Array.from({ length: 16 }, (_, i) => `session-${i}`);
+    expect(keys.filter((k) => sampledByRate(k, P, { rate: 0.5, salt: '' }))).toEqual([
+      'session-1', 'session-3', 'session-4', 'session-6', 'session-12', 'session-13', 'session-15',
+    ]);
+    expect(keys.filter((k) => sampledByRate(k, P, { rate: 0.5, salt: 'x' }))).toEqual([
+      'session-1', 'session-3', 'session-4', 'session-10', 'session-11', 'session-12', 'session-14',
+    ]);
   });
 
   it('is monotone in the rate: a key sampled at r is sampled at every higher rate', () => {
