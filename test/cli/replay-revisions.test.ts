@@ -102,8 +102,15 @@ describe('replay: a later revision of an incomplete capture stays incomplete', (
       [2, false, ['refused-spans'], 1],
     ]);
     expect(revs[1]!.steps).toHaveLength(3);
-    // The refused span may have been the gate: "no gate before the send" is not claimed.
-    expect(findings).not.toContain('unguarded-send');
+    // The refused span may have been the gate: "no gate before the send" is not claimed, and
+    // each revision's manifest says why it was not.
+    const records = findings.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.filter((r) => r['record_kind'] === undefined && r['area'] === 'unguarded-send')).toEqual([]);
+    const manifests = records.filter((r) => r['record_kind'] === 'analysis-manifest' && (r['subject'] as { trajectory_key: string }).trajectory_key === T1);
+    expect(manifests).toHaveLength(2);
+    for (const m of manifests) {
+      expect((m['checks'] as { check: string }[]).find((c) => c.check === 'unguarded-send')).toMatchObject({ status: 'unavailable', reason: 'incomplete-capture' });
+    }
   });
 
   it('a capture conflict, then a late span: revision 2 carries the conflict', async () => {
