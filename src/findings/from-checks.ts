@@ -1,7 +1,9 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults, L0Hit, L0Pattern, RepetitionGroup } from '../checks/check-result.ts';
 import type { Step } from '../normalize/step.ts';
+import { describeStep } from '../checks/hit-text.ts';
 import { TrajwatchError } from '../errors.ts';
+import { compareCodeUnits } from '../normalize/sort-small.ts';
 import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
 import { makePreparedFinding, prepareProvenance, type FindingDraft } from './make-finding.ts';
 import type { Provenance } from './provenance/provenance.ts';
@@ -86,6 +88,19 @@ function uniqueRefs(points: readonly { traceId: string; spanId: string }[]): Evi
   return refs;
 }
 
+/**
+ * What each pattern claims about its anchor, from the anchor step alone. This sentence is the
+ * finding's claim and so its identity; the hit's `detail` (carriers, counts, the later steps it
+ * names) is evidence that may grow from revision to revision and rides in `code_eval_hits`.
+ */
+const L0_CLAIM: Readonly<Record<L0Pattern, (anchor: string) => string>> = {
+  'error-output': (a) => `${a} failed`,
+  'fault-passthrough': (a) => `the failure of ${a} was carried on as if it had succeeded`,
+  'malformed-structure': (a) => `${a} has malformed structure`,
+  'unguarded-send': (a) => `${a} ran with no successful gate before it`,
+  'out-of-order-gate': (a) => `${a} ran after the action it guards`,
+};
+
 function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
   const anchorPoint = hit.evidence.find((e) => e.spanId === hit.anchor);
   const anchor =
@@ -97,7 +112,7 @@ function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
     analyst_id: 'l0',
     area: hit.pattern,
     subject: ctx.subject(anchor),
-    claim: `Candidate ${hit.pattern} (not a verdict): ${hit.detail}`,
+    claim: `Candidate ${hit.pattern} (not a verdict): ${L0_CLAIM[hit.pattern](anchor === undefined ? `span ${hit.anchor}` : describeStep(anchor))}`,
     id_basis: [anchorUri],
     severity: L0_SEVERITY[hit.pattern],
     layer: 'event',
@@ -113,14 +128,14 @@ function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
 function repetitionDraft(ctx: Context, g: RepetitionGroup, complete: boolean, version: string): FindingDraft {
   const steps = g.attempts.map((a) => ctx.step(a.traceId, a.spanId));
   const observedAt = ctx.observedAt(steps);
-  // From an incomplete capture the count is what was seen, so it is a lower bound.
-  const times = complete ? `${g.count} times` : `at least ${g.count} times (incomplete capture)`;
+  // The count grows from revision to revision (and from an incomplete capture is a lower
+  // bound): it is evidence in `observation`, not part of the claim, so one group keeps one id.
   return {
     analyst_id: 'tool-repetition',
     area: 'tool.repetition',
     subject: ctx.subject(steps[0]),
-    claim: `\`${g.toolName}\` called ${times} with identical arguments`,
-    id_basis: [`args:${g.argsDigest}`],
+    claim: `\`${g.toolName}\` called more than once with identical arguments`,
+    id_basis: [`tool:${g.toolName}`, `args:${g.argsDigest}`],
     severity: 'info',
     layer: 'run',
     method: { kind: 'computed', name: 'tool-repetition', version },
@@ -137,6 +152,27 @@ function repetitionDraft(ctx: Context, g: RepetitionGroup, complete: boolean, ve
     observed_at: observedAt,
     covariates: { ...ctx.covariatesBase, observed_at: observedAt },
   };
+}
+
+/**
+ * Hits of one pattern at one anchor are one claim: a check yields one hit per anchor, but
+ * should two arrive, their details (sorted, so input order does not matter) and evidence are
+ * joined rather than one winning by position.
+ */
+function mergedByAnchor(hits: readonly L0Hit[]): L0Hit[] {
+  const byKey = new Map<string, L0Hit[]>();
+  for (const hit of hits) {
+    const key = `${hit.pattern}\u0000${hit.anchor}`;
+    const list = byKey.get(key);
+    if (list === undefined) byKey.set(key, [hit]);
+    else list.push(hit);
+  }
+  return [...byKey.values()].map((group) => {
+    if (group.length === 1) return group[0]!;
+    const sorted = [...group].sort((a, b) => compareCodeUnits(a.detail, b.detail));
+    const details = [...new Set(sorted.map((h) => h.detail))];
+    return { ...sorted[0]!, detail: details.join('; '), evidence: sorted.flatMap((h) => h.evidence) };
+  });
 }
 
 /**
@@ -160,7 +196,7 @@ export function findingsFromChecks(
     throw new TrajwatchError(`provenance refused: ${kind} on id ${id}`, { context: { ...prepared.error } });
   }
   const ctx = new Context(t);
-  const drafts = results.l0.map((hit) => l0Draft(ctx, hit, versions.l0));
+  const drafts = mergedByAnchor(results.l0).map((hit) => l0Draft(ctx, hit, versions.l0));
   if (results.repetition.status === 'observed') {
     const { complete } = results.repetition;
     for (const g of results.repetition.groups) drafts.push(repetitionDraft(ctx, g, complete, versions.repetition));

@@ -1,0 +1,220 @@
+import { parseJsonText } from '../normalize/json-text.ts';
+
+/**
+ * What a captured output says the answer to the user was, read by its shape. `none` when the
+ * output is not an answer: it ends in tool calls still to be run, its last message is not the
+ * assistant's, or it holds no text.
+ */
+export type AnswerReading =
+  | { kind: 'answer'; text: string }
+  | { kind: 'none'; reason: 'tool-calls-pending' | 'no-final-assistant-message' | 'empty' };
+
+type Role = 'assistant' | 'user' | 'other';
+
+interface Message {
+  role: Role;
+  text: string;
+  toolCalls: boolean;
+}
+
+type Json = Record<string, unknown>;
+
+/**
+ * The answer an output (an agent's, a run root's, an llm call's) gives, by shape, whatever
+ * framework wrote it:
+ * - plain text, or a JSON string or scalar: the text itself;
+ * - a conversation — an array of messages (`{role, content}`, GenAI `{role, parts}`,
+ *   LangChain `{type: "ai", content}` or its `{lc, id, kwargs}` dump), or an object holding one
+ *   (a graph state such as `{"messages": [...]}`): the last message, when it is the
+ *   assistant's and requests no tool call. History before it is replay, not answer;
+ * - one message, an OpenAI chat completion (`choices[0].message`), a LangChain LLM result
+ *   (`generations`), an OpenAI Responses object (`output` items): the assistant message in it;
+ * - any other JSON (a structured final output): the text as captured.
+ */
+export function readAnswer(raw: string): AnswerReading {
+  const parsed = parseJsonText(raw);
+  if (parsed === undefined) return textAnswer(raw);
+  const value = parsed.value;
+  if (typeof value === 'string') return textAnswer(value);
+  if (value === null) return { kind: 'none', reason: 'empty' };
+  if (typeof value !== 'object') return textAnswer(raw);
+  const conversation = conversationOf(value);
+  if (conversation !== undefined) return lastAnswer(conversation);
+  const responses = responsesOutput(value as Json);
+  if (responses !== undefined) return responses;
+  return textAnswer(raw);
+}
+
+/**
+ * The task an input hands to an agent: plain text or a JSON string as it is; from a
+ * conversation or a state holding one, the last user message (the rest is history replayed to
+ * the agent); any other JSON as captured. `undefined` when a conversation has no user message.
+ */
+export function readTask(raw: string): string | undefined {
+  const parsed = parseJsonText(raw);
+  if (parsed === undefined) return raw;
+  if (typeof parsed.value === 'string') return parsed.value;
+  if (parsed.value === null || typeof parsed.value !== 'object') return raw;
+  const conversation = conversationOf(parsed.value);
+  if (conversation === undefined) return raw;
+  for (let i = conversation.length - 1; i >= 0; i--) if (conversation[i]!.role === 'user') return conversation[i]!.text;
+  return undefined;
+}
+
+function textAnswer(text: string): AnswerReading {
+  return text.trim() === '' ? { kind: 'none', reason: 'empty' } : { kind: 'answer', text };
+}
+
+function lastAnswer(conversation: readonly Message[]): AnswerReading {
+  const last = conversation[conversation.length - 1];
+  if (last === undefined || last.role !== 'assistant') return { kind: 'none', reason: 'no-final-assistant-message' };
+  if (last.toolCalls) return { kind: 'none', reason: 'tool-calls-pending' };
+  return textAnswer(last.text);
+}
+
+/** The messages of a conversation-shaped value, or undefined when it is not one. */
+function conversationOf(value: object): Message[] | undefined {
+  if (Array.isArray(value)) return messageList(value);
+  const record = value as Json;
+  const single = message(record);
+  if (single !== undefined) return [single];
+  const choices = record['choices'];
+  if (Array.isArray(choices) && isRecord(choices[0]) && isRecord(choices[0]['message'])) {
+    const m = message(choices[0]['message']);
+    if (m !== undefined) return [m];
+  }
+  const generations = record['generations'];
+  if (Array.isArray(generations) && Array.isArray(generations[0])) {
+    const last = generations[0][generations[0].length - 1];
+    if (isRecord(last)) {
+      const m = isRecord(last['message']) ? message(last['message']) : undefined;
+      if (m !== undefined) return [m];
+      if (typeof last['text'] === 'string') return [{ role: 'assistant', text: last['text'], toolCalls: false }];
+    }
+  }
+  // A state: the `messages` list first, else the first top-level list of messages.
+  const preferred = Array.isArray(record['messages']) ? messageList(record['messages']) : undefined;
+  if (preferred !== undefined) return preferred;
+  for (const v of Object.values(record)) {
+    if (!Array.isArray(v)) continue;
+    const list = messageList(v);
+    if (list !== undefined) return list;
+  }
+  return undefined;
+}
+
+/** A non-empty array every element of which is a message. */
+function messageList(items: readonly unknown[]): Message[] | undefined {
+  if (items.length === 0) return undefined;
+  const out: Message[] = [];
+  for (const item of items) {
+    const m = isRecord(item) ? message(item) : undefined;
+    if (m === undefined) return undefined;
+    out.push(m);
+  }
+  return out;
+}
+
+const ROLE_BY_NAME: Readonly<Record<string, Role>> = {
+  assistant: 'assistant',
+  ai: 'assistant',
+  model: 'assistant',
+  aimessage: 'assistant',
+  aimessagechunk: 'assistant',
+  user: 'user',
+  human: 'user',
+  humanmessage: 'user',
+  humanmessagechunk: 'user',
+};
+
+const MESSAGE_TYPES = new Set([
+  'ai',
+  'human',
+  'system',
+  'tool',
+  'function',
+  'chat',
+  'aimessage',
+  'aimessagechunk',
+  'humanmessage',
+  'humanmessagechunk',
+  'systemmessage',
+  'toolmessage',
+  'functionmessage',
+]);
+
+function roleOf(name: string): Role {
+  return ROLE_BY_NAME[name.toLowerCase()] ?? 'other';
+}
+
+/** A message in any of the shapes the conventions and frameworks write, or undefined. */
+function message(record: Json): Message | undefined {
+  // LangChain's serialized form: {lc, type: "constructor", id: [..., "AIMessage"], kwargs: {...}}.
+  if (Array.isArray(record['id']) && isRecord(record['kwargs']) && record['lc'] !== undefined) {
+    const cls = record['id'][record['id'].length - 1];
+    if (typeof cls !== 'string') return undefined;
+    return messageBody(record['kwargs'], roleOf(cls));
+  }
+  const hasBody = 'content' in record || Array.isArray(record['parts']);
+  if (!hasBody) return undefined;
+  if (typeof record['role'] === 'string') return messageBody(record, roleOf(record['role']));
+  if (typeof record['type'] === 'string' && MESSAGE_TYPES.has(record['type'].toLowerCase())) {
+    return messageBody(record, roleOf(record['type']));
+  }
+  return undefined;
+}
+
+function messageBody(record: Json, role: Role): Message {
+  const texts: string[] = [];
+  let toolCalls = nonEmptyArray(record['tool_calls']) || isRecord(record['function_call']);
+  const extra = record['additional_kwargs'];
+  if (isRecord(extra) && (nonEmptyArray(extra['tool_calls']) || isRecord(extra['function_call']))) toolCalls = true;
+  const content = record['content'];
+  if (typeof content === 'string') texts.push(content);
+  for (const list of [content, record['parts']]) {
+    if (!Array.isArray(list)) continue;
+    for (const part of list) {
+      if (typeof part === 'string') texts.push(part);
+      else if (isRecord(part)) {
+        const type = typeof part['type'] === 'string' ? part['type'] : 'text';
+        if (TOOL_CALL_PARTS.has(type)) toolCalls = true;
+        else if (TEXT_PARTS.has(type)) {
+          const text = typeof part['text'] === 'string' ? part['text'] : part['content'];
+          if (typeof text === 'string') texts.push(text);
+        }
+      }
+    }
+  }
+  return { role, text: texts.join('\n'), toolCalls };
+}
+
+/** Part types that carry answer text (GenAI `text`, OpenAI `output_text`), and tool requests. */
+const TEXT_PARTS = new Set(['text', 'output_text']);
+const TOOL_CALL_PARTS = new Set(['tool_call', 'tool_use', 'function_call']);
+
+/**
+ * An OpenAI Responses object: `output` is a list of typed items. The answer is the last
+ * `message` item's text, unless a call item (`function_call`, `*_call`) follows it.
+ */
+function responsesOutput(record: Json): AnswerReading | undefined {
+  const items = record['output'];
+  if (!Array.isArray(items) || items.length === 0) return undefined;
+  if (!items.every((item) => isRecord(item) && typeof item['type'] === 'string')) return undefined;
+  let answer: AnswerReading = { kind: 'none', reason: 'no-final-assistant-message' };
+  for (const item of items as Json[]) {
+    const type = item['type'] as string;
+    if (type === 'message') {
+      const m = messageBody(item, 'assistant');
+      answer = m.toolCalls ? { kind: 'none', reason: 'tool-calls-pending' } : textAnswer(m.text);
+    } else if (type.endsWith('_call')) answer = { kind: 'none', reason: 'tool-calls-pending' };
+  }
+  return answer;
+}
+
+function isRecord(value: unknown): value is Json {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function nonEmptyArray(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0;
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { compiledRules } from '../../src/checks/rules.ts';
+import { defaultChecksConfig } from '../../src/checks/config.ts';
+import { agentRuns } from '../../src/checks/run-outcome.ts';
+import { stepFailures } from '../../src/checks/step-failure.ts';
+import type { Trajectory } from '../../src/assemble/trajectory.ts';
+import type { Step } from '../../src/normalize/step.ts';
+import { agent, failedTool, step, tool, trajectory } from './builders.ts';
+
+const under = (parent: Step) => ({ parentId: parent.id, traceId: parent.traceId });
+const runsOf = (t: Trajectory) => agentRuns(t, stepFailures(t, compiledRules(defaultChecksConfig)));
+const state = (...messages: object[]) => JSON.stringify({ messages });
+
+describe('agentRuns: the runs of a trajectory and what each reported', () => {
+  it('counts LangGraph agent nodes under one root as one run, answered by the last node', () => {
+    const root = step('other', { name: 'LangGraph', at: 0, end: 20, result: state({ type: 'human', content: 'q' }, { type: 'ai', content: 'Final.' }) });
+    const n1 = agent(state({ type: 'ai', content: '', tool_calls: [{ id: 'a' }] }), { at: 1, name: 'agent', ...under(root) });
+    const t1 = tool('search', { at: 3, args: '{}', ...under(root) });
+    const n2 = agent(state({ type: 'ai', content: 'Final.' }), { at: 5, name: 'agent', ...under(root) });
+    const t = trajectory([root, n1, t1, n2]);
+    const { runs, runOf } = runsOf(t);
+    expect(runs).toHaveLength(1);
+    expect(t.steps[runs[0]!.final]!.id).toBe(n2.id);
+    expect(runs[0]!.outcome).toEqual({ kind: 'answer', text: 'Final.', from: t.steps.indexOf(n2), source: 'agent-output' });
+    expect(new Set(runOf)).toEqual(new Set([0]));
+  });
+
+  it('falls back to the root\'s message state when the final agent has no output', () => {
+    const root = step('other', { at: 0, end: 20, result: state({ role: 'user', content: 'q' }, { role: 'assistant', content: 'From state.' }) });
+    const a = agent(undefined, { at: 1, ...under(root) });
+    const t = trajectory([root, a]);
+    expect(runsOf(t).runs[0]!.outcome).toMatchObject({ kind: 'answer', text: 'From state.', source: 'root-output' });
+  });
+
+  it('names why an outcome is absent instead of guessing', () => {
+    const silent = agent(undefined, { at: 0, end: 9 });
+    expect(runsOf(trajectory([silent, failedTool('x', 'boom', { at: 1, ...under(silent) })])).runs[0]!.outcome).toEqual({
+      kind: 'absent',
+      reason: 'no-output-captured',
+    });
+    const pending = agent(JSON.stringify([{ role: 'assistant', parts: [{ type: 'tool_call', name: 'x' }] }]), { at: 0, end: 9 });
+    expect(runsOf(trajectory([pending])).runs[0]!.outcome).toEqual({ kind: 'absent', reason: 'tool-calls-pending' });
+    const failed = agent('partial', { at: 0, end: 9, statusCode: 2, error: { source: 'status' } });
+    expect(runsOf(trajectory([failed])).runs[0]!).toMatchObject({ failed: true, outcome: { kind: 'absent', reason: 'run-failed' } });
+  });
+
+  it('does not take the last model reply as the answer when a tool ran after it', () => {
+    const root = agent(undefined, { at: 0, end: 20 });
+    const llm = step('llm', { at: 1, end: 2, result: 'Let me check.', ...under(root) });
+    const later = tool('search', { at: 3, args: '{}', ...under(root) });
+    expect(runsOf(trajectory([root, llm, later])).runs[0]!.outcome).toEqual({ kind: 'absent', reason: 'no-output-captured' });
+  });
+
+  it('makes each trace of a session its own run, and joins a parentless step to the run whose span encloses it', () => {
+    const turn1 = agent('one', { at: 0, end: 5 });
+    const orphan = tool('search', { at: 1, args: '{}', parentId: 'ffffffffffffffff' });
+    const turn2 = agent('two', { at: 10, end: 15, traceId: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb' });
+    const t = { ...trajectory([turn1, orphan, turn2]), traceIds: ['aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb'] };
+    const { runs, runOf } = runsOf(t);
+    expect(runs.map((r) => (r.outcome.kind === 'answer' ? r.outcome.text : r.outcome.reason))).toEqual(['one', 'two']);
+    expect(runOf[t.steps.indexOf(orphan)]).toBe(runOf[t.steps.indexOf(turn1)]);
+  });
+});
