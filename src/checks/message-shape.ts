@@ -100,6 +100,13 @@ function conversationOf(value: object): Message[] | undefined {
     const list = messageList(v);
     if (list !== undefined) return list;
   }
+  // A wrapper around one message (LlamaIndex's AgentOutput `{response, tool_calls, raw}`): that
+  // message, with tool calls listed beside it counting as its own.
+  for (const v of Object.values(record)) {
+    const m = isRecord(v) ? message(v) : undefined;
+    if (m === undefined) continue;
+    return [nonEmptyArray(record['tool_calls']) ? { ...m, toolCalls: true } : m];
+  }
   return undefined;
 }
 
@@ -155,7 +162,7 @@ function message(record: Json): Message | undefined {
     if (typeof cls !== 'string') return undefined;
     return messageBody(record['kwargs'], roleOf(cls));
   }
-  const hasBody = 'content' in record || Array.isArray(record['parts']);
+  const hasBody = 'content' in record || Array.isArray(record['parts']) || Array.isArray(record['blocks']);
   if (!hasBody) return undefined;
   if (typeof record['role'] === 'string') return messageBody(record, roleOf(record['role']));
   if (typeof record['type'] === 'string' && MESSAGE_TYPES.has(record['type'].toLowerCase())) {
@@ -171,12 +178,15 @@ function messageBody(record: Json, role: Role): Message {
   if (isRecord(extra) && (nonEmptyArray(extra['tool_calls']) || isRecord(extra['function_call']))) toolCalls = true;
   const content = record['content'];
   if (typeof content === 'string') texts.push(content);
-  for (const list of [content, record['parts']]) {
+  for (const list of [content, record['parts'], record['blocks']]) {
     if (!Array.isArray(list)) continue;
     for (const part of list) {
       if (typeof part === 'string') texts.push(part);
       else if (isRecord(part)) {
-        const type = typeof part['type'] === 'string' ? part['type'] : 'text';
+        // `type` (GenAI, OpenAI, Anthropic), `block_type` (LlamaIndex); Bedrock and Gemini parts
+        // are untyped objects named by their one key (`text`, `toolUse`, `functionCall`).
+        const tag = part['type'] ?? part['block_type'];
+        const type = typeof tag === 'string' ? tag : TOOL_CALL_KEYS.some((k) => k in part) ? 'tool_call' : 'text';
         if (TOOL_CALL_PARTS.has(type)) toolCalls = true;
         else if (TEXT_PARTS.has(type)) {
           const text = typeof part['text'] === 'string' ? part['text'] : part['content'];
@@ -191,6 +201,7 @@ function messageBody(record: Json, role: Role): Message {
 /** Part types that carry answer text (GenAI `text`, OpenAI `output_text`), and tool requests. */
 const TEXT_PARTS = new Set(['text', 'output_text']);
 const TOOL_CALL_PARTS = new Set(['tool_call', 'tool_use', 'function_call']);
+const TOOL_CALL_KEYS = ['toolUse', 'functionCall'];
 
 /**
  * An OpenAI Responses object: `output` is a list of typed items. The answer is the last

@@ -32,7 +32,12 @@ export interface CheckMethodVersions {
   repetition: string;
 }
 
-export const DEFAULT_METHOD_VERSIONS: CheckMethodVersions = { l0: '1', repetition: '1' };
+/**
+ * l0 2: fault-passthrough carriers are uses, not replays, and "the run reported success" is read
+ * per agent run (`agentRuns`); the (b) form is anchored at the first unretried failure.
+ * repetition 2: the count is in the observation only, not in the claim.
+ */
+export const DEFAULT_METHOD_VERSIONS: CheckMethodVersions = { l0: '2', repetition: '2' };
 
 const compareFindings = (a: Finding, b: Finding): number =>
   a.observed_at < b.observed_at ? -1 : a.observed_at > b.observed_at ? 1 : a.finding_id < b.finding_id ? -1 : a.finding_id > b.finding_id ? 1 : 0;

@@ -68,3 +68,23 @@ describe('readTask: what an input hands to an agent', () => {
     expect(readTask(json({ messages: [{ type: 'tool', content: 'Error: x' }] }))).toBeUndefined();
   });
 });
+
+describe('readAnswer: framework message shapes beyond the conventions', () => {
+  it('reads LlamaIndex ChatMessage blocks and its AgentOutput wrapper', () => {
+    const response = { role: 'assistant', additional_kwargs: {}, blocks: [{ block_type: 'text', text: 'Sunny in Paris.' }] };
+    expect(readAnswer(json({ response, tool_calls: [], raw: { id: 'x' }, current_agent_name: 'Agent' }))).toEqual(answer('Sunny in Paris.'));
+    expect(readAnswer(json({ response, tool_calls: [{ tool_name: 'get_weather', tool_kwargs: {} }] }))).toEqual({
+      kind: 'none',
+      reason: 'tool-calls-pending',
+    });
+  });
+
+  it('reads Bedrock (Strands) and Gemini content parts, tool requests included', () => {
+    expect(readAnswer(json([{ role: 'assistant', content: [{ text: 'Done.' }] }]))).toEqual(answer('Done.'));
+    expect(readAnswer(json([{ role: 'assistant', content: [{ text: 'Checking.' }, { toolUse: { name: 'x', input: {} } }] }]))).toEqual({
+      kind: 'none',
+      reason: 'tool-calls-pending',
+    });
+    expect(readAnswer(json({ role: 'model', parts: [{ functionCall: { name: 'x', args: {} } }] }))).toEqual({ kind: 'none', reason: 'tool-calls-pending' });
+  });
+});

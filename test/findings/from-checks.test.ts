@@ -55,7 +55,7 @@ describe('findingsFromChecks', () => {
       verdict: 'fired',
       layer: 'event',
       severity: 'high',
-      method: { kind: 'computed', name: 'l0.fault-passthrough', version: '1' },
+      method: { kind: 'computed', name: 'l0.fault-passthrough', version: '2' },
       code_eval_hits: [{ pattern: 'fault-passthrough', anchor: '0000000000000001', detail: 'run ended as success after tool "web_search" failed' }],
       evidence_refs: [
         { kind: 'span', uri: `span:${TRACE_A}/0000000000000001` },
