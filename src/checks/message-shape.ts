@@ -24,7 +24,8 @@ type Json = Record<string, unknown>;
  * framework wrote it:
  * - plain text, or a JSON string or scalar: the text itself;
  * - a conversation — an array of messages (`{role, content}`, GenAI `{role, parts}`,
- *   LangChain `{type: "ai", content}` or its `{lc, id, kwargs}` dump), or an object holding one
+ *   LangChain `{type: "ai", content}`, `{type: "ai", data: {...}}` or its `{lc, id, kwargs}`
+ *   dump, LlamaIndex `{role, blocks}`, Bedrock and Gemini parts), or an object holding one
  *   (a graph state such as `{"messages": [...]}`): the last message, when it is the
  *   assistant's and requests no tool call. History before it is replay, not answer;
  * - one message, an OpenAI chat completion (`choices[0].message`), a LangChain LLM result
@@ -38,10 +39,13 @@ export function readAnswer(raw: string): AnswerReading {
   if (typeof value === 'string') return textAnswer(value);
   if (value === null) return { kind: 'none', reason: 'empty' };
   if (typeof value !== 'object') return textAnswer(raw);
-  const conversation = conversationOf(value);
-  if (conversation !== undefined) return lastAnswer(conversation);
-  const responses = responsesOutput(value as Json);
+  if (isToolCallList(value)) return { kind: 'none', reason: 'tool-calls-pending' };
+  const top = conversationOf(value);
+  if (top !== undefined) return lastAnswer(top);
+  const responses = Array.isArray(value) ? undefined : responsesOutput(value as Json);
   if (responses !== undefined) return responses;
+  const nested = nestedConversationOf(value, STATE_DEPTH);
+  if (nested !== undefined) return lastAnswer(nested);
   return textAnswer(raw);
 }
 
@@ -110,6 +114,30 @@ function conversationOf(value: object): Message[] | undefined {
   return undefined;
 }
 
+/**
+ * A conversation at the top of `value`, else nested a few levels down (a LangGraph `Command`
+ * `{"output": [{"update": {"messages": [...]}}]}`): a value that holds messages is a state
+ * whose answer is its last message, never its whole text.
+ */
+function nestedConversationOf(value: object, depth: number): Message[] | undefined {
+  const here = conversationOf(value);
+  if (here !== undefined || depth === 0) return here;
+  for (const v of Array.isArray(value) ? value : Object.values(value)) {
+    if (v === null || typeof v !== 'object') continue;
+    const found = nestedConversationOf(v, depth - 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** How deep `readAnswer` looks for a conversation inside a state. */
+const STATE_DEPTH = 3;
+
+/** A list of tool-call records (Vercel AI SDK `ai.response.toolCalls`): a request, not an answer. */
+function isToolCallList(value: unknown): boolean {
+  return Array.isArray(value) && value.length > 0 && value.every((v) => isRecord(v) && ('toolCallId' in v || 'toolName' in v));
+}
+
 /** A non-empty array every element of which is a message. */
 function messageList(items: readonly unknown[]): Message[] | undefined {
   if (items.length === 0) return undefined;
@@ -162,6 +190,10 @@ function message(record: Json): Message | undefined {
     if (typeof cls !== 'string') return undefined;
     return messageBody(record['kwargs'], roleOf(cls));
   }
+  // LangChain's `messages_to_dict` form (LangGraph state in Python): {type: "ai", data: {...}}.
+  if (typeof record['type'] === 'string' && isRecord(record['data']) && !('content' in record)) {
+    return MESSAGE_TYPES.has(record['type'].toLowerCase()) ? messageBody(record['data'], roleOf(record['type'])) : undefined;
+  }
   const hasBody = 'content' in record || Array.isArray(record['parts']) || Array.isArray(record['blocks']);
   if (!hasBody) return undefined;
   if (typeof record['role'] === 'string') return messageBody(record, roleOf(record['role']));
@@ -171,7 +203,19 @@ function message(record: Json): Message | undefined {
   return undefined;
 }
 
+/** Finish reasons that mean the model stopped to have tools run. */
+const TOOL_FINISH_REASONS = new Set(['tool_call', 'tool_calls', 'tool-call', 'tool-calls', 'tool_use', 'function_call']);
+
 function messageBody(record: Json, role: Role): Message {
+  const message = partsOf(record, role);
+  // A finish reason, when given, decides: an aggregated output (Vercel AI SDK 7's agent span)
+  // lists every tool call of the run in the message that finished with "stop".
+  const finish = record['finish_reason'];
+  if (typeof finish === 'string' && finish !== '') return { ...message, toolCalls: TOOL_FINISH_REASONS.has(finish.toLowerCase()) };
+  return message;
+}
+
+function partsOf(record: Json, role: Role): Message {
   const texts: string[] = [];
   let toolCalls = nonEmptyArray(record['tool_calls']) || isRecord(record['function_call']);
   const extra = record['additional_kwargs'];

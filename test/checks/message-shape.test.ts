@@ -88,3 +88,41 @@ describe('readAnswer: framework message shapes beyond the conventions', () => {
     expect(readAnswer(json({ role: 'model', parts: [{ functionCall: { name: 'x', args: {} } }] }))).toEqual({ kind: 'none', reason: 'tool-calls-pending' });
   });
 });
+
+describe('readAnswer: shapes seen in the framework captures', () => {
+  it('reads LangGraph (Python) state messages in the {type, data} form', () => {
+    const output = json({
+      messages: [
+        { type: 'human', data: { content: 'Look up order 42', type: 'human' } },
+        { type: 'tool', data: { content: 'OrderServiceUnavailable: order service timed out', type: 'tool', status: 'error' } },
+        { type: 'ai', data: { content: 'I could not look up order 42 right now.', type: 'ai', tool_calls: [], invalid_tool_calls: [] } },
+      ],
+    });
+    expect(readAnswer(output)).toEqual(answer('I could not look up order 42 right now.'));
+  });
+
+  it('finds the messages inside a LangGraph.js Command update, never answering with the whole state', () => {
+    const ai = { lc: 1, type: 'constructor', id: ['langchain_core', 'messages', 'AIMessage'], kwargs: { content: 'Done.', tool_calls: [] } };
+    expect(readAnswer(json({ output: [{ lg_name: 'Command', update: { messages: [ai] } }] }))).toEqual(answer('Done.'));
+  });
+
+  it('takes a Vercel AI SDK tool-call list for a request, and lets a finish reason decide an aggregated message', () => {
+    expect(readAnswer(json([{ toolCallId: 'c1', toolName: 'get_weather', input: '{}' }]))).toEqual({ kind: 'none', reason: 'tool-calls-pending' });
+    const aggregated = [
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'text', content: 'Sunny; the order lookup failed.' },
+          { type: 'tool_call', id: 'c1', name: 'get_weather', arguments: {} },
+          { type: 'tool_call_response', id: 'c1', response: 'sunny' },
+        ],
+        finish_reason: 'stop',
+      },
+    ];
+    expect(readAnswer(json(aggregated))).toEqual(answer('Sunny; the order lookup failed.'));
+    expect(readAnswer(json([{ role: 'assistant', parts: [{ type: 'text', content: 'Let me check.' }], finish_reason: 'tool_call' }]))).toEqual({
+      kind: 'none',
+      reason: 'tool-calls-pending',
+    });
+  });
+});
