@@ -40,6 +40,13 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     pending.set(index, entry);
   };
 
+  // A delegated agent's task, read by shape once however many failures are compared with it.
+  const tasks = new Map<number, string | undefined>();
+  const taskOf = (j: number): string | undefined => {
+    if (!tasks.has(j)) tasks.set(j, readTask(t.steps[j]!.input!));
+    return tasks.get(j);
+  };
+
   failures.forEach((failure, i) => {
     const failed = t.steps[i];
     if (failure === undefined || failed === undefined) return;
@@ -50,7 +57,7 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     for (let j = i + 1; j < t.steps.length; j++) {
       const later = t.steps[j]!;
       if (later.startTimeUnixNano < failed.endTimeUnixNano) continue; // began before the failure was known
-      const field = carrierField(later, underAgent[j]!, needle);
+      const field = carrierField(later, underAgent[j]!, needle, () => taskOf(j));
       if (field !== undefined) {
         carriers.push(later);
         where.push(`${describeStep(later)} ${field}`);
@@ -113,10 +120,11 @@ function distinctiveText(failure: StepFailure, cfg: ChecksConfig): string | unde
  * Which field of a later step uses the text, or undefined: a tool call's arguments, or a
  * delegated agent's task. Llm prompts and other steps' inputs replay, they do not use.
  */
-function carrierField(step: Step, delegated: boolean, needle: string): string | undefined {
+function carrierField(step: Step, delegated: boolean, needle: string, task: () => string | undefined): string | undefined {
   if (step.kind === 'tool') return step.args?.raw.includes(needle) === true ? 'arguments' : undefined;
-  if (step.kind === 'agent' && delegated && step.input !== undefined) {
-    return readTask(step.input)?.includes(needle) === true ? 'task' : undefined;
+  // The raw input is searched first: only an input that holds the text at all is read by shape.
+  if (step.kind === 'agent' && delegated && step.input?.includes(needle) === true) {
+    return task()?.includes(needle) === true ? 'task' : undefined;
   }
   return undefined;
 }

@@ -222,3 +222,18 @@ function lastLlm(t: Trajectory, steps: readonly number[]): number | undefined {
   for (const i of steps) if (t.steps[i]!.kind === 'tool' && t.steps[i]!.startTimeUnixNano >= end) return undefined;
   return best;
 }
+
+/**
+ * The runs whose outcome the capture does not show (not a failed run: a run with no readable
+ * answer), each with its top step and the reason: where claims resting on "the run reported
+ * success" were not made. For whoever reports what a check could not claim.
+ */
+export function unreadableOutcomes(t: Trajectory, runs: AgentRuns): { traceId: string; spanId: string; reason: OutcomeAbsence }[] {
+  const out: { traceId: string; spanId: string; reason: OutcomeAbsence }[] = [];
+  for (const run of runs.runs) {
+    if (run.outcome.kind !== 'absent' || run.outcome.reason === 'run-failed') continue;
+    const top = t.steps[run.top]!;
+    out.push({ traceId: top.traceId, spanId: top.id, reason: run.outcome.reason });
+  }
+  return out;
+}

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { compiledRules } from '../../src/checks/rules.ts';
 import { defaultChecksConfig } from '../../src/checks/config.ts';
-import { agentRuns } from '../../src/checks/run-outcome.ts';
+import { agentRuns, unreadableOutcomes } from '../../src/checks/run-outcome.ts';
 import { stepFailures } from '../../src/checks/step-failure.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { Step } from '../../src/normalize/step.ts';
@@ -59,5 +59,15 @@ describe('agentRuns: the runs of a trajectory and what each reported', () => {
     const { runs, runOf } = runsOf(t);
     expect(runs.map((r) => (r.outcome.kind === 'answer' ? r.outcome.text : r.outcome.reason))).toEqual(['one', 'two']);
     expect(runOf[t.steps.indexOf(orphan)]).toBe(runOf[t.steps.indexOf(turn1)]);
+  });
+});
+
+describe('unreadableOutcomes', () => {
+  it('lists the runs whose answer the capture does not show, not the runs that failed', () => {
+    const silent = agent(undefined, { at: 0, end: 5 });
+    const failed = agent('x', { at: 10, end: 15, traceId: 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb', statusCode: 2, error: { source: 'status' } });
+    const answered = agent('ok', { at: 20, end: 25, traceId: 'cccccccccccccccccccccccccccccccc' });
+    const t = { ...trajectory([silent, failed, answered]), traceIds: ['a', 'b', 'c'].map((c) => c.repeat(32)) };
+    expect(unreadableOutcomes(t, runsOf(t))).toEqual([{ traceId: silent.traceId, spanId: silent.id, reason: 'no-output-captured' }]);
   });
 });
