@@ -30,6 +30,8 @@ type Json = Record<string, unknown>;
  *   assistant's and requests no tool call. History before it is replay, not answer;
  * - one message, an OpenAI chat completion (`choices[0].message`), a LangChain LLM result
  *   (`generations`), an OpenAI Responses object (`output` items): the assistant message in it;
+ * - a result object with an answer field (`final_output`, `output`, `raw`, `text`, ... as
+ *   strings): that field, not the steps listed beside it;
  * - any other JSON (a structured final output): the text as captured.
  */
 export function readAnswer(raw: string): AnswerReading {
@@ -46,7 +48,24 @@ export function readAnswer(raw: string): AnswerReading {
   if (responses !== undefined) return responses;
   const nested = nestedConversationOf(value, STATE_DEPTH);
   if (nested !== undefined) return lastAnswer(nested);
-  return textAnswer(raw);
+  const field = Array.isArray(value) ? undefined : answerField(value as Json);
+  return textAnswer(field ?? raw);
+}
+
+/**
+ * Keys under which a run's result object holds its answer text, in order of preference:
+ * the OpenAI Agents SDK's `final_output`, LangChain's `{output, intermediate_steps}`, CrewAI's
+ * `{raw, tasks_output}`, Mastra's `{text, files}`... The rest of such an object (the
+ * intermediate steps, the tasks' outputs) is the run's history, not its answer.
+ */
+const ANSWER_KEYS = ['final_output', 'final_answer', 'output', 'answer', 'response', 'raw', 'text', 'result', 'content'];
+
+function answerField(record: Json): string | undefined {
+  for (const key of ANSWER_KEYS) {
+    const v = record[key];
+    if (typeof v === 'string') return v;
+  }
+  return undefined;
 }
 
 /**

@@ -126,3 +126,13 @@ describe('readAnswer: shapes seen in the framework captures', () => {
     });
   });
 });
+
+describe('readAnswer: result objects that list the run\'s steps beside the answer', () => {
+  it('takes the answer field, not the intermediate steps or task outputs next to it', () => {
+    const executor = { output: 'The order ships tomorrow.', intermediate_steps: [[{ tool: 'lookup_order' }, 'Error: order service timed out']] };
+    expect(readAnswer(json(executor))).toEqual(answer('The order ships tomorrow.'));
+    const crew = { raw: 'Report done.', pydantic: null, json_dict: null, tasks_output: [{ raw: 'Error: order service timed out' }] };
+    expect(readAnswer(json(crew))).toEqual(answer('Report done.'));
+    expect(readAnswer(json({ text: 'Hi.', files: [] }))).toEqual(answer('Hi.'));
+  });
+});
