@@ -54,9 +54,9 @@ const memo = new WeakMap<Trajectory, { failures: readonly (StepFailure | undefin
  * reading. "The run reported success" means: the run did not fail and its answer can be read.
  * The answer is read, first readable wins, from
  * 1. `final_result` on the final or top step (Pydantic AI puts its answer there);
- * 2. the final agent step's output, by shape (`readAnswer`);
- * 3. the top step's output, by shape (a LangGraph root's whole message state → its last
- *    assistant message);
+ * 2. the top step's output, by shape (`readAnswer`: a LangGraph root's whole message state →
+ *    its last assistant message; a crew's or workflow's result → its answer field);
+ * 3. the final agent step's output, by shape (the top is a wrapper that records none);
  * 4. the last-ending llm step of the run, by shape, when no tool step of the run started after
  *    it (the OpenAI Agents SDK's agent span carries no output; the model's last reply is the
  *    answer).
@@ -195,8 +195,10 @@ function readOutcome(t: Trajectory, steps: readonly number[], top: number, final
     const value = t.steps[index]!.attributes['final_result'];
     if (typeof value === 'string' && value.trim() !== '') candidates.push([index, 'final_result', { kind: 'answer', text: value }]);
   }
-  candidates.push([final, 'agent-output', resultReading(t.steps[final]!)]);
+  // The top step's output is the run's own output; the final agent's, when the top is a
+  // wrapper (a graph, a workflow, a crew), may be only that agent's part of it.
   if (final !== top) candidates.push([top, 'root-output', resultReading(t.steps[top]!)]);
+  candidates.push([final, 'agent-output', resultReading(t.steps[final]!)]);
   const llm = lastLlm(t, steps);
   if (llm !== undefined) candidates.push([llm, 'last-llm-output', resultReading(t.steps[llm]!)]);
   for (const [index, source, reading] of candidates) {

@@ -87,8 +87,8 @@ describe('fault-passthrough: replaying the conversation is not passing the fault
     expect(hits.map((h) => [h.anchor, h.detail])).toEqual([
       [
         bad.id,
-        `error text of tool "query_db" ("${toolError}") reappears in the answer of its run (agent "agent"); ` +
-          'tool "query_db" failed once with no later success, and its run ended reporting success (agent "agent")',
+        `error text of tool "query_db" ("${toolError}") reappears in the answer of its run (other step "LangGraph"); ` +
+          'tool "query_db" failed once with no later success, and its run ended reporting success (other step "LangGraph")',
       ],
     ]);
   });

@@ -12,7 +12,7 @@ const runsOf = (t: Trajectory) => agentRuns(t, stepFailures(t, compiledRules(def
 const state = (...messages: object[]) => JSON.stringify({ messages });
 
 describe('agentRuns: the runs of a trajectory and what each reported', () => {
-  it('counts LangGraph agent nodes under one root as one run, answered by the last node', () => {
+  it('counts LangGraph agent nodes under one root as one run, answered by the root\'s state', () => {
     const root = step('other', { name: 'LangGraph', at: 0, end: 20, result: state({ type: 'human', content: 'q' }, { type: 'ai', content: 'Final.' }) });
     const n1 = agent(state({ type: 'ai', content: '', tool_calls: [{ id: 'a' }] }), { at: 1, name: 'agent', ...under(root) });
     const t1 = tool('search', { at: 3, args: '{}', ...under(root) });
@@ -21,15 +21,17 @@ describe('agentRuns: the runs of a trajectory and what each reported', () => {
     const { runs, runOf } = runsOf(t);
     expect(runs).toHaveLength(1);
     expect(t.steps[runs[0]!.final]!.id).toBe(n2.id);
-    expect(runs[0]!.outcome).toEqual({ kind: 'answer', text: 'Final.', from: t.steps.indexOf(n2), source: 'agent-output' });
+    expect(runs[0]!.outcome).toEqual({ kind: 'answer', text: 'Final.', from: t.steps.indexOf(root), source: 'root-output' });
     expect(new Set(runOf)).toEqual(new Set([0]));
   });
 
-  it('falls back to the root\'s message state when the final agent has no output', () => {
+  it('reads the root\'s state before the last agent\'s output, and that output when the root records none', () => {
     const root = step('other', { at: 0, end: 20, result: state({ role: 'user', content: 'q' }, { role: 'assistant', content: 'From state.' }) });
-    const a = agent(undefined, { at: 1, ...under(root) });
-    const t = trajectory([root, a]);
-    expect(runsOf(t).runs[0]!.outcome).toMatchObject({ kind: 'answer', text: 'From state.', source: 'root-output' });
+    const worker = agent('Sub-answer to the supervisor.', { at: 1, agentName: 'researcher', ...under(root) });
+    expect(runsOf(trajectory([root, worker])).runs[0]!.outcome).toMatchObject({ kind: 'answer', text: 'From state.', source: 'root-output' });
+    const bare = step('other', { at: 0, end: 20 });
+    const only = agent('Agent answer.', { at: 1, ...under(bare) });
+    expect(runsOf(trajectory([bare, only])).runs[0]!.outcome).toMatchObject({ kind: 'answer', text: 'Agent answer.', source: 'agent-output' });
   });
 
   it('names why an outcome is absent instead of guessing', () => {
