@@ -3,7 +3,7 @@ import type { CheckResults } from './checks/check-result.ts';
 import { runChecks } from './checks/run-checks.ts';
 import type { Config } from './config/schema.ts';
 import { findingsFromChecks } from './findings/from-checks.ts';
-import { deriveProvenance } from './findings/provenance/derive.ts';
+import { deriveProvenance, provenanceAsOf } from './findings/provenance/derive.ts';
 import type { ProvenanceIssue } from './findings/provenance/issue.ts';
 import type { Finding } from './findings/schema.ts';
 
@@ -27,6 +27,7 @@ export function createAnalyzer(
     if (checks.l0.length === 0 && checks.repetition.status !== 'observed') return { checks, findings: [] };
     const provenance = deriveProvenance(t, config.provenance);
     for (const issue of provenance.issues) onProvenanceIssue(issue, t);
-    return { checks, findings: findingsFromChecks(t, checks, provenance) };
+    // Each finding carries the provenance in effect when its claim was first observed.
+    return { checks, findings: findingsFromChecks(t, checks, provenanceAsOf(t, config.provenance)) };
   };
 }

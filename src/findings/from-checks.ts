@@ -5,7 +5,7 @@ import { describeStep } from '../checks/hit-text.ts';
 import { TrajwatchError } from '../errors.ts';
 import { compareCodeUnits } from '../normalize/sort-small.ts';
 import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
-import { makePreparedFinding, prepareProvenance, type FindingDraft } from './make-finding.ts';
+import { makePreparedFinding, prepareProvenance, type FindingDraft, type PreparedProvenance } from './make-finding.ts';
 import type { Provenance } from './provenance/provenance.ts';
 import type { Covariates, Finding, Severity } from './schema.ts';
 import { rootStep } from './step-order.ts';
@@ -68,6 +68,26 @@ class Context {
     for (const s of steps) if (s !== undefined && (end === undefined || s.endTimeUnixNano > end)) end = s.endTimeUnixNano;
     if (end === undefined) for (const s of this.t.steps) if (end === undefined || s.endTimeUnixNano > end) end = s.endTimeUnixNano;
     return isoFromUnixNano(end ?? 0n);
+  }
+
+  /** When an L0 claim was first observable: the end of its anchor step. */
+  claimedAt(hit: L0Hit): bigint {
+    const point = hit.evidence.find((e) => e.spanId === hit.anchor);
+    const anchor = point === undefined ? this.t.steps.find((s) => s.id === hit.anchor) : this.step(point.traceId, point.spanId);
+    return anchor?.endTimeUnixNano ?? this.#lastEnd();
+  }
+
+  /** When a repetition was first observable: the end of its second attempt. */
+  repeatedAt(g: RepetitionGroup): bigint {
+    const second = g.attempts[1];
+    const step = second === undefined ? undefined : this.step(second.traceId, second.spanId);
+    return step?.endTimeUnixNano ?? this.#lastEnd();
+  }
+
+  #lastEnd(): bigint {
+    let end = 0n;
+    for (const s of this.t.steps) if (s.endTimeUnixNano > end) end = s.endTimeUnixNano;
+    return end;
   }
 
   subject(step: Step | undefined): FindingDraft['subject'] {
@@ -186,31 +206,62 @@ function mergedByAnchor(hits: readonly L0Hit[]): L0Hit[] {
  * `observed_at` then `finding_id`. Pure: the same input gives byte-identical findings.
  * `none-observed` and `unavailable` repetition results produce no finding.
  *
- * `provenance` should come from `deriveProvenance`, which already refuses conflicting ids;
- * passing conflicting provenance is a caller bug and throws.
+ * `provenance` is one provenance for every finding, or (what the pipeline passes) provenance
+ * as of a moment, asked for at the moment each claim was first observable — an L0 hit's anchor
+ * end, a repetition's second attempt — so later steps cannot change an earlier claim's id. It
+ * should come from `deriveProvenance` / `provenanceAsOf`, which already refuse
+ * conflicting ids; passing conflicting provenance is a caller bug and throws.
  */
 export function findingsFromChecks(
   t: Trajectory,
   results: CheckResults,
-  provenance: Provenance,
+  provenance: Provenance | ProvenanceAt,
   versions: CheckMethodVersions = DEFAULT_METHOD_VERSIONS,
 ): Finding[] {
-  const prepared = prepareProvenance(provenance);
-  if (!prepared.ok) {
-    const { kind, id } = prepared.error;
-    throw new TrajwatchError(`provenance refused: ${kind} on id ${id}`, { context: { ...prepared.error } });
-  }
+  const preparedAt = preparer(provenance);
   const ctx = new Context(t);
-  const drafts = mergedByAnchor(results.l0).map((hit) => l0Draft(ctx, hit, versions.l0));
+  const drafts: [FindingDraft, bigint][] = mergedByAnchor(results.l0).map((hit) => [l0Draft(ctx, hit, versions.l0), ctx.claimedAt(hit)]);
   if (results.repetition.status === 'observed') {
     const { complete } = results.repetition;
-    for (const g of results.repetition.groups) drafts.push(repetitionDraft(ctx, g, complete, versions.repetition));
+    for (const g of results.repetition.groups) drafts.push([repetitionDraft(ctx, g, complete, versions.repetition), ctx.repeatedAt(g)]);
   }
   // Equal claims on equal evidence are one finding (a check that reported a hit twice).
   const byId = new Map<string, Finding>();
-  for (const d of drafts) {
-    const f = makePreparedFinding(d, prepared.value);
+  for (const [d, at] of drafts) {
+    const f = makePreparedFinding(d, preparedAt(at));
     if (!byId.has(f.finding_id)) byId.set(f.finding_id, f);
   }
   return [...byId.values()].sort(compareFindings);
+}
+
+/**
+ * Provenance as of a moment (span time, ns): the treatment and conditions in effect when a
+ * claim was first observed, e.g. `provenanceAsOf(t, cfg)`. A claim's
+ * provenance is identity, so it must not change when later steps arrive.
+ */
+export type ProvenanceAt = (untilUnixNano: bigint) => Provenance;
+
+/** Prepared provenance by moment, each distinct moment prepared once. */
+function preparer(provenance: Provenance | ProvenanceAt): (at: bigint) => PreparedProvenance {
+  const prepare = (p: Provenance): PreparedProvenance => {
+    const prepared = prepareProvenance(p);
+    if (!prepared.ok) {
+      const { kind, id } = prepared.error;
+      throw new TrajwatchError(`provenance refused: ${kind} on id ${id}`, { context: { ...prepared.error } });
+    }
+    return prepared.value;
+  };
+  if (typeof provenance !== 'function') {
+    const once = prepare(provenance);
+    return () => once;
+  }
+  const byMoment = new Map<bigint, PreparedProvenance>();
+  return (at) => {
+    let prepared = byMoment.get(at);
+    if (prepared === undefined) {
+      prepared = prepare(provenance(at));
+      byMoment.set(at, prepared);
+    }
+    return prepared;
+  };
 }

@@ -4,7 +4,10 @@ import { defaultChecksConfig } from '../../src/checks/config.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { findingsFromChecks } from '../../src/findings/from-checks.ts';
+import { DEFAULT_PROVENANCE_CONFIG } from '../../src/findings/provenance/config.ts';
+import { deriveProvenance, provenanceAsOf } from '../../src/findings/provenance/derive.ts';
 import { NO_PROVENANCE } from '../../src/findings/provenance/provenance.ts';
+import { createAnalyzer } from '../../src/analyze.ts';
 import type { Finding } from '../../src/findings/schema.ts';
 import type { Step } from '../../src/normalize/step.ts';
 import { agent, failedTool, step, tool, trajectory } from '../checks/builders.ts';
@@ -17,12 +20,14 @@ interface Spec {
   act: 'ok' | 'fail' | 'llm' | 'gate';
   toolName: string;
   args: string;
+  model: string;
 }
 
 const specArb: fc.Arbitrary<Spec> = fc.record({
   act: fc.constantFrom('ok', 'fail', 'fail', 'llm', 'gate'),
   toolName: fc.constantFrom('query_db', 'send_email', 'search'),
   args: fc.constantFrom('{}', '{"q":1}', JSON.stringify({ body: `Status: ${ERR}` })),
+  model: fc.constantFrom('model-a', 'model-b'),
 });
 
 /** Steps for specs under `parent`, one every two seconds from `fromS`. */
@@ -30,7 +35,7 @@ function stepsFor(specs: readonly Spec[], parent: Step, fromS: number): Step[] {
   return specs.map((s, i) => {
     const at = fromS + 2 * i;
     const ctx = { at, parentId: parent.id, traceId: parent.traceId };
-    if (s.act === 'llm') return step('llm', { ...ctx, input: `Observation: ${ERR}`, result: 'Retrying.' });
+    if (s.act === 'llm') return step('llm', { ...ctx, input: `Observation: ${ERR}`, result: 'Retrying.', attributes: { 'gen_ai.response.model': s.model } });
     if (s.act === 'gate') return tool('approve_send', { ...ctx, args: '{}', result: 'approved' });
     if (s.act === 'fail') return failedTool(s.toolName, ERR, { ...ctx, args: s.args });
     return tool(s.toolName, { ...ctx, args: s.args, result: 'ok' });
@@ -40,11 +45,39 @@ function stepsFor(specs: readonly Spec[], parent: Step, fromS: number): Step[] {
 const byClaimKey = (findings: readonly Finding[]) =>
   new Map(findings.map((f) => [JSON.stringify([f.analyst_id, f.area, f.id_basis ?? []]), f.finding_id]));
 
+const analyzeWithProvenance = createAnalyzer({ checks: defaultChecksConfig, provenance: DEFAULT_PROVENANCE_CONFIG });
+
+/** Findings as the pipeline makes them: checks, then findings with derived provenance. */
 function findings(t: Trajectory): Finding[] {
+  return analyzeWithProvenance(t).findings;
+}
+
+/** Findings without provenance (no treatment, no conditions): identity from the claim alone. */
+function bareFindings(t: Trajectory): Finding[] {
   return findingsFromChecks(t, runChecks(t, defaultChecksConfig), NO_PROVENANCE);
 }
 
 describe('finding identity does not grow with later evidence', () => {
+  it('later steps on another model or declaring a treatment do not change the provenance part of earlier claims', () => {
+    const run = agent('Done.', { at: 0, end: 50, attributes: { 'gen_ai.response.model': 'model-a' } });
+    const bad = failedTool('query_db', ERR, { at: 1, parentId: run.id });
+    const turn2 = agent('Done again.', { at: 100, end: 150, traceId: TRACE_B, attributes: { 'gen_ai.response.model': 'model-b' } });
+    const llm2 = step('llm', {
+      at: 101,
+      parentId: turn2.id,
+      traceId: TRACE_B,
+      attributes: { 'gen_ai.response.model': 'model-c', 'trajwatch.treatment.id': 'arm-2', 'trajwatch.treatment.layers': 'Model' },
+    });
+    const t1 = trajectory([run, bad]);
+    const t2: Trajectory = { ...trajectory([run, bad, turn2, llm2]), revision: 2, traceIds: [TRACE_A, TRACE_B] };
+    expect(deriveProvenance(t2, DEFAULT_PROVENANCE_CONFIG)).not.toEqual(deriveProvenance(t1, DEFAULT_PROVENANCE_CONFIG));
+    const ids = (t: Trajectory) => byClaimKey(findings(t));
+    const before = ids(t1);
+    const after = ids(t2);
+    expect(before.size).toBeGreaterThan(0);
+    for (const [key, id] of before) expect(after.get(key), key).toBe(id);
+  });
+
   it('a trajectory and any extension of it by later steps give the same finding_id for every claim in both', () => {
     fc.assert(
       fc.property(
@@ -63,12 +96,14 @@ describe('finding identity does not grow with later evidence', () => {
             revision: 2,
             traceIds: mode === 'same-run' ? [TRACE_A] : [TRACE_A, TRACE_B],
           };
-          const ids1 = byClaimKey(findings(t1));
-          const ids2 = byClaimKey(findings(t2));
-          for (const [key, id] of ids1) if (ids2.has(key)) expect(ids2.get(key), key).toBe(id);
+          for (const make of [findings, bareFindings]) {
+            const ids1 = byClaimKey(make(t1));
+            const ids2 = byClaimKey(make(t2));
+            for (const [key, id] of ids1) if (ids2.has(key)) expect(ids2.get(key), key).toBe(id);
+          }
         },
       ),
-      { numRuns: 300 },
+      { numRuns: 200 },
     );
   });
 
@@ -87,5 +122,18 @@ describe('finding identity does not grow with later evidence', () => {
     expect(f2!.code_eval_hits![0]!.detail).not.toBe(f1!.code_eval_hits![0]!.detail);
     expect(f2!.evidence_refs.length).toBeGreaterThan(f1!.evidence_refs.length);
     expect(f2!.finding_id).toBe(f1!.finding_id);
+  });
+});
+
+describe('provenanceAsOf', () => {
+  it('reads only the steps started by the moment, and derives each prefix once', () => {
+    const early = agent('x', { at: 0, end: 50, attributes: { 'gen_ai.response.model': 'model-a' } });
+    const late = step('llm', { at: 60, parentId: early.id, attributes: { 'gen_ai.response.model': 'model-b' } });
+    const t = trajectory([early, late]);
+    const asOf = provenanceAsOf(t, DEFAULT_PROVENANCE_CONFIG);
+    const models = (p: { conditions: { model_version: string | null }[] | null }) => p.conditions?.map((c) => c.model_version);
+    expect(models(asOf(10n * 1_000_000_000n))).toEqual(['model-a']);
+    expect(models(asOf(70n * 1_000_000_000n))).toEqual(['model-a,model-b']);
+    expect(asOf(20n * 1_000_000_000n)).toBe(asOf(30n * 1_000_000_000n));
   });
 });

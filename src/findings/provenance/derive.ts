@@ -35,3 +35,35 @@ export function deriveProvenance(t: Trajectory, cfg: ProvenanceConfig): DerivedP
   return { treatment, conditions, issues };
 }
 
+
+/**
+ * Provenance as of a moment: `deriveProvenance` over the steps that had started by
+ * `untilUnixNano` — the treatment and conditions in effect when a claim was first observed.
+ * Steps that start later (a later turn on another model, a span declaring another treatment)
+ * cannot change them, so a claim's identity does not grow with the trajectory. Each distinct
+ * prefix of the (start-ordered) steps is derived once.
+ */
+export function provenanceAsOf(t: Trajectory, cfg: ProvenanceConfig): (untilUnixNano: bigint) => DerivedProvenance {
+  const byCount = new Map<number, DerivedProvenance>();
+  return (untilUnixNano) => {
+    const count = startedBy(t, untilUnixNano);
+    let derived = byCount.get(count);
+    if (derived === undefined) {
+      derived = deriveProvenance(count === t.steps.length ? t : { ...t, steps: t.steps.slice(0, count) }, cfg);
+      byCount.set(count, derived);
+    }
+    return derived;
+  };
+}
+
+/** How many of the trajectory's steps (ordered by start time) started at or before `at`. */
+function startedBy(t: Trajectory, at: bigint): number {
+  let lo = 0;
+  let hi = t.steps.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (t.steps[mid]!.startTimeUnixNano <= at) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
