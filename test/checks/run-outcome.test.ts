@@ -73,3 +73,14 @@ describe('unreadableOutcomes', () => {
     expect(unreadableOutcomes(t, runsOf(t))).toEqual([{ traceId: silent.traceId, spanId: silent.id, reason: 'no-output-captured' }]);
   });
 });
+
+describe('agentRuns on malformed parenting', () => {
+  it('ends a parent cycle instead of looping, and still reads one run', () => {
+    const a = agent('answer', { at: 0, end: 9, id: '00000000000000a1', parentId: '00000000000000b2' });
+    const b = tool('search', { at: 1, args: '{}', id: '00000000000000b2', parentId: '00000000000000a1' });
+    const self = tool('loop', { at: 2, args: '{}', id: '00000000000000c3', parentId: '00000000000000c3' });
+    const { runs, runOf } = runsOf(trajectory([a, b, self]));
+    expect(runOf).toHaveLength(3);
+    expect(runs.length).toBeGreaterThanOrEqual(1);
+  });
+});
