@@ -30,6 +30,8 @@ type Json = Record<string, unknown>;
  *   assistant's and requests no tool call. History before it is replay, not answer;
  * - one message, an OpenAI chat completion (`choices[0].message`), a LangChain LLM result
  *   (`generations`), an OpenAI Responses object (`output` items): the assistant message in it;
+ *   a message's `finish_reason`, when given, says whether it awaits tools;
+ * - a list of tool-call records (`[{toolCallId, toolName}]`): a request, not an answer;
  * - a result object with an answer field (`final_output`, `output`, `raw`, `text`, ... as
  *   strings): that field, not the steps listed beside it;
  * - any other JSON (a structured final output): the text as captured.
@@ -78,7 +80,7 @@ export function readTask(raw: string): string | undefined {
   if (parsed === undefined) return raw;
   if (typeof parsed.value === 'string') return parsed.value;
   if (parsed.value === null || typeof parsed.value !== 'object') return raw;
-  const conversation = conversationOf(parsed.value);
+  const conversation = nestedConversationOf(parsed.value, STATE_DEPTH);
   if (conversation === undefined) return raw;
   for (let i = conversation.length - 1; i >= 0; i--) if (conversation[i]!.role === 'user') return conversation[i]!.text;
   return undefined;

@@ -136,3 +136,10 @@ describe('readAnswer: result objects that list the run\'s steps beside the answe
     expect(readAnswer(json({ text: 'Hi.', files: [] }))).toEqual(answer('Hi.'));
   });
 });
+
+describe('readTask: nested inputs', () => {
+  it('finds the conversation inside an llm input of message lists ({"messages": [[...]]})', () => {
+    const input = json({ messages: [[{ type: 'human', data: { content: 'Summarize the report', type: 'human' } }, { type: 'tool', data: { content: 'Error: x', type: 'tool' } }]] });
+    expect(readTask(input)).toBe('Summarize the report');
+  });
+});
