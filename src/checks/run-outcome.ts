@@ -15,9 +15,9 @@ export type OutcomeAbsence =
   | 'run-failed';
 
 /**
- * One agent run: the subtree of one top step (a step whose parent is not in the trajectory —
- * a trace root, or the top of a subtree whose parent was never exported). In a session every
- * turn is its own trace and so its own run. Several agent steps under one top step — graph
+ * One agent run: the steps of one trace — the subtree of its root, and of any other top step
+ * (a step whose parent is not in the trajectory: its parent was never exported). In a session
+ * every turn is its own trace and so its own run. Several agent steps under one top step — graph
  * nodes named `agent` (LangGraph), one agent span per handoff (OpenAI Agents SDK), the agents
  * of a crew — are parts of that one run, not runs of their own.
  */
@@ -112,8 +112,10 @@ function readRuns(t: Trajectory, failures: readonly (StepFailure | undefined)[])
   const byTop = new Map<number, number[]>();
   const runOf: number[] = [];
   t.steps.forEach((_, i) => {
-    const top = hostOf.get(topOf[i]!) ?? topOf[i]!;
-    if (top !== topOf[i] && t.steps[top]!.kind === 'agent') agentAbove[i] = true;
+    const hosted = hostOf.get(topOf[i]!);
+    const top = hosted?.host ?? topOf[i]!;
+    // An enclosing agent top is above the hosted subtree, as its lost parent chain would be.
+    if (hosted?.enclosed === true && t.steps[top]!.kind === 'agent') agentAbove[i] = true;
     const list = byTop.get(top);
     if (list === undefined) byTop.set(top, [i]);
     else list.push(i);
@@ -128,27 +130,31 @@ function readRuns(t: Trajectory, failures: readonly (StepFailure | undefined)[])
 }
 
 /**
- * Top steps that lie within the time span of an earlier top step of the same trace, mapped to
- * that step: their parent was never exported, or the exporter lost the parenting, and the
- * enclosing top step is the run they ran in. Different traces (the turns of a session) never
- * join. Among enclosing tops, the one that started earlier and reaches furthest hosts.
+ * The top steps of one trace beyond its first, mapped to that first one (its root when seen,
+ * else the earliest to start, the longest on a tie), with whether it encloses them in time. A trace has one root:
+ * further top steps are subtrees whose parent was never exported, or an exporter lost the
+ * parenting, and they ran in the trace's run. Different traces (the turns of a session) never
+ * join.
  */
-function hostTops(t: Trajectory, topOf: readonly number[]): Map<number, number> {
+function hostTops(t: Trajectory, topOf: readonly number[]): Map<number, { host: number; enclosed: boolean }> {
   const tops = [...new Set(topOf)].sort((a, b) => {
     const x = t.steps[a]!;
     const y = t.steps[b]!;
     if (x.traceId !== y.traceId) return x.traceId < y.traceId ? -1 : 1;
+    // The trace's root (no parent id at all) hosts before any orphan subtree's top.
+    const rootFirst = Number(y.parentId === undefined) - Number(x.parentId === undefined);
+    if (rootFirst !== 0) return rootFirst;
     if (x.startTimeUnixNano !== y.startTimeUnixNano) return x.startTimeUnixNano < y.startTimeUnixNano ? -1 : 1;
     if (x.endTimeUnixNano !== y.endTimeUnixNano) return x.endTimeUnixNano > y.endTimeUnixNano ? -1 : 1;
     return a - b;
   });
-  const hostOf = new Map<number, number>();
-  let best: number | undefined;
+  const hostOf = new Map<number, { host: number; enclosed: boolean }>();
+  let first: number | undefined;
   for (const top of tops) {
     const step = t.steps[top]!;
-    const host = best === undefined ? undefined : t.steps[best]!;
-    if (host !== undefined && host.traceId === step.traceId && host.endTimeUnixNano >= step.endTimeUnixNano) hostOf.set(top, best!);
-    else best = top;
+    const host = first === undefined ? undefined : t.steps[first]!;
+    if (host === undefined || host.traceId !== step.traceId) first = top;
+    else hostOf.set(top, { host: first!, enclosed: host.endTimeUnixNano >= step.endTimeUnixNano });
   }
   return hostOf;
 }
@@ -175,13 +181,16 @@ function readRun(
   const topStep = t.steps[top]!;
   const finalStep = t.steps[final]!;
   const endUnixNano = topStep.endTimeUnixNano > finalStep.endTimeUnixNano ? topStep.endTimeUnixNano : finalStep.endTimeUnixNano;
-  const failed = failures[top] !== undefined || failures[final] !== undefined;
+  // A failed tool or model call at the top (a trace whose root was not seen) is a step of the
+  // run, not the run failing.
+  const topIsRun = topStep.kind !== 'tool' && topStep.kind !== 'llm';
+  const failed = (topIsRun && failures[top] !== undefined) || (final !== top && failures[final] !== undefined);
   const base = { top, steps, final, endUnixNano, failed };
   if (failed) return { ...base, outcome: { kind: 'absent', reason: 'run-failed' } };
-  return { ...base, outcome: readOutcome(t, steps, top, final) };
+  return { ...base, outcome: readOutcome(t, steps, top, final, topIsRun) };
 }
 
-function readOutcome(t: Trajectory, steps: readonly number[], top: number, final: number): AgentRun['outcome'] {
+function readOutcome(t: Trajectory, steps: readonly number[], top: number, final: number, topIsRun: boolean): AgentRun['outcome'] {
   let absence: OutcomeAbsence = 'no-output-captured';
   const attempt = (index: number, source: AnswerSource, reading: AnswerReading | undefined): AgentRun['outcome'] | undefined => {
     if (reading === undefined) return undefined;
@@ -196,9 +205,10 @@ function readOutcome(t: Trajectory, steps: readonly number[], top: number, final
     if (typeof value === 'string' && value.trim() !== '') candidates.push([index, 'final_result', { kind: 'answer', text: value }]);
   }
   // The top step's output is the run's own output; the final agent's, when the top is a
-  // wrapper (a graph, a workflow, a crew), may be only that agent's part of it.
-  if (final !== top) candidates.push([top, 'root-output', resultReading(t.steps[top]!)]);
-  candidates.push([final, 'agent-output', resultReading(t.steps[final]!)]);
+  // wrapper (a graph, a workflow, a crew), may be only that agent's part of it. A tool's result
+  // or a model reply at the top (a trace whose root was not seen) is not the run's output.
+  if (final !== top && topIsRun) candidates.push([top, 'root-output', resultReading(t.steps[top]!)]);
+  if (final !== top || topIsRun) candidates.push([final, 'agent-output', resultReading(t.steps[final]!)]);
   const llm = lastLlm(t, steps);
   if (llm !== undefined) candidates.push([llm, 'last-llm-output', resultReading(t.steps[llm]!)]);
   for (const [index, source, reading] of candidates) {

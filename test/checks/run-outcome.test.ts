@@ -84,3 +84,18 @@ describe('agentRuns on malformed parenting', () => {
     expect(runs.length).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('agentRuns on a trace whose parenting was lost', () => {
+  it('keeps the steps of one trace in one run, its agent the final step, a top tool\'s result never the answer', () => {
+    const bad = failedTool('search', 'upstream 503', { at: 1 });
+    const answer = agent('The answer is 185', { at: 5, end: 6 });
+    const flat = trajectory([bad, answer]);
+    const { runs } = runsOf(flat);
+    expect(runs).toHaveLength(1);
+    expect(runs[0]!.outcome).toMatchObject({ kind: 'answer', text: 'The answer is 185', source: 'agent-output' });
+
+    const lone = tool('search', { at: 1, args: '{}', result: 'Here are 3 results' });
+    const later = step('other', { at: 3, parentId: 'ffffffffffffffff' });
+    expect(runsOf(trajectory([lone, later])).runs[0]!.outcome).toEqual({ kind: 'absent', reason: 'no-output-captured' });
+  });
+});
