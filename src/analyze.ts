@@ -3,7 +3,7 @@ import type { CheckResults } from './checks/check-result.ts';
 import { runChecks } from './checks/run-checks.ts';
 import type { Config } from './config/schema.ts';
 import { findingsFromChecks } from './findings/from-checks.ts';
-import { deriveProvenance, type DerivedProvenance } from './findings/provenance/derive.ts';
+import { deriveProvenance, provenanceAsOf, type DerivedProvenance } from './findings/provenance/derive.ts';
 import type { ProvenanceIssue } from './findings/provenance/issue.ts';
 import type { Finding } from './findings/schema.ts';
 
@@ -29,6 +29,8 @@ export function createAnalyzer(
     if (checks.l0.length === 0 && checks.repetition.status !== 'observed') return { checks, findings: [] };
     const provenance = deriveProvenance(t, config.provenance);
     for (const issue of provenance.issues) onProvenanceIssue(issue, t);
-    return { checks, findings: findingsFromChecks(t, checks, provenance), provenance };
+    // Each finding carries the provenance in effect when its claim was first observed; the
+    // whole trajectory's (and its refused inputs) is what the manifest reports.
+    return { checks, findings: findingsFromChecks(t, checks, provenanceAsOf(t, config.provenance)), provenance };
   };
 }

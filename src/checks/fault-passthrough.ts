@@ -3,9 +3,10 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
-import { finalStepIndex } from './final-step.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
+import { readTask } from './message-shape.ts';
 import { compiledRules } from './rules.ts';
+import { agentRuns, type AgentRun } from './run-outcome.ts';
 import { stepFailures, type StepFailure } from './step-failure.ts';
 
 interface Pending {
@@ -17,26 +18,34 @@ interface Pending {
  * `fault-passthrough`: a failure carried on as if it had succeeded. Two forms, one hit per
  * anchor (the failed step):
  * - the failure's distinctive text (first line of its error, at least `passthroughMinChars`)
- *   reappears in a later tool's arguments, a later non-llm step's input, or the final output
- *   of a run that reports success. LLM prompts are not searched: handing the error back to
- *   the model is how agents recover, not passthrough;
- * - complete captures only, and not for a tool a capture gap may hide a call of: the run
- *   reports success while a failed tool never succeeded afterwards (same tool name). Anchored
- *   at that tool's last failure.
+ *   is *used* later: in a later tool call's arguments (outbound sends included), in the task
+ *   handed to a delegated agent (an agent step below another agent; read by shape, so the
+ *   history replayed to it does not count), or in the answer of the failure's own run when
+ *   that run reports success (see `agentRuns`). Text that is only replayed — llm prompts,
+ *   graph nodes and event-loop spans carrying the conversation so far, a root output that is
+ *   the whole message state — is not a carrier: handing the error back to the model is how
+ *   agents recover;
+ * - complete captures only, and not for a tool a capture gap may hide a call of: a run reports success while a tool of that run failed and never
+ *   succeeded afterwards in it (same tool name). Anchored at the first failure after the
+ *   tool's last success, so later failures add evidence without moving the anchor.
  */
 export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   const rules = compiledRules(cfg);
   const failures = stepFailures(t, rules);
-  const finalIndex = finalStepIndex(t);
-  const finalStep = t.steps[finalIndex];
-  const runReportsSuccess =
-    finalStep !== undefined && failures[finalIndex] === undefined && finalStep.result !== undefined;
+  const { runs, runOf, underAgent } = agentRuns(t, failures);
   const pending = new Map<number, Pending>();
   const add = (index: number, part: string, evidence: Step[]) => {
     const entry = pending.get(index) ?? { parts: [], evidence: [] };
     entry.parts.push(part);
     for (const step of evidence) if (!entry.evidence.includes(step)) entry.evidence.push(step);
     pending.set(index, entry);
+  };
+
+  // A delegated agent's task, read by shape once however many failures are compared with it.
+  const tasks = new Map<number, string | undefined>();
+  const taskOf = (j: number): string | undefined => {
+    if (!tasks.has(j)) tasks.set(j, readTask(t.steps[j]!.input!));
+    return tasks.get(j);
   };
 
   failures.forEach((failure, i) => {
@@ -49,40 +58,41 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     for (let j = i + 1; j < t.steps.length; j++) {
       const later = t.steps[j]!;
       if (later.startTimeUnixNano < failed.endTimeUnixNano) continue; // began before the failure was known
-      const field = carrierField(later, needle);
+      const field = carrierField(later, underAgent[j]!, needle, () => taskOf(j));
       if (field !== undefined) {
         carriers.push(later);
         where.push(`${describeStep(later)} ${field}`);
       }
     }
-    if (
-      runReportsSuccess &&
-      finalIndex !== i &&
-      finalStep.endTimeUnixNano >= failed.endTimeUnixNano &&
-      finalStep.result!.includes(needle)
-    ) {
-      carriers.push(finalStep);
-      where.push(`the final output of ${describeStep(finalStep)}`);
+    const run = runs[runOf[i]!];
+    const answer = run === undefined ? undefined : reportedAnswer(t, run);
+    if (answer !== undefined && answer.from !== i && answer.step.endTimeUnixNano >= failed.endTimeUnixNano && answer.text.includes(needle)) {
+      carriers.push(answer.step);
+      where.push(`the answer of its run (${describeStep(answer.step)})`);
     }
     if (carriers.length === 0) return;
     const quoted = excerpt(needle, cfg.options.detailExcerptChars);
     add(i, `error text of ${describeStep(failed)} ("${quoted}") reappears in ${where.join(', ')}`, [failed, ...carriers]);
   });
 
-  // "No later success" is an absence claim: not from an incomplete capture, nor for a tool
+  // Absence of a later success is claimed from complete captures only, and not for a tool
   // whose later attempt the capture may be missing (a nameless tool step, or a requested call
-  // of that tool with no tool step).
-  if (t.complete && runReportsSuccess) {
+  // of that tool with no tool step: `hiddenToolCalls`).
+  if (t.complete) {
     const hidden = hiddenToolCalls(t.steps);
-    for (const [toolName, failedIndexes] of unretriedToolFailures(t, failures, finalStep.endTimeUnixNano)) {
-      if (hidden.unnamed || hidden.names.has(toolName)) continue;
-      const last = failedIndexes[failedIndexes.length - 1]!;
-      const times = failedIndexes.length === 1 ? 'once' : `${failedIndexes.length} times`;
-      add(
-        last,
-        `tool "${toolName}" failed ${times} with no later success, and the run ended reporting success (${describeStep(finalStep)})`,
-        [t.steps[last]!, ...failedIndexes.slice(0, -1).map((k) => t.steps[k]!), finalStep],
-      );
+    for (const run of runs) {
+      const answer = reportedAnswer(t, run);
+      if (answer === undefined) continue;
+      for (const [toolName, failedIndexes] of unretriedToolFailures(t, run, failures)) {
+        if (hidden.unnamed || hidden.names.has(toolName)) continue;
+        const first = failedIndexes[0]!;
+        const times = failedIndexes.length === 1 ? 'once' : `${failedIndexes.length} times`;
+        add(
+          first,
+          `tool "${toolName}" failed ${times} with no later success, and its run ended reporting success (${describeStep(answer.step)})`,
+          [...failedIndexes.map((k) => t.steps[k]!), answer.step],
+        );
+      }
     }
   }
 
@@ -96,6 +106,12 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     }));
 }
 
+/** The run's answer when the run reports success (did not fail, answer readable), else undefined. */
+function reportedAnswer(t: Trajectory, run: AgentRun): { text: string; from: number; step: Step } | undefined {
+  if (run.outcome.kind !== 'answer') return undefined;
+  return { text: run.outcome.text, from: run.outcome.from, step: t.steps[run.outcome.from]! };
+}
+
 /** The text whose reappearance counts: the error's first line, cut to the configured length. */
 function distinctiveText(failure: StepFailure, cfg: ChecksConfig): string | undefined {
   if (failure.text === undefined) return undefined;
@@ -103,30 +119,32 @@ function distinctiveText(failure: StepFailure, cfg: ChecksConfig): string | unde
   return line.length >= cfg.options.passthroughMinChars ? line : undefined;
 }
 
-/** Which field of a later step carries the text, or undefined. LLM steps are never carriers. */
-function carrierField(step: Step, needle: string): string | undefined {
-  if (step.kind === 'llm') return undefined;
-  if (step.args?.raw.includes(needle)) return 'arguments';
-  if (step.input?.includes(needle)) return 'input';
+/**
+ * Which field of a later step uses the text, or undefined: a tool call's arguments, or a
+ * delegated agent's task. Llm prompts and other steps' inputs replay, they do not use.
+ */
+function carrierField(step: Step, delegated: boolean, needle: string, task: () => string | undefined): string | undefined {
+  if (step.kind === 'tool') return step.args?.raw.includes(needle) === true ? 'arguments' : undefined;
+  // The raw input is searched first: only an input that holds the text at all is read by shape.
+  if (step.kind === 'agent' && delegated && step.input?.includes(needle) === true) {
+    return task()?.includes(needle) === true ? 'task' : undefined;
+  }
   return undefined;
 }
 
 /**
- * Per tool name, the failed attempts after its last success, for tools whose last attempt
- * before the run's end failed. In order of each tool's first such failure.
+ * Per tool name, the failed attempts of a run after the tool's last success in it, for tools
+ * whose last attempt before the run's end failed. In order of each tool's first such failure.
  */
-function unretriedToolFailures(
-  t: Trajectory,
-  failures: readonly (StepFailure | undefined)[],
-  runEndUnixNano: bigint,
-): Map<string, number[]> {
+function unretriedToolFailures(t: Trajectory, run: AgentRun, failures: readonly (StepFailure | undefined)[]): Map<string, number[]> {
   const open = new Map<string, number[]>();
-  t.steps.forEach((step, i) => {
-    if (step.kind !== 'tool' || step.toolName === undefined) return;
-    if (step.endTimeUnixNano > runEndUnixNano) return;
+  for (const i of run.steps) {
+    const step = t.steps[i]!;
+    if (step.kind !== 'tool' || step.toolName === undefined) continue;
+    if (step.endTimeUnixNano > run.endUnixNano) continue;
     if (failures[i] === undefined) open.delete(step.toolName);
     else if (open.has(step.toolName)) open.get(step.toolName)!.push(i);
     else open.set(step.toolName, [i]);
-  });
+  }
   return new Map([...open.entries()].sort(([, a], [, b]) => a[0]! - b[0]!));
 }

@@ -1,9 +1,11 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults, L0Hit, L0Pattern, RepetitionGroup } from '../checks/check-result.ts';
 import type { Step } from '../normalize/step.ts';
+import { describeStep } from '../checks/hit-text.ts';
 import { TrajwatchError } from '../errors.ts';
+import { compareCodeUnits } from '../normalize/sort-small.ts';
 import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
-import { makePreparedFinding, prepareProvenance, type FindingDraft } from './make-finding.ts';
+import { makePreparedFinding, prepareProvenance, type FindingDraft, type PreparedProvenance } from './make-finding.ts';
 import type { Provenance } from './provenance/provenance.ts';
 import type { Covariates, Finding, Severity } from './schema.ts';
 import { rootStep } from './step-order.ts';
@@ -30,7 +32,12 @@ export interface CheckMethodVersions {
   repetition: string;
 }
 
-export const DEFAULT_METHOD_VERSIONS: CheckMethodVersions = { l0: '1', repetition: '1' };
+/**
+ * l0 2: fault-passthrough carriers are uses, not replays, and "the run reported success" is read
+ * per agent run (`agentRuns`); the (b) form is anchored at the first unretried failure.
+ * repetition 2: the count is in the observation only, not in the claim.
+ */
+export const DEFAULT_METHOD_VERSIONS: CheckMethodVersions = { l0: '2', repetition: '2' };
 
 const compareFindings = (a: Finding, b: Finding): number =>
   a.observed_at < b.observed_at ? -1 : a.observed_at > b.observed_at ? 1 : a.finding_id < b.finding_id ? -1 : a.finding_id > b.finding_id ? 1 : 0;
@@ -63,6 +70,26 @@ class Context {
     return isoFromUnixNano(end ?? 0n);
   }
 
+  /** When an L0 claim was first observable: the end of its anchor step. */
+  claimedAt(hit: L0Hit): bigint {
+    const point = hit.evidence.find((e) => e.spanId === hit.anchor);
+    const anchor = point === undefined ? this.t.steps.find((s) => s.id === hit.anchor) : this.step(point.traceId, point.spanId);
+    return anchor?.endTimeUnixNano ?? this.#lastEnd();
+  }
+
+  /** When a repetition was first observable: the end of its second attempt. */
+  repeatedAt(g: RepetitionGroup): bigint {
+    const second = g.attempts[1];
+    const step = second === undefined ? undefined : this.step(second.traceId, second.spanId);
+    return step?.endTimeUnixNano ?? this.#lastEnd();
+  }
+
+  #lastEnd(): bigint {
+    let end = 0n;
+    for (const s of this.t.steps) if (s.endTimeUnixNano > end) end = s.endTimeUnixNano;
+    return end;
+  }
+
   subject(step: Step | undefined): FindingDraft['subject'] {
     return {
       trajectory_key: this.t.key,
@@ -86,6 +113,19 @@ function uniqueRefs(points: readonly { traceId: string; spanId: string }[]): Evi
   return refs;
 }
 
+/**
+ * What each pattern claims about its anchor, from the anchor step alone. This sentence is the
+ * finding's claim and so its identity; the hit's `detail` (carriers, counts, the later steps it
+ * names) is evidence that may grow from revision to revision and rides in `code_eval_hits`.
+ */
+const L0_CLAIM: Readonly<Record<L0Pattern, (anchor: string) => string>> = {
+  'error-output': (a) => `${a} failed`,
+  'fault-passthrough': (a) => `the failure of ${a} was carried on as if it had succeeded`,
+  'malformed-structure': (a) => `${a} has malformed structure`,
+  'unguarded-send': (a) => `${a} ran with no successful gate before it`,
+  'out-of-order-gate': (a) => `${a} ran after the action it guards`,
+};
+
 function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
   const anchorPoint = hit.evidence.find((e) => e.spanId === hit.anchor);
   const anchor =
@@ -97,7 +137,7 @@ function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
     analyst_id: 'l0',
     area: hit.pattern,
     subject: ctx.subject(anchor),
-    claim: `Candidate ${hit.pattern} (not a verdict): ${hit.detail}`,
+    claim: `Candidate ${hit.pattern} (not a verdict): ${L0_CLAIM[hit.pattern](anchor === undefined ? `span ${hit.anchor}` : describeStep(anchor))}`,
     id_basis: [anchorUri],
     severity: L0_SEVERITY[hit.pattern],
     layer: 'event',
@@ -113,14 +153,14 @@ function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
 function repetitionDraft(ctx: Context, g: RepetitionGroup, complete: boolean, version: string): FindingDraft {
   const steps = g.attempts.map((a) => ctx.step(a.traceId, a.spanId));
   const observedAt = ctx.observedAt(steps);
-  // From an incomplete capture the count is what was seen, so it is a lower bound.
-  const times = complete ? `${g.count} times` : `at least ${g.count} times (incomplete capture)`;
+  // The count grows from revision to revision (and from an incomplete capture is a lower
+  // bound): it is evidence in `observation`, not part of the claim, so one group keeps one id.
   return {
     analyst_id: 'tool-repetition',
     area: 'tool.repetition',
     subject: ctx.subject(steps[0]),
-    claim: `\`${g.toolName}\` called ${times} with identical arguments`,
-    id_basis: [`args:${g.argsDigest}`],
+    claim: `\`${g.toolName}\` called more than once with identical arguments`,
+    id_basis: [`tool:${g.toolName}`, `args:${g.argsDigest}`],
     severity: 'info',
     layer: 'run',
     method: { kind: 'computed', name: 'tool-repetition', version },
@@ -140,36 +180,88 @@ function repetitionDraft(ctx: Context, g: RepetitionGroup, complete: boolean, ve
 }
 
 /**
+ * Hits of one pattern at one anchor are one claim: a check yields one hit per anchor, but
+ * should two arrive, their details (sorted, so input order does not matter) and evidence are
+ * joined rather than one winning by position.
+ */
+function mergedByAnchor(hits: readonly L0Hit[]): L0Hit[] {
+  const byKey = new Map<string, L0Hit[]>();
+  for (const hit of hits) {
+    const key = `${hit.pattern}\u0000${hit.anchor}`;
+    const list = byKey.get(key);
+    if (list === undefined) byKey.set(key, [hit]);
+    else list.push(hit);
+  }
+  return [...byKey.values()].map((group) => {
+    if (group.length === 1) return group[0]!;
+    const sorted = [...group].sort((a, b) => compareCodeUnits(a.detail, b.detail));
+    const details = [...new Set(sorted.map((h) => h.detail))];
+    return { ...sorted[0]!, detail: details.join('; '), evidence: sorted.flatMap((h) => h.evidence) };
+  });
+}
+
+/**
  * Findings for one checked trajectory: one per L0 hit (`analyst_id` `l0`, verdict `fired`),
  * one per repetition group (`analyst_id` `tool-repetition`, verdict `observed`), sorted by
  * `observed_at` then `finding_id`. Pure: the same input gives byte-identical findings.
  * `none-observed` and `unavailable` repetition results produce no finding.
  *
- * `provenance` should come from `deriveProvenance`, which already refuses conflicting ids;
- * passing conflicting provenance is a caller bug and throws.
+ * `provenance` is one provenance for every finding, or (what the pipeline passes) provenance
+ * as of a moment, asked for at the moment each claim was first observable — an L0 hit's anchor
+ * end, a repetition's second attempt — so later steps cannot change an earlier claim's id. It
+ * should come from `deriveProvenance` / `provenanceAsOf`, which already refuse
+ * conflicting ids; passing conflicting provenance is a caller bug and throws.
  */
 export function findingsFromChecks(
   t: Trajectory,
   results: CheckResults,
-  provenance: Provenance,
+  provenance: Provenance | ProvenanceAt,
   versions: CheckMethodVersions = DEFAULT_METHOD_VERSIONS,
 ): Finding[] {
-  const prepared = prepareProvenance(provenance);
-  if (!prepared.ok) {
-    const { kind, id } = prepared.error;
-    throw new TrajwatchError(`provenance refused: ${kind} on id ${id}`, { context: { ...prepared.error } });
-  }
+  const preparedAt = preparer(provenance);
   const ctx = new Context(t);
-  const drafts = results.l0.map((hit) => l0Draft(ctx, hit, versions.l0));
+  const drafts: [FindingDraft, bigint][] = mergedByAnchor(results.l0).map((hit) => [l0Draft(ctx, hit, versions.l0), ctx.claimedAt(hit)]);
   if (results.repetition.status === 'observed') {
     const { complete } = results.repetition;
-    for (const g of results.repetition.groups) drafts.push(repetitionDraft(ctx, g, complete, versions.repetition));
+    for (const g of results.repetition.groups) drafts.push([repetitionDraft(ctx, g, complete, versions.repetition), ctx.repeatedAt(g)]);
   }
   // Equal claims on equal evidence are one finding (a check that reported a hit twice).
   const byId = new Map<string, Finding>();
-  for (const d of drafts) {
-    const f = makePreparedFinding(d, prepared.value);
+  for (const [d, at] of drafts) {
+    const f = makePreparedFinding(d, preparedAt(at));
     if (!byId.has(f.finding_id)) byId.set(f.finding_id, f);
   }
   return [...byId.values()].sort(compareFindings);
+}
+
+/**
+ * Provenance as of a moment (span time, ns): the treatment and conditions in effect when a
+ * claim was first observed, e.g. `provenanceAsOf(t, cfg)`. A claim's
+ * provenance is identity, so it must not change when later steps arrive.
+ */
+export type ProvenanceAt = (untilUnixNano: bigint) => Provenance;
+
+/** Prepared provenance by moment, each distinct moment prepared once. */
+function preparer(provenance: Provenance | ProvenanceAt): (at: bigint) => PreparedProvenance {
+  const prepare = (p: Provenance): PreparedProvenance => {
+    const prepared = prepareProvenance(p);
+    if (!prepared.ok) {
+      const { kind, id } = prepared.error;
+      throw new TrajwatchError(`provenance refused: ${kind} on id ${id}`, { context: { ...prepared.error } });
+    }
+    return prepared.value;
+  };
+  if (typeof provenance !== 'function') {
+    const once = prepare(provenance);
+    return () => once;
+  }
+  const byMoment = new Map<bigint, PreparedProvenance>();
+  return (at) => {
+    let prepared = byMoment.get(at);
+    if (prepared === undefined) {
+      prepared = prepare(provenance(at));
+      byMoment.set(at, prepared);
+    }
+    return prepared;
+  };
 }

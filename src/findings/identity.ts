@@ -93,8 +93,9 @@ export function findingIdWith(f: IdentityCore, composition: CompositionIdentity)
  * Revision and trace ids are deliberately not identity: a later revision of a trajectory
  * (a span arriving after close, often a new trace in the same session) that makes the same
  * claim must give the same id, so consumers deduplicate by `finding_id`. What the claim
- * rests on (anchor span, argument digest) goes in `id_basis`; a claim that changes (3 calls
- * instead of 2) is a new finding.
+ * rests on (anchor span, argument digest) goes in `id_basis`; what later evidence adds (more
+ * carriers, a higher count) stays out of the claim, so the id does not grow with it. A
+ * different claim (another judge answer) is a new finding.
  *
  * @example findingId({ analyst_id: 'l0', area: 'error-output', subject: { trajectory_key: 'k' },
  *   claim: 'x', id_basis: ['span:ab/cd'], treatment: null, conditions: null }) // 'f1_…'

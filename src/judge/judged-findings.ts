@@ -48,6 +48,20 @@ function base(t: Trajectory, w: TraceWindow): Pick<FindingDraft, 'analyst_id' | 
   };
 }
 
+/**
+ * A window as identity knows it: its kind, its anchor step and its extraction policy. Not its
+ * id, which digests the trajectory revision: the same question answered the same way about the
+ * window around the same step is one finding across revisions (the window id, the failure kind
+ * of a failed call and the rest ride in the observation).
+ */
+function windowBasis(w: TraceWindow): string[] {
+  return [`window:${w.kind}@span:${w.anchor}`, `window-policy:${w.policyDigest}`];
+}
+
+function windowName(w: TraceWindow): string {
+  return `the ${w.kind} window at span ${w.anchor}`;
+}
+
 function refsOf(w: TraceWindow, eventIds?: readonly string[]): EvidenceRef[] {
   const seen = new Set<string>();
   const out: EvidenceRef[] = [];
@@ -77,14 +91,14 @@ export function judgedFindings(t: Trajectory, w: TraceWindow, result: ResultReco
     const supportUris = selected === null ? [] : refsOf(w, [selected]).map((r) => r.uri);
     const claim =
       a.option === null
-        ? `No valid judge answer to ${a.questionId}@${a.questionVersion} on ${w.kind} window ${w.id} (${result.failure?.kind ?? 'unknown'}); escalated`
-        : `Judge answered "${a.option}" to ${a.questionId}@${a.questionVersion} on ${w.kind} window ${w.id}`;
+        ? `No valid judge answer to ${a.questionId}@${a.questionVersion} on ${windowName(w)}; escalated`
+        : `Judge answered "${a.option}" to ${a.questionId}@${a.questionVersion} on ${windowName(w)}`;
     const finding = build(
       {
         ...base(t, w),
         area: a.questionId,
         claim,
-        id_basis: [`window:${w.id}`, `question:${a.questionId}@${a.questionVersion}`],
+        id_basis: [...windowBasis(w), `question:${a.questionId}@${a.questionVersion}`],
         severity: SEVERITY[a.recommendation.action],
         method: { kind: 'judged', name: `${JUDGE_ANALYST_ID}.${a.questionId}`, version: a.questionVersion },
         evidence_refs: [...refsOf(w, selected === null ? undefined : [selected]), ...refsOf(w)].filter(
@@ -160,16 +174,16 @@ export function repetitionFinding(t: Trajectory, w: TraceWindow, _checks: CheckR
   const eventIds = groups.flatMap((g) => g.event_ids);
   const claim =
     status === 'observed'
-      ? `Exact tool repetition observed in ${w.kind} window ${w.id}`
+      ? `Exact tool repetition observed in ${windowName(w)}`
       : status === 'none-observed'
-        ? `No exact tool repetition in ${w.kind} window ${w.id}`
-        : `Exact tool repetition not observable in ${w.kind} window ${w.id} (incomplete capture)`;
+        ? `No exact tool repetition in ${windowName(w)}`
+        : `Exact tool repetition not observable in ${windowName(w)} (incomplete capture)`;
   return build(
     {
       ...base(t, w),
       area: REPETITION_QUESTION.id,
       claim,
-      id_basis: [`window:${w.id}`, `question:${REPETITION_QUESTION.id}@${REPETITION_QUESTION.version}`],
+      id_basis: [...windowBasis(w), `question:${REPETITION_QUESTION.id}@${REPETITION_QUESTION.version}`],
       severity: 'info',
       method: { kind: 'computed', name: `${JUDGE_ANALYST_ID}.${REPETITION_QUESTION.id}`, version: REPETITION_QUESTION.version },
       verdict: 'observed',

@@ -69,7 +69,8 @@ describe.runIf(brokers !== undefined)('findings to a real Kafka broker, end to e
       const mine = findings.filter((f) => f.subject.trajectory_key === id);
       expect(mine.map((f) => f.area).sort()).toEqual(['error-output', 'tool.repetition']);
       const repetition = mine.find((f) => f.area === 'tool.repetition')!;
-      expect(repetition.claim).toMatch(/web_search.*2 times/);
+      expect(repetition.claim).toMatch(/web_search.*identical arguments/);
+      expect(repetition.observation).toMatchObject({ tool_name: 'web_search', count: 2 });
     }
     // The local log holds the same findings (the broker is a second sink, not a replacement).
     const local = (await waitForLines<Finding>(join(serve.dataDir, 'findings.jsonl'), (r) => r.length >= 6)).filter((r) => !('record_kind' in r));

@@ -56,7 +56,7 @@ describe('findingsFromChecks', () => {
       verdict: 'fired',
       layer: 'event',
       severity: 'high',
-      method: { kind: 'computed', name: 'l0.fault-passthrough', version: '1' },
+      method: { kind: 'computed', name: 'l0.fault-passthrough', version: '2' },
       code_eval_hits: [{ pattern: 'fault-passthrough', anchor: '0000000000000001', detail: 'run ended as success after tool "web_search" failed' }],
       evidence_refs: [
         { kind: 'span', uri: `span:${TRACE_A}/0000000000000001` },
@@ -71,7 +71,7 @@ describe('findingsFromChecks', () => {
 
   it('states repetition as an observation with count, digest and attempts, never as waste', () => {
     const f = findings.find((x) => x.analyst_id === 'tool-repetition')!;
-    expect(f.claim).toBe('`web_search` called 2 times with identical arguments');
+    expect(f.claim).toBe('`web_search` called more than once with identical arguments');
     expect(f.claim).not.toMatch(/wast|redundan|unnecessar/i);
     expect(f).toMatchObject({
       area: 'tool.repetition',
@@ -86,13 +86,29 @@ describe('findingsFromChecks', () => {
     });
   });
 
-  it('says "at least" when the capture was incomplete, since the count is then a lower bound', () => {
+  it('keeps the count and whether the capture was complete out of the claim, so neither changes the id', () => {
     const r = sampleResults();
     if (r.repetition.status === 'observed') r.repetition.complete = false;
     const inc = findingsFromChecks({ ...t, complete: false, incompleteReasons: ['idle-timeout'] }, r, NO_PROVENANCE);
     const f = inc.find((x) => x.analyst_id === 'tool-repetition')!;
-    expect(f.claim).toBe('`web_search` called at least 2 times (incomplete capture) with identical arguments');
+    expect(f.claim).toBe('`web_search` called more than once with identical arguments');
+    expect(f.observation).toMatchObject({ count: 2, capture_complete: false });
     expect(f.covariates).toMatchObject({ capture_complete: false, incomplete_reasons: ['idle-timeout'] });
+    const more = sampleResults();
+    if (more.repetition.status === 'observed') more.repetition.groups[0]!.count = 3;
+    const grown = findingsFromChecks(t, more, NO_PROVENANCE).find((x) => x.analyst_id === 'tool-repetition')!;
+    expect(grown.finding_id).toBe(f.finding_id);
+    expect(grown.observation).toMatchObject({ count: 3, capture_complete: true });
+  });
+
+  it('claims an L0 hit from its pattern and anchor alone; the detail rides in code_eval_hits', () => {
+    const f = findings.find((x) => x.area === 'fault-passthrough')!;
+    expect(f.claim).toBe('Candidate fault-passthrough (not a verdict): the failure of agent "planner" was carried on as if it had succeeded');
+    const r = sampleResults();
+    r.l0[1] = { ...r.l0[1]!, detail: `${r.l0[1]!.detail}, and a later tool "send_email" arguments` };
+    const grown = findingsFromChecks(t, r, deriveProvenance(t, cfg)).find((x) => x.area === 'fault-passthrough')!;
+    expect(grown.finding_id).toBe(f.finding_id);
+    expect(grown.code_eval_hits![0]!.detail).toMatch(/send_email/);
   });
 
   it('carries the derived treatment and conditions on every finding', () => {
