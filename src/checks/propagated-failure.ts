@@ -117,14 +117,17 @@ function computePropagations(
     for (const d of inside) {
       const innerStep = t.steps[d]!;
       if (innerStep.endTimeUnixNano > outerStep.endTimeUnixNano) continue;
-      const chain = chainFailures(d, links, failures);
+      if (chosen !== undefined && t.steps[chosen]!.endTimeUnixNano > innerStep.endTimeUnixNano) continue;
       const repeats =
         outer.text === undefined
-          ? (outer.type === undefined || chain.some((f) => f.type !== undefined && typesAgree(outer.type, f.type))) &&
-            lastInside(a, d, tree, latestInside, t) < innerStep.endTimeUnixNano
-          : chain.some((f) => sameFailure(outer, f, minChars));
-      if (!repeats) continue;
-      if (chosen === undefined || t.steps[chosen]!.endTimeUnixNano <= innerStep.endTimeUnixNano) chosen = d;
+          ? outer.type === undefined || anyInChain(d, links, failures, (f) => f.type !== undefined && typesAgree(outer.type, f.type))
+          : anyInChain(d, links, failures, (f) => sameFailure(outer, f, minChars));
+      if (repeats) chosen = d;
+    }
+    // With no text of its own, A repeats D only if D's failure was the last thing inside A: only
+    // the latest-ending candidate can be, and only it is read (one walk per step, not per child).
+    if (chosen !== undefined && outer.text === undefined) {
+      if (lastInside(a, chosen, tree, latestInside, t) >= t.steps[chosen]!.endTimeUnixNano) chosen = undefined;
     }
     if (chosen !== undefined) links[a] = { from: chosen, origin: links[chosen]?.origin ?? chosen };
   }
@@ -149,15 +152,32 @@ function lastInside(a: number, d: number, tree: StepTree, latestInside: readonly
   return latest;
 }
 
-/** The failures of a step and of every step its failure repeats, outermost first. */
-function chainFailures(
+/**
+ * How many steps of a chain below its outermost are compared besides its origin. A wrapper
+ * states the failure just inside it or the root cause; a bound keeps a deep chain of wrappers
+ * that each quote neither from costing its depth at every level (quadratic in the tree).
+ */
+const MAX_CHAIN_READ = 64;
+
+/**
+ * Whether the failure of `start`, of its origin, or of one of the next steps its failure
+ * repeats (up to `MAX_CHAIN_READ`) satisfies `test`, stopping at the first that does.
+ */
+function anyInChain(
   start: number,
   links: readonly (Propagation | undefined)[],
   failures: readonly (StepFailure | undefined)[],
-): StepFailure[] {
-  const chain: StepFailure[] = [];
-  for (let i: number | undefined = start; i !== undefined; i = links[i]?.from) chain.push(failures[i]!);
-  return chain;
+  test: (failure: StepFailure) => boolean,
+): boolean {
+  if (test(failures[start]!)) return true;
+  const origin = links[start]?.origin;
+  if (origin === undefined) return false;
+  if (test(failures[origin]!)) return true;
+  let read = 0;
+  for (let i = links[start]!.from; i !== origin && read < MAX_CHAIN_READ; i = links[i]!.from, read++) {
+    if (test(failures[i]!)) return true;
+  }
+  return false;
 }
 
 interface StepTree {

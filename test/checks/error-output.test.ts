@@ -215,6 +215,27 @@ describe('error-output: a failure that propagates to enclosing steps is one fail
     expect(errorOutput(trajectory([run, outlived, background]), cfg)).toHaveLength(2);
   });
 
+  it('a step that did not fail between them does not hide the failure inside', () => {
+    const message = 'order service timed out after 30s';
+    const outer = failedStep('agent', 'workflow', 'WorkflowRuntimeError', `Error in step 'call_tool': ${message}`, { at: 0, end: 10 });
+    const okWrapper = step('other', { name: 'call_tool', parentId: outer.id, statusCode: 1, at: 1, end: 9 });
+    const lookup = failedTool('lookup_order', message, { parentId: okWrapper.id, at: 2, end: 3 });
+    const hits = errorOutput(trajectory([outer, okWrapper, lookup]), cfg);
+    expect(hits.map((h) => [h.anchor, h.evidence.map((e) => e.spanId)])).toEqual([[lookup.id, [lookup.id, outer.id]]]);
+  });
+
+  it('of two equal failures inside a step, the step repeats the one that ended last; the other stays its own', () => {
+    const message = 'order service timed out after 30s';
+    const outer = failedStep('other', 'Step 3', 'AgentToolExecutionError', `Error executing tool 'lookup_order': ${message}`, { at: 0, end: 10 });
+    const first = failedTool('lookup_order', message, { parentId: outer.id, at: 1, end: 2 });
+    const second = failedTool('lookup_order', message, { parentId: outer.id, at: 3, end: 4 });
+    const hits = errorOutput(trajectory([outer, first, second]), cfg);
+    expect(hits.map((h) => [h.anchor, h.evidence.length])).toEqual([
+      [first.id, 1],
+      [second.id, 2],
+    ]);
+  });
+
   it('a parent chain that loops back on itself is cut, not followed forever', () => {
     const a = failedStep('other', 'a', 'E', 'the same failure text, long enough', { id: 'c000000000000001', parentId: 'c000000000000002', at: 0, end: 10 });
     const b = failedStep('other', 'b', 'E', 'the same failure text, long enough', { id: 'c000000000000002', parentId: 'c000000000000001', at: 1, end: 10 });
