@@ -26,11 +26,16 @@ export interface Propagation {
  *   failed: a failure climbs one failed span at a time, so A is compared with the nearest
  *   failures below it and reaches deeper ones through them;
  * - D ended no later than A (an exception leaves the inner span first);
- * - A's error says D's failure (`sameFailure`, against D or any failure D itself repeats); or
- *   A has no error text at all, names no type other than D's chain's, and D was the last thing
- *   that happened inside A (no step inside A started at or after D ended): with no reason of
- *   its own given, A failed because D's failure escaped it.
+ * - A's error says D's failure (`sameFailure`, against D's error, its origin's, or one of the
+ *   next `MAX_CHAIN_READ` errors D itself repeats); or A has no error text at all, names no type
+ *   or one of D's chain, and D was the last thing that happened inside A (no step inside A
+ *   started at or after D ended): with no reason of its own given, A failed because D's
+ *   failure escaped it.
  * Among several such D the one that ended last is taken (the failure that escaped last).
+ *
+ * Other checks read it to count a failure once: `links[i]?.origin ?? i` is where the failure
+ * of step `i` happened. A step with a link still failed (a run ending in a propagated failure
+ * did not succeed).
  */
 export function failurePropagations(t: Trajectory, cfg: ChecksConfig): readonly (Propagation | undefined)[] {
   const failures = stepFailures(t, compiledRules(cfg));
