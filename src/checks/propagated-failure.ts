@@ -58,8 +58,9 @@ const memo = new WeakMap<
  * - the inner error's distinctive text appears in the outer's: its whole text, or its first
  *   line; distinctive means at least `minChars` long and not a bare traceback header;
  * - the inner error's type and first line appear as `Type: line` (full or unqualified type name,
- *   the way Python and JavaScript print an exception), however short the line.
- * Anything else, a short text merely contained or a text of its own, is a different failure.
+ *   the way Python and JavaScript print an exception), however short the line;
+ * each quoted whole (see `quotes`). Anything else, a short text merely contained or a text of
+ * its own, is a different failure.
  */
 export function sameFailure(outer: StepFailure, inner: StepFailure, minChars: number): boolean {
   if (outer.text === undefined || inner.text === undefined) return false;
@@ -67,10 +68,29 @@ export function sameFailure(outer: StepFailure, inner: StepFailure, minChars: nu
   const i = inner.text.trim();
   if (i === '') return false;
   if (o === i) return typesAgree(outer.type, inner.type) || distinctive(i, minChars);
-  if (distinctive(i, minChars) && o.includes(i)) return true;
+  if (distinctive(i, minChars) && quotes(o, i, false)) return true;
   const line = firstLine(i);
-  if (distinctive(line, minChars) && o.includes(line)) return true;
-  return typeNames(inner.type).some((name) => o.includes(`${name}: ${line}`));
+  if (distinctive(line, minChars) && quotes(o, line, false)) return true;
+  return typeNames(inner.type).some((name) => quotes(o, `${name}: ${line}`, true));
+}
+
+const WORD_CHAR = /[\p{L}\p{N}_]/u;
+
+/**
+ * Whether `text` holds `quote` as a whole: not inside a longer word at either end (`Error: x`
+ * is not quoted by `Error: xyz`, `TimeoutError` not by `MyTimeoutError`). A short quote must
+ * also end its sentence (`TimeoutError: timed out` is not quoted by `TimeoutError: timed out
+ * after the retry`, a different message).
+ */
+function quotes(text: string, quote: string, short: boolean): boolean {
+  for (let at = text.indexOf(quote); at >= 0; at = text.indexOf(quote, at + 1)) {
+    const before = at === 0 ? '' : text[at - 1]!;
+    const after = text[at + quote.length] ?? '';
+    if (WORD_CHAR.test(before) || WORD_CHAR.test(after)) continue;
+    if (short && after === ' ') continue;
+    return true;
+  }
+  return false;
 }
 
 function computePropagations(

@@ -119,3 +119,22 @@ describe('failurePropagations over random span trees', () => {
     );
   });
 });
+
+describe('sameFailure: a quote is whole', () => {
+  it('not inside a longer word, and a short `Type: line` ends its sentence', () => {
+    const inner = exc('Error', 'x');
+    expect(sameFailure(exc('E', 'failed: Error: x\n    at run (a.js:1:1)'), inner, 24)).toBe(true);
+    expect(sameFailure(exc('E', 'failed: Error: x.'), inner, 24)).toBe(true);
+    expect(sameFailure(exc('E', 'failed: Error: xyz'), inner, 24)).toBe(false);
+    expect(sameFailure(exc('E', 'failed: MyError: x'), inner, 24)).toBe(false);
+    const timeout = exc('TimeoutError', 'timed out');
+    expect(sameFailure(exc('E', 'upload: TimeoutError: timed out after the retry'), timeout, 24)).toBe(false);
+    expect(sameFailure(exc('E', 'upload: pkg.TimeoutError: timed out'), timeout, 24)).toBe(true);
+  });
+
+  it('a distinctive text may be followed by more words, not glued to them', () => {
+    const inner = exc(undefined, 'connection refused by host');
+    expect(sameFailure(exc('E', 'fetch failed: connection refused by host (attempt 3)'), inner, 24)).toBe(true);
+    expect(sameFailure(exc('E', 'fetch failed: connection refused by hosts b and c'), inner, 24)).toBe(false);
+  });
+});
