@@ -1,4 +1,5 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
+import { errorTypeName } from '../normalize/error.ts';
 import type { Step } from '../normalize/step.ts';
 import type { CompiledRules } from './rules.ts';
 
@@ -18,7 +19,8 @@ export interface StepFailure {
  */
 export function stepFailure(step: Step, rules: CompiledRules): StepFailure | undefined {
   const err = step.error;
-  const type = err?.type ?? stringAttr(step, 'error.type');
+  // A placeholder `error.type` (`_OTHER`, `unknown`) still marks the failure below, but names no type.
+  const type = err?.type ?? errorTypeName(stringAttr(step, 'error.type'));
   const text = nonEmpty(err?.message);
   // The normalizer's error names the most specific evidence; the raw fields are read too, so
   // a step built without one (or by a mapper that missed it) still counts.

@@ -22,6 +22,30 @@ describe('checks on the TRAIL dev traces', () => {
   });
 
   it.each(traces.map((t) => [t.traceId, t] as const))(
+    '%s: a step span whose exception wraps its tool child\'s is evidence of the tool\'s hit, not a hit of its own',
+    (traceId, trace) => {
+      // Read from the raw spans: smolagents raises AgentExecutionError("... TypeError: <the tool's message>").
+      const message = (s: Span) => s.events.findLast((e) => e.name === 'exception')?.attributes['exception.message'];
+      const errorOutput = results.get(traceId)!.l0.filter((h) => h.pattern === 'error-output');
+      for (const child of trace.spans.filter((s) => isTool(s) && errored(s))) {
+        const parent = trace.spans.find((s) => s.spanId === child.parentSpanId);
+        const inner = message(child);
+        const outer = parent === undefined ? undefined : message(parent);
+        if (typeof inner !== 'string' || typeof outer !== 'string' || !outer.includes(inner)) continue;
+        expect(errorOutput.map((h) => h.anchor)).not.toContain(parent!.spanId);
+        const hit = errorOutput.find((h) => h.anchor === child.spanId)!;
+        expect(hit.evidence.map((e) => e.spanId)).toContain(parent!.spanId);
+      }
+    },
+  );
+
+  it('folds each of the 17 wrapped tool failures into its tool\'s hit', () => {
+    const folded = [...results.values()].flatMap((r) => r.l0.filter((h) => h.pattern === 'error-output' && h.evidence.length > 1));
+    expect(folded).toHaveLength(17);
+    expect(folded.every((h) => h.evidence.length === 2)).toBe(true);
+  });
+
+  it.each(traces.map((t) => [t.traceId, t] as const))(
     '%s: every byte-identical repeated tool call is found as repetition with its span ids',
     (traceId, trace) => {
       const byCall = new Map<string, string[]>();

@@ -44,3 +44,28 @@ describe('readStepError', () => {
     expect(readStepError(span)).toEqual({ source: 'exception', type: 'KeyError' });
   });
 });
+
+describe('placeholder error types', () => {
+  it('a placeholder error.type still marks the failure, but names no type', () => {
+    for (const placeholder of ['_OTHER', 'unknown', 'Unknown', 'undefined', 'null', 'None']) {
+      const span = makeSpan({ status: { code: 2, message: 'boom' }, attributes: { 'error.type': placeholder } });
+      expect(readStepError(span), placeholder).toEqual({ source: 'error.type', message: 'boom' });
+    }
+    expect(readStepError(makeSpan({ attributes: { 'error.type': '_OTHER' } }))).toEqual({ source: 'error.type' });
+  });
+
+  it('Mastra: error.type "unknown" gives way to the exception event\'s type', () => {
+    // As /work/captures/mastra records a failed tool: error.type=unknown, exception.type=Error.
+    const span = makeSpan({
+      status: { code: 2, message: 'order service timed out after 30s' },
+      attributes: { 'error.type': 'unknown' },
+      events: [exceptionEvent({ 'exception.type': 'Error', 'exception.message': 'order service timed out after 30s' })],
+    });
+    expect(readStepError(span)).toEqual({ source: 'exception', type: 'Error', message: 'order service timed out after 30s' });
+  });
+
+  it('a placeholder exception.type is no type either', () => {
+    const span = makeSpan({ status: { code: 2 }, events: [exceptionEvent({ 'exception.type': '_OTHER', 'exception.message': 'x' })] });
+    expect(readStepError(span)).toEqual({ source: 'exception', message: 'x' });
+  });
+});
