@@ -5,6 +5,7 @@ import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
 import { readTask } from './message-shape.ts';
+import { failurePropagations } from './propagated-failure.ts';
 import { compiledRules } from './rules.ts';
 import { agentRuns, type AgentRun } from './run-outcome.ts';
 import { stepFailures, type StepFailure } from './step-failure.ts';
@@ -48,9 +49,14 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     return tasks.get(j);
   };
 
+  // A failure that propagated through enclosing spans is one failure: its reappearances are
+  // claimed at the step where it began (as error-output reports it), never once per span.
+  const links = failurePropagations(t, cfg);
+
   failures.forEach((failure, i) => {
     const failed = t.steps[i];
     if (failure === undefined || failed === undefined) return;
+    const origin = links[i]?.origin ?? i;
     const needle = distinctiveText(failure, cfg);
     if (needle === undefined) return;
     const carriers: Step[] = [];
@@ -72,7 +78,7 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
     }
     if (carriers.length === 0) return;
     const quoted = excerpt(needle, cfg.options.detailExcerptChars);
-    add(i, `error text of ${describeStep(failed)} ("${quoted}") reappears in ${where.join(', ')}`, [failed, ...carriers]);
+    add(origin, `error text of ${describeStep(failed)} ("${quoted}") reappears in ${where.join(', ')}`, [t.steps[origin]!, failed, ...carriers]);
   });
 
   // Absence of a later success is claimed from complete captures only, and not for a tool

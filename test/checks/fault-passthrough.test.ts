@@ -57,6 +57,21 @@ describe('fault-passthrough: the error text used later', () => {
   });
 });
 
+describe('fault-passthrough: one failure, however many spans it propagated through', () => {
+  it('claims a reappearance of a wrapper\'s error at the step where the failure began (smolagents Step spans)', () => {
+    const run = agent('Done.', { at: 0, end: 20 });
+    const stepSpan = step('other', { name: 'Step 3', at: 1, end: 4, ...under(run) });
+    const bad = failedTool('lookup_order', `OrderServiceUnavailable: ${MESSAGE}`, { at: 2, end: 3, ...under(stepSpan) });
+    const wrapped = `Error executing tool 'lookup_order' with arguments {'order_id': '42'}: OrderServiceUnavailable: ${MESSAGE}`;
+    const failedStep = { ...stepSpan, statusCode: 2 as const, eventNames: ['exception'], error: { source: 'exception' as const, type: 'AgentToolExecutionError', message: wrapped } };
+    const mail = tool('send_email', { at: 6, args: JSON.stringify({ body: wrapped }), ...under(run) });
+    const retry = tool('lookup_order', { at: 8, args: '{}', result: 'shipped', ...under(run) });
+    const hits = faultPassthrough(trajectory([run, failedStep, bad, mail, retry]), cfg);
+    expect(hits.map((h) => h.anchor)).toEqual([bad.id]);
+    expect(hits[0]!.evidence.map((e) => e.spanId)).toContain(failedStep.id);
+  });
+});
+
 describe('fault-passthrough: replaying the conversation is not passing the fault through', () => {
   it('LangGraph + OpenInference: agent nodes, tools nodes and a root output that replay the message state', () => {
     const toolError = `Error: ${MESSAGE}`;
