@@ -33,3 +33,44 @@ describe('toToolArgs', () => {
     expect(toToolArgs('')).toEqual({ raw: '', digest: textDigest('') });
   });
 });
+
+describe('toToolArgs reads a recorded call f(*args, **kwargs) as the call it records', () => {
+  // Shapes as the instrumentations wrote them in the issue-19 captures.
+  const wrapped = {
+    openllmetry: '{"args": [], "kwargs": {"city": "Paris"}}',
+    llamaindex: '{"kwargs": {"city": "Paris"}}',
+    smolagents: '{"args": [], "sanitize_inputs_outputs": true, "kwargs": {"city": "Paris"}}',
+  };
+
+  it.each(Object.entries(wrapped))('%s: parsed is the keyword arguments, raw exactly as captured', (_name, raw) => {
+    expect(toToolArgs(raw, 'json')).toEqual({ raw, parsed: { city: 'Paris' }, recorded: 'kwargs', digest: jsonDigest({ city: 'Paris' }), declared: 'json' });
+  });
+
+  it('gives one call one digest however it was wrapped, and the same as the plain arguments', () => {
+    const digests = new Set([...Object.values(wrapped), '{"city":"Paris"}', { kwargs: { city: 'Paris' } }].map((v) => toToolArgs(v).digest));
+    expect(digests.size).toBe(1);
+    expect(toToolArgs(wrapped.openllmetry).digest).not.toBe(toToolArgs('{"args": [], "kwargs": {"city": "Rome"}}').digest);
+  });
+
+  it('reads a call with no arguments at all as {}', () => {
+    expect(toToolArgs('{"args": []}')).toMatchObject({ parsed: {}, recorded: 'kwargs' });
+  });
+
+  it('leaves a call with positional arguments as captured: positions cannot be named', () => {
+    const raw = '{"args": ["Paris"], "kwargs": {}}';
+    expect(toToolArgs(raw)).toEqual({ raw, parsed: { args: ['Paris'], kwargs: {} }, digest: jsonDigest({ args: ['Paris'], kwargs: {} }) });
+  });
+
+  it('leaves shapes not known to be a call as they are', () => {
+    for (const raw of [
+      '{"kwargs": {"color": "green"}, "metadata": {"thread_id": "t1"}}', // structured member beside them
+      '{"args": "Paris"}', // args not an array
+      '{"kwargs": ["Paris"]}', // kwargs not an object
+      '[{"kwargs": {}}]',
+    ]) {
+      const args = toToolArgs(raw);
+      expect(args.parsed, raw).toEqual(JSON.parse(raw));
+      expect('recorded' in args, raw).toBe(false);
+    }
+  });
+});
