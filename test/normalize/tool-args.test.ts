@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { jsonDigest, textDigest } from '../../src/normalize/canonical-json.ts';
 import { toToolArgs } from '../../src/normalize/tool-args.ts';
@@ -72,5 +73,25 @@ describe('toToolArgs reads a recorded call f(*args, **kwargs) as the call it rec
       expect(args.parsed, raw).toEqual(JSON.parse(raw));
       expect('recorded' in args, raw).toBe(false);
     }
+  });
+});
+
+describe('toToolArgs digest of recorded calls (property)', () => {
+  const json = fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown);
+  const kwargs = fc.dictionary(fc.string().filter((k) => k !== '__proto__'), json);
+
+  it('a call with no positional arguments has the digest of its keyword arguments, however wrapped', () => {
+    fc.assert(
+      fc.property(kwargs, fc.boolean(), fc.option(fc.boolean(), { nil: undefined }), (kw, withArgs, flag) => {
+        const record: Record<string, unknown> = { kwargs: kw };
+        if (withArgs) record['args'] = [];
+        if (flag !== undefined) record['sanitize_inputs_outputs'] = flag;
+        const args = toToolArgs(JSON.stringify(record));
+        expect(args.recorded).toBe('kwargs');
+        expect(args.parsed).toEqual(kw);
+        expect(args.digest).toBe(jsonDigest(kw));
+        expect(args.raw).toBe(JSON.stringify(record));
+      }),
+    );
   });
 });
