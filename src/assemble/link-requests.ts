@@ -17,7 +17,9 @@ import { matchRequestedToolCalls } from './capture-gaps.ts';
  *   whose own arguments are an object keeps them: the capture wins. A match by tool name alone
  *   is used only when it is unambiguous: every request of that tool name that the step could
  *   answer (asked no later than the step started, not matched by id, and not matched to a
- *   step that started before it) asks for the same arguments. Otherwise nothing is derived.
+ *   step that started before it) asks for the same arguments. And the step's own text must not
+ *   contradict the request: each scalar argument it names appears in that text (see
+ *   `notContradicted`). Otherwise nothing is derived.
  *
  * Returns `steps` itself when nothing changes. Pure.
  */
@@ -37,7 +39,12 @@ export function linkRequests(steps: Step[]): Step[] {
       changes.toolCallId = m.call.id;
       changes.toolCallIdSource = 'request';
     }
-    if (needsArgs(tool.args) && m.requested !== undefined && (m.byId || agreeing.has(m.call.name!) || unambiguous(m, matches, steps))) {
+    if (
+      needsArgs(tool.args) &&
+      m.requested !== undefined &&
+      (m.byId || agreeing.has(m.call.name!) || unambiguous(m, matches, steps)) &&
+      notContradicted(tool.args, m.requested)
+    ) {
       changes.args = derivedArgs(m.requested, tool.args);
     }
     if (changes.toolCallId === undefined && changes.args === undefined) continue;
@@ -65,6 +72,26 @@ function requestedArgs(call: RequestedToolCall): ToolArgs | undefined {
 /** A step's own arguments give no call to read: absent, unparsed text, a scalar or an array. */
 function needsArgs(args: ToolArgs | undefined): boolean {
   return args === undefined || !isPlainObject(args.parsed);
+}
+
+/**
+ * The span's own text does not contradict the request: each scalar argument the request names
+ * appears in it (a bare `Paris` for `{"city": "Paris"}`; booleans in any case, for Python's
+ * `True`). A request the step was paired with by position alone, while the step's real request
+ * went unrecorded, shows here as a different value. Nothing to contradict when the span has no
+ * arguments.
+ */
+function notContradicted(own: ToolArgs | undefined, requested: ToolArgs): boolean {
+  if (own === undefined) return true;
+  const text = own.raw;
+  for (const value of Object.values(requested.parsed as Record<string, unknown>)) {
+    if (typeof value === 'string' || typeof value === 'number') {
+      if (!text.includes(String(value))) return false;
+    } else if (typeof value === 'boolean') {
+      if (!text.toLowerCase().includes(String(value))) return false;
+    }
+  }
+  return true;
 }
 
 function derivedArgs(requested: ToolArgs, own: ToolArgs | undefined): ToolArgs {

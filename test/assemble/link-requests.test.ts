@@ -164,6 +164,16 @@ describe('linkRequests: arguments from the request a tool step answers', () => {
     expect(linkRequests(missing)).toBe(missing);
   });
 
+  it('derives nothing the span own text contradicts: a request paired by position while the real one went unrecorded', () => {
+    // the Paris request's tool span is missing and the Rome request's llm span too: by name in
+    // order the Rome step would be paired with the Paris request
+    const steps = [llm(1, [{ name: 'get_weather', arguments: '{"city":"Paris"}' }]), langgraphTool(3, 'get_weather', 'Rome')];
+    expect(linkRequests(steps)).toBe(steps);
+    // Python's repr of a several-argument call names every value: not contradicted
+    const repr = [llm(1, [{ name: 'convert', arguments: '{"amount": 3, "exact": true, "to": "EUR"}' }]), langgraphTool(2, 'convert', "{'amount': 3, 'exact': True, 'to': 'EUR'}")];
+    expect(linkRequests(repr)[1]!.args).toMatchObject({ parsed: { amount: 3, exact: true, to: 'EUR' }, source: 'request' });
+  });
+
   it('derives from requests of one tool name when they ask for the same arguments, or when call ids match', () => {
     const same = [
       llm(1, [
@@ -229,11 +239,11 @@ describe('malformed-structure on derived arguments', () => {
 
   it('still reports a declared-JSON capture that does not parse, whatever the request supplied', () => {
     const chat = llm(1, [{ name: 'lookup_order', arguments: '{"order_id": "42"}' }]);
-    const tool = langchainJsTool(2, 'lookup_order', '{"order_id": ');
+    const tool = langchainJsTool(2, 'lookup_order', '{"order_id": "42"');
     const linked = linkRequests([chat, tool]);
     expect(linked[1]!.args?.source).toBe('request');
     expect(malformedStructure(makeTrajectory(linked), defaultChecksConfig).map((h) => h.detail)).toEqual([
-      'tool "lookup_order" arguments are not JSON (openinference): "{"order_id":"',
+      'tool "lookup_order" arguments are not JSON (openinference): "{"order_id": "42""',
     ]);
   });
 });
