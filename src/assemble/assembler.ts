@@ -1,6 +1,7 @@
 import { compareCodeUnits, sortSmall } from '../normalize/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
+import { linkRequests } from './link-requests.ts';
 import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
 import { type Inherited, inheritedReasons } from './revision-inheritance.ts';
@@ -525,7 +526,8 @@ export class Assembler {
         revision: buffer.revision,
         complete: incompleteReasons.length === 0,
         incompleteReasons,
-        steps,
+        // The checks see what the requests tell of the tool steps; the retained steps stay as captured.
+        steps: linkRequests(steps),
         conflicts: buffer.conflicts,
         ...(buffer.sessionConflicts.length > 0 ? { sessionConflicts: buffer.sessionConflicts } : {}),
         refusedSpans: buffer.refusedSpans,

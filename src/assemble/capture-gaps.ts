@@ -176,20 +176,3 @@ class CandidateQueues {
     return undefined;
   }
 }
-
-/**
- * Tool call ids the capture implies but the tool span does not carry: span id of a tool step
- * with no `toolCallId` → the id of the requested call it answers (matched as in `captureGaps`).
- * OpenInference and OpenLLMetry tool spans often carry no call id while the LLM output that
- * asked for the call does. A derived fact, written as such on the trajectory line.
- */
-export function derivedToolCallIds(steps: readonly Step[]): Map<string, string> {
-  const derived = new Map<string, string>();
-  matchRequestedToolCalls(steps, (_llm, call, toolIndex) => {
-    if (toolIndex === undefined || call.id === undefined) return;
-    const tool = steps[toolIndex]!;
-    if (tool.toolCallId === undefined) derived.set(tool.id, call.id);
-  });
-  return derived;
-}
-

@@ -1,5 +1,5 @@
-import type { Step } from '../normalize/step.ts';
-import { captureGaps, derivedToolCallIds } from './capture-gaps.ts';
+import type { Step, ToolArgs } from '../normalize/step.ts';
+import { captureGaps } from './capture-gaps.ts';
 import type { Trajectory } from './trajectory.ts';
 
 export interface TrajectoryJsonOptions {
@@ -37,33 +37,25 @@ function gapsField(t: Trajectory): Record<string, unknown> {
   return gaps.length === 0 ? {} : { captureGaps: gaps };
 }
 
-/**
- * The steps, each with the tool call id its capture implies when its span carries none
- * (`derivedToolCallIds`), marked `toolCallIdDerived: true` so it is never mistaken for a
- * captured one.
- */
 function stepsToJson(steps: readonly Step[], options: TrajectoryJsonOptions): Record<string, unknown>[] {
-  const derived = derivedToolCallIds(steps);
-  return steps.map((s) => stepToJson(s, options, derived.get(s.id)));
+  return steps.map((s) => stepToJson(s, options));
 }
 
-export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }, derivedCallId?: string): Record<string, unknown> {
+/**
+ * One step. Facts derived from the LLM request a tool step answers (`linkRequests`) are marked
+ * so they are never mistaken for captured ones: `toolCallIdDerived: true`, `args.source:
+ * 'request'` (with the span's own text as `args.captured`).
+ */
+export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput: false }): Record<string, unknown> {
   const out: Record<string, unknown> = { id: s.id, traceId: s.traceId };
   if (s.parentId !== undefined) out.parentId = s.parentId;
   out.kind = s.kind;
   out.name = s.name;
   out.convention = s.convention;
   if (s.toolName !== undefined) out.toolName = s.toolName;
-  if (s.toolCallId !== undefined) {
-    out.toolCallId = s.toolCallId;
-  } else if (derivedCallId !== undefined) {
-    out.toolCallId = derivedCallId;
-    out.toolCallIdDerived = true;
-  }
-  if (s.args !== undefined) {
-    // `declared` is an input to the checks, not part of the line's documented shape.
-    out.args = s.args.parsed === undefined ? { raw: s.args.raw, digest: s.args.digest } : { raw: s.args.raw, parsed: s.args.parsed, digest: s.args.digest };
-  }
+  if (s.toolCallId !== undefined) out.toolCallId = s.toolCallId;
+  if (s.toolCallIdSource === 'request') out.toolCallIdDerived = true;
+  if (s.args !== undefined) out.args = argsToJson(s.args);
   if (s.input !== undefined && (s.kind !== 'llm' || options.llmInput)) out.input = s.input;
   if (s.result !== undefined) out.result = s.result;
   if (s.error !== undefined) out.error = s.error;
@@ -74,5 +66,16 @@ export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput:
   out.startTime = s.startTimeUnixNano.toString();
   out.endTime = s.endTimeUnixNano.toString();
   out.statusCode = s.statusCode;
+  return out;
+}
+
+/** `declared` is an input to the checks, not part of the line's documented shape. */
+function argsToJson(args: ToolArgs): Record<string, unknown> {
+  const out: Record<string, unknown> = { raw: args.raw };
+  if (args.parsed !== undefined) out.parsed = args.parsed;
+  if (args.recorded !== undefined) out.recorded = args.recorded;
+  out.digest = args.digest;
+  if (args.source !== undefined) out.source = args.source;
+  if (args.captured !== undefined) out.captured = args.captured;
   return out;
 }

@@ -1,5 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
-import type { Step } from '../normalize/step.ts';
+import { parseJsonText } from '../normalize/json-text.ts';
+import { readRecordedCall } from '../normalize/recorded-call.ts';
+import type { Step, ToolArgs } from '../normalize/step.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { excerpt } from './hit-text.ts';
@@ -13,7 +15,8 @@ import { compareCodeUnits } from '../normalize/sort-small.ts';
  *   or come undeclared from a convention listed in `options.jsonArgsConventions`;
  * - arguments that are a JSON object violating the tool's declared parameter schema, when some
  *   step of the trajectory carries one in `toolSchemas` (see {@link validateJsonSubset} for the
- *   subset); wrapped calls are unwrapped first ({@link callArguments}). A scalar or an array
+ *   subset), a recorded call by its keyword arguments ({@link callArguments}); derived
+ *   arguments (`args.source: 'request'`, the model's request) are validated like captured ones. A scalar or an array
  *   is not validated: instrumentations record a one-argument call as that argument's bare value
  *   (LangChain.js OpenInference writes `{"order_id": "42"}` as `input.value: "42"`, mime type
  *   `application/json`; LangGraph Python writes `Paris`), which names no parameter;
@@ -32,17 +35,16 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   t.steps.forEach((step, i) => {
     // A tool step with no tool name is a capture gap (`captureGaps`), not the agent's fault.
     if (step.kind !== 'tool' || step.args === undefined) return;
-    if (step.args.parsed === undefined) {
-      if (mustBeJson(step, jsonConventions)) {
-        const quoted = excerpt(step.args.raw, cfg.options.detailExcerptChars);
-        add(step.traceId, step.id, `${toolLabel(step)} arguments are not JSON (${step.convention}): "${quoted}"`);
-      }
-      return;
+    const captured = capturedText(step.args);
+    if (captured !== undefined && !captured.parses && mustBeJson(step, jsonConventions)) {
+      const quoted = excerpt(captured.text, cfg.options.detailExcerptChars);
+      add(step.traceId, step.id, `${toolLabel(step)} arguments are not JSON (${step.convention}): "${quoted}"`);
     }
+    if (step.args.parsed === undefined) return;
     if (step.toolName === undefined) return;
     const schema = declaredSchema(i, step.toolName);
     if (schema === undefined) return;
-    const args = callArguments(step.args.parsed, schema);
+    const args = callArguments(step.args, schema);
     if (!isPlainObject(args)) return;
     const problems = validateJsonSubset(args, schema);
     if (problems.length > 0) {
@@ -70,6 +72,17 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
       detail: entry.parts.join('; '),
       evidence: [{ traceId: entry.traceId, spanId: anchor }],
     }));
+}
+
+/**
+ * The tool span's own arguments text and whether it parses: `raw`, or for arguments derived
+ * from the request (`source: 'request'`) the text they replaced, so a declared-JSON capture
+ * that does not parse is reported whether or not the request supplied the arguments.
+ */
+function capturedText(args: ToolArgs): { text: string; parses: boolean } | undefined {
+  if (args.source !== 'request') return { text: args.raw, parses: args.parsed !== undefined };
+  if (args.captured === undefined) return undefined;
+  return { text: args.captured, parses: parseJsonText(args.captured) !== undefined };
 }
 
 /** Arguments that must parse: declared JSON, or undeclared from a convention configured as JSON. */
@@ -105,33 +118,20 @@ function schemaResolver(t: Trajectory): (index: number, toolName: string) => Rec
 }
 
 /**
- * The value to validate against the parameter schema, unwrapping wrapped calls by their shape,
- * whatever framework or convention wrote them: an object with a `kwargs` object and/or an
- * `args` array, whose other members are scalars (flags such as smolagents'
- * `sanitize_inputs_outputs`), is a recorded call `f(*args, **kwargs)` (OpenLLMetry and
- * LlamaIndex `{"args": [], "kwargs": {...}}` or `{"kwargs": {...}}`, smolagents
- * `{"args": [...], "sanitize_inputs_outputs": ..., "kwargs": {...}}`): its keyword arguments
- * are the parameters. A call with positional arguments cannot be matched to parameter names,
- * nor can a value with `args`/`kwargs` beside structured members (a shape not known to be a
- * call), so neither is validated (`undefined`). A schema that itself declares an `args` or
- * `kwargs` property means the value is not wrapped.
+ * The value to validate against the parameter schema. Normalize has read a recorded call as
+ * its keyword arguments (`ToolArgs.recorded`, `readRecordedCall`); a schema that itself
+ * declares an `args` or `kwargs` property means the value was not wrapped, so the captured
+ * value is read again as it is. A call with positional arguments cannot be matched to
+ * parameter names, nor can a value with `args`/`kwargs` beside structured members (a shape not
+ * known to be a call), so neither is validated (`undefined`).
  */
-export function callArguments(parsed: unknown, schema: Record<string, unknown>): unknown {
-  if (!isPlainObject(parsed)) return parsed;
-  const hasArgs = Object.hasOwn(parsed, 'args');
-  const hasKwargs = Object.hasOwn(parsed, 'kwargs');
-  if (!hasArgs && !hasKwargs) return parsed;
+export function callArguments(args: ToolArgs, schema: Record<string, unknown>): unknown {
   const properties = schema['properties'];
-  if (isPlainObject(properties) && (Object.hasOwn(properties, 'args') || Object.hasOwn(properties, 'kwargs'))) return parsed;
-  const args = parsed['args'];
-  const kwargs = parsed['kwargs'];
-  if (hasArgs && !Array.isArray(args)) return undefined;
-  if (hasKwargs && !isPlainObject(kwargs)) return undefined;
-  for (const [key, value] of Object.entries(parsed)) {
-    if (key !== 'args' && key !== 'kwargs' && typeof value === 'object' && value !== null) return undefined;
-  }
-  if (Array.isArray(args) && args.length > 0) return undefined;
-  return hasKwargs ? kwargs : {};
+  const declaresCall = isPlainObject(properties) && (Object.hasOwn(properties, 'args') || Object.hasOwn(properties, 'kwargs'));
+  if (declaresCall) return args.recorded === 'kwargs' ? parseJsonText(args.raw)?.value : args.parsed;
+  if (args.recorded === 'kwargs') return args.parsed;
+  const call = readRecordedCall(args.parsed);
+  return call === undefined ? args.parsed : undefined;
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

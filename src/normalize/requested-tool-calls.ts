@@ -5,7 +5,8 @@ import { parseJsonText } from './json-text.ts';
 
 /**
  * The tool calls an LLM step's output asked for, read where each convention records them. Only
- * what identifies a call is kept (its id and tool name); a call naming neither is skipped.
+ * what identifies a call (its id and tool name) and its arguments as carried are kept; a call
+ * naming neither is skipped.
  * `undefined` when the output names none. These readers are shared so that every mapper whose
  * spans may carry a vocabulary reads it the same way.
  */
@@ -26,7 +27,7 @@ export function genaiRequestedToolCalls(messages: AttrValue | undefined): Reques
     if (!Array.isArray(parts)) continue;
     for (const part of parts) {
       if (!isRecord(part) || part['type'] !== 'tool_call') continue;
-      calls = push(calls, stringOf(part['id']), stringOf(part['name']));
+      calls = push(calls, stringOf(part['id']), stringOf(part['name']), part['arguments']);
     }
   }
   return calls;
@@ -35,8 +36,8 @@ export function genaiRequestedToolCalls(messages: AttrValue | undefined): Reques
 /**
  * Flattened, indexed tool calls: `${prefix}.{i}${infix}.{k}${idSuffix}` / `${nameSuffix}`, read
  * for each output index `i` that has a `${prefix}.{i}${marker}` attribute or a first tool call.
- * OpenInference: `llm.output_messages.{i}.message.tool_calls.{k}.tool_call.{id,function.name}`;
- * OpenLLMetry: `gen_ai.completion.{i}.tool_calls.{k}.{id,name}`.
+ * OpenInference: `llm.output_messages.{i}.message.tool_calls.{k}.tool_call.{id,function.name,
+ * function.arguments}`; OpenLLMetry: `gen_ai.completion.{i}.tool_calls.{k}.{id,name,arguments}`.
  */
 export function indexedRequestedToolCalls(attributes: Attributes, layout: IndexedLayout): RequestedToolCall[] | undefined {
   let calls: RequestedToolCall[] | undefined;
@@ -51,7 +52,7 @@ export function indexedRequestedToolCalls(attributes: Attributes, layout: Indexe
       const id = idAttr(attributes, callAt(k) + layout.idSuffix);
       const name = idAttr(attributes, callAt(k) + layout.nameSuffix);
       if (id === undefined && name === undefined) break;
-      calls = push(calls, id, name);
+      calls = push(calls, id, name, attributes[callAt(k) + layout.argumentsSuffix]);
     }
   }
   return calls;
@@ -65,6 +66,7 @@ export interface IndexedLayout {
   infix: string;
   idSuffix: string;
   nameSuffix: string;
+  argumentsSuffix: string;
 }
 
 export const OPENINFERENCE_OUTPUT_LAYOUT: IndexedLayout = {
@@ -73,6 +75,7 @@ export const OPENINFERENCE_OUTPUT_LAYOUT: IndexedLayout = {
   infix: '.message.tool_calls',
   idSuffix: '.tool_call.id',
   nameSuffix: '.tool_call.function.name',
+  argumentsSuffix: '.tool_call.function.arguments',
 };
 
 export const OPENLLMETRY_COMPLETION_LAYOUT: IndexedLayout = {
@@ -81,6 +84,7 @@ export const OPENLLMETRY_COMPLETION_LAYOUT: IndexedLayout = {
   infix: '.tool_calls',
   idSuffix: '.id',
   nameSuffix: '.name',
+  argumentsSuffix: '.arguments',
 };
 
 /** AI SDK `ai.response.toolCalls`: JSON text of `[{toolCallId, toolName, args | input}]`. */
@@ -90,7 +94,7 @@ export function vercelRequestedToolCalls(value: AttrValue | undefined): Requeste
   if (!Array.isArray(list)) return undefined;
   let calls: RequestedToolCall[] | undefined;
   for (const call of list) {
-    if (isRecord(call)) calls = push(calls, stringOf(call['toolCallId']), stringOf(call['toolName']));
+    if (isRecord(call)) calls = push(calls, stringOf(call['toolCallId']), stringOf(call['toolName']), call['args'] ?? call['input']);
   }
   return calls;
 }
@@ -109,7 +113,7 @@ export function legacyRequestedToolCalls(choices: readonly unknown[]): Requested
     for (const call of toolCalls) {
       if (!isRecord(call)) continue;
       const fn = call['function'];
-      calls = push(calls, stringOf(call['id']), stringOf(isRecord(fn) ? fn['name'] : call['name']));
+      calls = push(calls, stringOf(call['id']), stringOf(isRecord(fn) ? fn['name'] : call['name']), isRecord(fn) ? fn['arguments'] : call['arguments']);
     }
   }
   return calls;
@@ -118,11 +122,12 @@ export function legacyRequestedToolCalls(choices: readonly unknown[]): Requested
 /** Bound on indexes read, so a span cannot make the reader loop long. */
 const MAX_INDEX = 1024;
 
-function push(calls: RequestedToolCall[] | undefined, id: string | undefined, name: string | undefined): RequestedToolCall[] | undefined {
+function push(calls: RequestedToolCall[] | undefined, id: string | undefined, name: string | undefined, args: unknown): RequestedToolCall[] | undefined {
   if (id === undefined && name === undefined) return calls;
   const call: RequestedToolCall = {};
   if (id !== undefined) call.id = id;
   if (name !== undefined) call.name = name;
+  if (args !== undefined && args !== null) call.arguments = args as AttrValue;
   (calls ??= []).push(call);
   return calls;
 }

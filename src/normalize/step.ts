@@ -1,29 +1,53 @@
-import type { Attributes } from '../ingest/span.ts';
+import type { Attributes, AttrValue } from '../ingest/span.ts';
 
 /** What kind of act a step is, whatever convention described it. */
 export type StepKind = 'llm' | 'tool' | 'agent' | 'retrieval' | 'message' | 'other';
 
 export const STEP_KINDS: readonly StepKind[] = ['llm', 'tool', 'agent', 'retrieval', 'message', 'other'];
 
-/** Tool-call arguments as captured, parsed when they are JSON, and their canonical digest. */
+/**
+ * Tool-call arguments: the text as captured, the call's arguments parsed, and their canonical
+ * digest. A recorded call `{"args": [], "kwargs": {...}}` (see `readRecordedCall`) is read as
+ * the call it records: `parsed` is its keyword arguments, and `recorded` says so.
+ */
 export interface ToolArgs {
-  /** The text exactly as captured (structured AnyValues are serialized to JSON first). */
+  /**
+   * The text exactly as captured (structured AnyValues are serialized to JSON first); never
+   * unwrapped. With `source: 'request'`, the arguments as the requesting llm step captured them.
+   */
   raw: string;
-  /** The parsed JSON value, present only when `raw` parses as JSON. */
+  /**
+   * The call's arguments: the parsed JSON value, present only when `raw` parses as JSON; for a
+   * recorded call with no positional arguments, its keyword arguments (`recorded: 'kwargs'`).
+   */
   parsed?: unknown;
   /**
-   * sha256 hex of the canonical form: canonical JSON (sorted keys, normalized numbers, no
-   * insignificant whitespace) when `raw` parses, else of the exact text prefixed so the two
-   * never collide.
+   * `kwargs`: `raw` is a recorded call and `parsed` its keyword arguments, unwrapped. Absent:
+   * `parsed` is `raw` parsed as it is.
+   */
+  recorded?: 'kwargs';
+  /**
+   * sha256 hex of the canonical form of the call's arguments: canonical JSON of `parsed`
+   * (sorted keys, normalized numbers, no insignificant whitespace; so one call has one digest
+   * however it was wrapped) when `raw` parses, else of the exact text prefixed so the two never
+   * collide.
    */
   digest: string;
   /**
    * What the instrumentation declared the arguments to be, when it declares it: `json` for
    * attributes specified as JSON (GenAI `gen_ai.tool.call.arguments`, AI SDK `ai.toolCall.args`,
    * OpenInference `input.value` with `input.mime_type: application/json`), `text` where its
-   * convention says text (OpenInference without a JSON mime type). Absent: not declared.
+   * convention says text (OpenInference without a JSON mime type). Absent: not declared. With
+   * `source: 'request'`, the format declared for the tool span's own text (`captured`).
    */
   declared?: ArgsFormat;
+  /**
+   * `request`: the tool span's own arguments were absent or not a structured object, and these
+   * are the arguments of the LLM request the step answers (`linkRequests`): a derived fact.
+   */
+  source?: 'request';
+  /** With `source: 'request'`: the tool span's own arguments text, when it had any. */
+  captured?: string;
 }
 
 /** A declared format of captured tool arguments. */
@@ -33,6 +57,8 @@ export type ArgsFormat = 'json' | 'text';
 export interface RequestedToolCall {
   id?: string;
   name?: string;
+  /** The call's arguments as the output carried them (JSON text, or a structured value). */
+  arguments?: AttrValue;
 }
 
 /** Where a step's error was read from. */
@@ -61,6 +87,8 @@ export interface Step {
   convention: string;
   toolName?: string;
   toolCallId?: string;
+  /** `request`: `toolCallId` is the id of the LLM request the step answers (`linkRequests`), not the span's. */
+  toolCallIdSource?: 'request';
   args?: ToolArgs;
   /** The tool result (tools) or the output text (llm, agent) as captured. */
   result?: string;

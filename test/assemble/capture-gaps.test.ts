@@ -3,7 +3,7 @@
  * records when an LLM output asks for tool calls, and what it leaves out of a tool span.
  */
 import { describe, expect, it } from 'vitest';
-import { captureGaps, derivedToolCallIds, hiddenToolCalls } from '../../src/assemble/capture-gaps.ts';
+import { captureGaps, hiddenToolCalls } from '../../src/assemble/capture-gaps.ts';
 import { trajectoryToJson } from '../../src/assemble/trajectory-json.ts';
 import type { Attributes } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
@@ -43,8 +43,8 @@ describe('requested tool calls, as each convention records them', () => {
         '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_paris_1","name":"get_weather","arguments":{"city":"Paris"}},{"type":"tool_call","id":"call_order_1","name":"lookup_order","arguments":{}}],"finish_reason":"tool_call"}]',
     });
     expect(chat.requestedToolCalls).toEqual([
-      { id: 'call_paris_1', name: 'get_weather' },
-      { id: 'call_order_1', name: 'lookup_order' },
+      { id: 'call_paris_1', name: 'get_weather', arguments: { city: 'Paris' } },
+      { id: 'call_order_1', name: 'lookup_order', arguments: {} },
     ]);
     // the second call's tool span is not there; a tool span with another id does not answer it
     const steps = [chat, genaiTool(2, 'get_weather', 'call_paris_1'), genaiTool(3, 'lookup_order', 'call_other')];
@@ -62,7 +62,10 @@ describe('requested tool calls, as each convention records them', () => {
       'llm.output_messages.0.message.tool_calls.1.tool_call.function.name': 'get_weather',
       'llm.output_messages.0.message.tool_calls.1.tool_call.function.arguments': '{"city":"Rome"}',
     });
-    expect(llm.requestedToolCalls).toEqual([{ name: 'get_weather' }, { name: 'get_weather' }]);
+    expect(llm.requestedToolCalls).toEqual([
+      { name: 'get_weather', arguments: '{"city":"Paris"}' },
+      { name: 'get_weather', arguments: '{"city":"Rome"}' },
+    ]);
     const tool = (at: number) => read(at, { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': 'Paris', 'output.value': 'sunny' });
     expect(captureGaps([llm, tool(2), tool(3)])).toEqual([]);
     // a tool span that started before the llm step does not answer it
@@ -79,7 +82,7 @@ describe('requested tool calls, as each convention records them', () => {
       'gen_ai.completion.0.tool_calls.0.name': 'get_weather',
       'gen_ai.completion.0.tool_calls.0.arguments': '{"city":"Paris"}',
     });
-    expect(llm.requestedToolCalls).toEqual([{ id: 'call_1', name: 'get_weather' }]);
+    expect(llm.requestedToolCalls).toEqual([{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
     const tool = read(2, { 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather', 'traceloop.entity.input': '{"args": [], "kwargs": {"city": "Paris"}}', 'traceloop.entity.output': '"sunny"' });
     expect(captureGaps([llm, tool])).toEqual([]);
     expect(captureGaps([llm])).toEqual([{ reason: 'tool-call-not-captured', spanIds: [llm.id], toolNames: ['get_weather'] }]);
@@ -90,7 +93,7 @@ describe('requested tool calls, as each convention records them', () => {
       'ai.operationId': 'ai.generateText.doGenerate',
       'ai.response.toolCalls': '[{"toolCallId":"call_paris_1","toolName":"get_weather","input":"{\\"city\\":\\"Paris\\"}"}]',
     });
-    expect(llm.requestedToolCalls).toEqual([{ id: 'call_paris_1', name: 'get_weather' }]);
+    expect(llm.requestedToolCalls).toEqual([{ id: 'call_paris_1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
     const tool = read(2, { 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'get_weather', 'ai.toolCall.id': 'call_paris_1', 'ai.toolCall.args': '{"city":"Paris"}', 'ai.toolCall.result': '"sunny"' });
     expect(captureGaps([llm, tool])).toEqual([]);
   });
@@ -126,35 +129,3 @@ describe('what a tool span leaves out', () => {
     expect('captureGaps' in trajectoryToJson(makeTrajectory([genaiTool(1, 'get_weather')]))).toBe(false);
   });
 });
-
-describe('tool call ids the capture implies', () => {
-  it('fills a tool step lacking a call id from the request it answers, marked derived on the trajectory line', () => {
-    const llm = read(1, {
-      'openinference.span.kind': 'LLM',
-      'llm.output_messages.0.message.role': 'assistant',
-      'llm.output_messages.0.message.tool_calls.0.tool_call.id': 'call_paris_1',
-      'llm.output_messages.0.message.tool_calls.0.tool_call.function.name': 'get_weather',
-      'llm.output_messages.0.message.tool_calls.1.tool_call.id': 'call_rome_1',
-      'llm.output_messages.0.message.tool_calls.1.tool_call.function.name': 'get_weather',
-    });
-    const tool = (at: number) => read(at, { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': 'Paris', 'output.value': 'sunny' });
-    const first = tool(2);
-    const second = tool(3);
-    expect(derivedToolCallIds([llm, first, second])).toEqual(new Map([[first.id, 'call_paris_1'], [second.id, 'call_rome_1']]));
-    const lines = trajectoryToJson(makeTrajectory([llm, first, second]))['steps'] as Record<string, unknown>[];
-    expect(lines[1]).toMatchObject({ toolName: 'get_weather', toolCallId: 'call_paris_1', toolCallIdDerived: true });
-    expect('toolCallId' in lines[0]!).toBe(false);
-    // the step itself is not changed: the derived id is a reading of the capture
-    expect('toolCallId' in first).toBe(false);
-  });
-
-  it('never replaces a captured call id', () => {
-    const chat = read(1, { 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"get_weather"}]}]' });
-    const tool = genaiTool(2, 'get_weather', 'call_1');
-    expect(derivedToolCallIds([chat, tool]).size).toBe(0);
-    const lines = trajectoryToJson(makeTrajectory([chat, tool]))['steps'] as Record<string, unknown>[];
-    expect(lines[1]).toMatchObject({ toolCallId: 'call_1' });
-    expect('toolCallIdDerived' in lines[1]!).toBe(false);
-  });
-});
-

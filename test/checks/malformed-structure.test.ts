@@ -146,6 +146,12 @@ describe('malformed-structure on what real instrumentations record', () => {
     expect(malformedStructure(trajectory([step]), cfg).map((h) => h.detail)).toEqual([
       'tool "get_weather" arguments violate its declared schema: $: missing required property "city"',
     ]);
+    // normalize read this value as a recorded call (`kwargs` beside a scalar); the schema says
+    // it is not one, so the value as captured is what must fit, and does
+    const fits = toolSpan({ 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.mime_type': 'application/json', 'input.value': '{"kwargs": {}, "city": "Paris"}' });
+    expect(fits.args?.recorded).toBe('kwargs');
+    fits.toolSchemas = { get_weather: own };
+    expect(malformedStructure(trajectory([fits]), cfg)).toEqual([]);
   });
 
   it('jsonArgsConventions still makes undeclared arguments of a listed convention JSON; declared text never is', () => {

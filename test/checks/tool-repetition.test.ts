@@ -90,3 +90,24 @@ describe('exact tool repetition', () => {
     expect(toolRepetition(trajectory(steps.slice(1)))).toEqual({ status: 'none-observed' });
   });
 });
+
+describe('exact tool repetition of recorded calls', () => {
+  it('compares the call however it was wrapped: OpenLLMetry, LlamaIndex and smolagents records of one call are equal', () => {
+    const a = tool('get_weather', { at: 1, convention: 'openllmetry', args: '{"args": [], "kwargs": {"city": "Paris"}}' });
+    const b = tool('get_weather', { at: 2, convention: 'openinference', args: '{"kwargs": {"city": "Paris"}}' });
+    const c = tool('get_weather', { at: 3, convention: 'openinference', args: '{"args": [], "sanitize_inputs_outputs": true, "kwargs": {"city": "Paris"}}' });
+    const d = tool('get_weather', { at: 4, args: '{"city": "Paris"}' });
+    const e = tool('get_weather', { at: 5, convention: 'openllmetry', args: '{"args": [], "kwargs": {"city": "Rome"}}' });
+    expect(toolRepetition(trajectory([a, b, c, d, e]))).toEqual({
+      status: 'observed',
+      complete: true,
+      groups: [{ toolName: 'get_weather', argsDigest: toToolArgs('{"city":"Paris"}').digest, count: 4, attempts: [ref(a), ref(b), ref(c), ref(d)] }],
+    });
+  });
+
+  it('keeps a call with positional arguments apart from the same values by name', () => {
+    const positional = tool('get_weather', { at: 1, convention: 'openllmetry', args: '{"args": ["Paris"], "kwargs": {}}' });
+    const named = tool('get_weather', { at: 2, convention: 'openllmetry', args: '{"args": [], "kwargs": {"city": "Paris"}}' });
+    expect(toolRepetition(trajectory([positional, named]))).toEqual({ status: 'none-observed' });
+  });
+});

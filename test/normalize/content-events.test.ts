@@ -151,14 +151,14 @@ describe('log-record bodies (OpenAI-v2 instrumentation)', () => {
         },
       },
     ]);
-    expect(step.requestedToolCalls).toEqual([{ id: 'c1', name: 'get_weather' }]);
+    expect(step.requestedToolCalls).toEqual([{ id: 'c1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
   });
 
   it("so do the tool_call parts of the details event's output messages", () => {
     const step = normalizeSpan(makeSpan({ attributes: { 'gen_ai.operation.name': 'chat' } }));
     const output = [{ role: 'assistant', parts: [{ type: 'tool_call', id: 'c2', name: 'lookup_order', arguments: { order_id: '42' } }] }];
     applyContentEvents(step, [{ name: 'gen_ai.client.inference.operation.details', attributes: { 'gen_ai.output.messages': JSON.stringify(output) } }]);
-    expect(step.requestedToolCalls).toEqual([{ id: 'c2', name: 'lookup_order' }]);
+    expect(step.requestedToolCalls).toEqual([{ id: 'c2', name: 'lookup_order', arguments: { order_id: '42' } }]);
   });
 
   it('a choice without message (content capture off) carries nothing', () => {

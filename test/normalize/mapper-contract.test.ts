@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Span } from '../../src/ingest/span.ts';
 import { argsDigest, jsonDigest, textDigest } from '../../src/normalize/canonical-json.ts';
+import { readRecordedCall } from '../../src/normalize/recorded-call.ts';
 import { applyContentEvents } from '../../src/normalize/content-events.ts';
 import type { ConventionMapper } from '../../src/normalize/mapper.ts';
 import { MAPPERS, normalizeSpan, selectMapper } from '../../src/normalize/normalize.ts';
@@ -259,7 +260,7 @@ const CASES: Record<string, ContractCase[]> = {
           'output.value': 'assistant: ',
         },
       }),
-      expected: { kind: 'llm', model: 'gpt-4o-mini', requestedToolCalls: [{ id: 'call_paris_1', name: 'get_weather' }], result: 'assistant: ' },
+      expected: { kind: 'llm', model: 'gpt-4o-mini', requestedToolCalls: [{ id: 'call_paris_1', name: 'get_weather', arguments: '{"city":"Paris"}' }], result: 'assistant: ' },
       absent: ['toolName', 'args', 'error', 'toolSchemas'],
     },
     {
@@ -571,9 +572,9 @@ describe.each(MAPPERS.map((mapper): [string, ConventionMapper] => [mapper.name, 
       if (key in step) expect(step[key], key).not.toBe('');
     }
 
-    // args are self-consistent: digest of raw, parsed exactly when raw is JSON
+    // args are self-consistent: parsed exactly when raw is JSON, a recorded call read as its
+    // keyword arguments; the digest is of what parsed holds, else of raw
     if (step.args !== undefined) {
-      expect(step.args.digest).toBe(argsDigest(step.args.raw));
       let parsed: { value: unknown } | undefined;
       try {
         parsed = { value: JSON.parse(step.args.raw) };
@@ -581,7 +582,10 @@ describe.each(MAPPERS.map((mapper): [string, ConventionMapper] => [mapper.name, 
         expect(error).toBeInstanceOf(SyntaxError);
       }
       expect('parsed' in step.args).toBe(parsed !== undefined);
-      if (parsed !== undefined) expect(step.args.parsed).toEqual(parsed.value);
+      const call = parsed === undefined ? undefined : readRecordedCall(parsed.value);
+      expect(step.args.recorded).toBe(call?.shape === 'kwargs' ? 'kwargs' : undefined);
+      if (parsed !== undefined) expect(step.args.parsed).toEqual(call?.shape === 'kwargs' ? call.kwargs : parsed.value);
+      expect(step.args.digest).toBe(parsed === undefined ? argsDigest(step.args.raw) : jsonDigest(step.args.parsed));
     }
 
     // an error is read exactly when the span shows one
