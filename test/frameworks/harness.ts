@@ -46,6 +46,9 @@ export interface FrameworkSpec {
   needsLogs?: readonly Column[];
 }
 
+/** What {@link evaluate} reads of a spec: the same for a Python scenario process and a JS scenario run in-process. */
+export type MatrixSpec = Pick<FrameworkSpec, 'id' | 'title' | 'instrumentation' | 'session' | 'needsLogs'>;
+
 export const COLUMNS = ['session', 'toolNames', 'args', 'repetition', 'failure', 'falseFindings'] as const;
 export type Column = (typeof COLUMNS)[number];
 
@@ -69,7 +72,7 @@ export interface MatrixRow {
 }
 
 /** One finding as written to findings.jsonl; only the fields the evaluation reads. */
-interface FindingRow {
+export interface FindingRow {
   finding_id: string;
   area: string;
   claim: string;
@@ -78,7 +81,7 @@ interface FindingRow {
   observation?: { kind: string; tool_name?: string; count?: number; attempts?: { span_id: string }[] };
 }
 
-interface TrajectoryFileRow {
+export interface TrajectoryFileRow {
   key: string;
   revision: number;
   steps: StepRow[];
@@ -157,7 +160,7 @@ function runScenario(python: string, script: string, env: Record<string, string>
   });
 }
 
-async function readJsonl<T>(path: string): Promise<T[]> {
+export async function readJsonl<T>(path: string): Promise<T[]> {
   const text = await readFile(path, 'utf8').catch(() => '');
   return text
     .split('\n')
@@ -165,7 +168,7 @@ async function readJsonl<T>(path: string): Promise<T[]> {
     .map((l) => JSON.parse(l) as T);
 }
 
-function latestRevisions(rows: TrajectoryFileRow[]): TrajectoryFileRow[] {
+export function latestRevisions(rows: TrajectoryFileRow[]): TrajectoryFileRow[] {
   const byKey = new Map<string, TrajectoryFileRow>();
   for (const r of rows) {
     const had = byKey.get(r.key);
@@ -175,13 +178,13 @@ function latestRevisions(rows: TrajectoryFileRow[]): TrajectoryFileRow[] {
 }
 
 /** Findings are written once per trajectory revision they hold for; one id is one claim. */
-function dedupe(rows: FindingRow[]): FindingRow[] {
+export function dedupe(rows: FindingRow[]): FindingRow[] {
   const byId = new Map<string, FindingRow>();
   for (const r of rows) byId.set(r.finding_id, r);
   return [...byId.values()];
 }
 
-function statuses(recorded: Recorded[]): Record<string, number[]> {
+export function statuses(recorded: Recorded[]): Record<string, number[]> {
   const out: Record<string, number[]> = {};
   for (const r of recorded) (out[r.path] ??= []).push(r.status);
   return out;
@@ -204,12 +207,12 @@ export interface RawToolSpan {
   start: bigint;
 }
 
-interface RawCapture {
+export interface RawCapture {
   spans: Span[];
   tools: RawToolSpan[];
 }
 
-function rawSpans(recorded: Recorded[], bodies: Buffer[]): RawCapture {
+export function rawSpans(recorded: Recorded[], bodies: Buffer[]): RawCapture {
   const spans: Span[] = [];
   recorded.forEach((r, i) => {
     if (!r.path.endsWith('/traces') || r.contentType.includes('json')) return;
@@ -220,9 +223,10 @@ function rawSpans(recorded: Recorded[], bodies: Buffer[]): RawCapture {
   const tools: RawToolSpan[] = [];
   for (const s of spans) {
     const a = s.attributes;
-    const isTool = a['openinference.span.kind'] === 'TOOL' || a['gen_ai.operation.name'] === 'execute_tool' || a['traceloop.span.kind'] === 'tool';
+    const isTool =
+      a['openinference.span.kind'] === 'TOOL' || a['gen_ai.operation.name'] === 'execute_tool' || a['traceloop.span.kind'] === 'tool' || a['ai.operationId'] === 'ai.toolCall';
     if (!isTool) continue;
-    const name = str(a['tool.name']) ?? str(a['gen_ai.tool.name']) ?? str(a['traceloop.entity.name']) ?? s.name;
+    const name = str(a['tool.name']) ?? str(a['gen_ai.tool.name']) ?? str(a['traceloop.entity.name']) ?? str(a['ai.toolCall.name']) ?? s.name;
     tools.push({ spanId: s.spanId, name, start: s.startTimeUnixNano });
   }
   tools.sort((x, y) => (x.start < y.start ? -1 : x.start > y.start ? 1 : 0));
@@ -241,7 +245,7 @@ const SCRIPT = [
   { tool: 'get_weather', args: { city: 'Rome' } },
 ] as const;
 
-interface Evidence {
+export interface Evidence {
   sessionId: string;
   trajectories: TrajectoryFileRow[];
   findings: FindingRow[];
@@ -263,7 +267,7 @@ interface Evidence {
  *   which claims the failure had no later success, is the same failure; one claiming the
  *   error "reappears in" a later output is false (the stand-in's final text does not quote it).
  */
-export function evaluate(spec: FrameworkSpec, ev: Evidence): Omit<MatrixRow, 'versions' | 'exportStatuses' | 'scenarioOutput'> {
+export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versions' | 'exportStatuses' | 'scenarioOutput'> {
   const cells = {} as Record<Column, Cell>;
   const steps = new Map<string, { step: StepRow; key: string }>();
   for (const t of ev.trajectories) for (const s of t.steps) steps.set(s.id, { step: s, key: t.key });
