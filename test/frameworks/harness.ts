@@ -168,8 +168,8 @@ export async function readJsonl<T>(path: string): Promise<T[]> {
     .map((l) => JSON.parse(l) as T);
 }
 
-export function latestRevisions(rows: TrajectoryFileRow[]): TrajectoryFileRow[] {
-  const byKey = new Map<string, TrajectoryFileRow>();
+export function latestRevisions<T extends TrajectoryFileRow>(rows: T[]): T[] {
+  const byKey = new Map<string, T>();
   for (const r of rows) {
     const had = byKey.get(r.key);
     if (had === undefined || r.revision >= had.revision) byKey.set(r.key, r);

@@ -5,7 +5,7 @@
  */
 import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { startServe } from '../../helpers/serve.ts';
+import { startServe, waitForLines } from '../../helpers/serve.ts';
 import {
   CAPTURES_DIR,
   dedupe,
@@ -39,10 +39,18 @@ const ROOT = new URL('../../../', import.meta.url).pathname;
  */
 const PAUSE_BETWEEN_TURNS_MS = 1_000;
 
+/** How long serve may take to close the last turn's trajectory after the scenario returned. */
+const SETTLE_TIMEOUT_MS = 15_000;
+
 export interface JsRun {
   row: MatrixRow;
   answers: string[];
+  /** The latest revision of each trajectory key. */
+  trajectories: ClosedRow[];
 }
+
+/** A trajectories.jsonl row with how it was closed. */
+type ClosedRow = TrajectoryFileRow & { complete: boolean; incompleteReasons: string[] };
 
 /** Runs one JS framework's scenario end to end and evaluates it into a row (also written to ROWS_DIR). */
 export async function runJsFramework(spec: JsFrameworkSpec, opts: { logsLanded: boolean }): Promise<JsRun> {
@@ -60,6 +68,10 @@ export async function runJsFramework(spec: JsFrameworkSpec, opts: { logsLanded: 
       sessionId,
       betweenTurns: () => new Promise((resolve) => setTimeout(resolve, PAUSE_BETWEEN_TURNS_MS)),
     });
+    // Let serve close the last turn's trajectory itself (quiet period) before stopping it: a
+    // trajectory closed by shutdown is incomplete, and checks that claim an absence (no later
+    // success, no gate) stay silent on incomplete captures, so a false one would go unseen.
+    await settled(join(serve.dataDir, 'trajectories.jsonl'), sentSpanIds(proxy));
   } finally {
     await proxy.close();
     await model.close();
@@ -72,7 +84,7 @@ export async function runJsFramework(spec: JsFrameworkSpec, opts: { logsLanded: 
   const output = run.answers.map((a, i) => `turn ${i + 1}: ${a}`).join('\n');
   await writeFile(join(captureDir, 'scenario-output.txt'), `${output}\n`);
 
-  const trajectories = latestRevisions(await readJsonl<TrajectoryFileRow>(join(serve.dataDir, 'trajectories.jsonl')));
+  const trajectories = latestRevisions(await readJsonl<ClosedRow>(join(serve.dataDir, 'trajectories.jsonl')));
   const findings = dedupe(await readJsonl<FindingRow>(join(serve.dataDir, 'findings.jsonl')));
   const raw = rawSpans(proxy.recorded, proxy.bodies);
   const logBodies = proxy.bodies.filter((_, i) => proxy.recorded[i]!.path.endsWith('/logs'));
@@ -84,7 +96,27 @@ export async function runJsFramework(spec: JsFrameworkSpec, opts: { logsLanded: 
   };
   await mkdir(ROWS_DIR, { recursive: true });
   await writeFile(join(ROWS_DIR, `${spec.id}.json`), JSON.stringify(row, null, 2) + '\n');
-  return { row, answers: run.answers };
+  return { row, answers: run.answers, trajectories };
+}
+
+function sentSpanIds(proxy: { recorded: { path: string }[]; bodies: Buffer[] }): Set<string> {
+  return new Set(rawSpans(proxy.recorded as Parameters<typeof rawSpans>[0], proxy.bodies).spans.map((sp) => sp.spanId));
+}
+
+/**
+ * Waits until complete revisions (closed by the quiet period, not by shutdown) hold every
+ * span that was sent. On timeout it returns anyway: the evaluation then shows what is missing.
+ */
+async function settled(file: string, spanIds: Set<string>): Promise<void> {
+  await waitForLines<ClosedRow>(
+    file,
+    (rows) => {
+      const held = new Set<string>();
+      for (const r of latestRevisions(rows)) if (r.complete) for (const st of r.steps) held.add(st.id);
+      return [...spanIds].every((id) => held.has(id));
+    },
+    SETTLE_TIMEOUT_MS,
+  ).catch(() => undefined);
 }
 
 /**

@@ -24,9 +24,12 @@ export function jsFrameworkSuite(id: string): void {
     it('keeps both turns under one key, names every tool step, parses args, finds the repetition and the failed tool, and nothing else', async () => {
       const run = await runJsFramework(spec, { logsLanded: LOGS_RECEIVER_LANDED });
       row = run.row;
+      // Soft: every cell's problem is reported, not only the first.
       // The framework played the script: each turn ended with the stand-in's final text.
-      expect(run.answers).toEqual([FINAL_1, FINAL_2]);
-      expect(row.problems, `${spec.id}: ${row.problems.join('\n')}`).toEqual([]);
+      expect.soft(run.answers).toEqual([FINAL_1, FINAL_2]);
+      // Closed by serve's quiet period, not by shutdown: absence claims were allowed to fire.
+      expect.soft(run.trajectories.map((t) => ({ complete: t.complete, incompleteReasons: t.incompleteReasons }))).toEqual([{ complete: true, incompleteReasons: [] }]);
+      expect.soft(row.problems, `${spec.id}: ${row.problems.join('\n')}`).toEqual([]);
     }, 120_000);
   });
 }
