@@ -6,7 +6,8 @@
  * NodeSDK over OTLP/HTTP protobuf.
  *
  * The session is LangGraph's `configurable.thread_id`: both turns are `agent.invoke` on one
- * thread, and the instrumentation writes the run metadata's `thread_id` as `session.id`.
+ * thread, and the instrumentation writes the run metadata's `thread_id` as `session.id`. Run
+ * with `agent.invoke` and, as a second row, `agent.stream`.
  */
 import { LangChainInstrumentation } from '@arizeai/openinference-instrumentation-langchain';
 import * as CallbackManagerModule from '@langchain/core/callbacks/manager';
@@ -22,7 +23,13 @@ import { TURN_1, TURN_2 } from '../stand-in-model.ts';
 import type { ScenarioOptions, ScenarioRun } from './scenario.ts';
 import { getWeather, lookupOrder, ORDER_DESCRIPTION, WEATHER_DESCRIPTION } from './tools.ts';
 
-export async function runLangChain(opts: ScenarioOptions): Promise<ScenarioRun> {
+/**
+ * `invoke` answers each turn at once; `stream` is `agent.stream` (graph state after each step).
+ * The model itself does not stream: `ChatOpenAI` with `streaming: true` estimates token usage
+ * with tiktoken after every call, fetching the encoding from the internet
+ * (@langchain/openai chat_models/completions.js), which cannot be reached here.
+ */
+export async function runLangChain(opts: ScenarioOptions, mode: 'invoke' | 'stream' = 'invoke'): Promise<ScenarioRun> {
   const processor = new tracing.BatchSpanProcessor(new OTLPTraceExporter({ url: `${opts.otlpUrl}/v1/traces` }));
   const instrumentation = new LangChainInstrumentation();
   const sdk = new NodeSDK({
@@ -54,8 +61,12 @@ export async function runLangChain(opts: ScenarioOptions): Promise<ScenarioRun> 
     const answers: string[] = [];
     for (const prompt of [TURN_1, TURN_2]) {
       if (answers.length > 0) await opts.betweenTurns?.();
-      const state = await agent.invoke({ messages: [{ role: 'user', content: prompt }] }, { configurable: { thread_id: opts.sessionId } });
-      answers.push(String(state.messages.at(-1)?.content ?? ''));
+      const input = { messages: [{ role: 'user', content: prompt }] };
+      const config = { configurable: { thread_id: opts.sessionId } };
+      let last: unknown;
+      if (mode === 'invoke') last = (await agent.invoke(input, config)).messages.at(-1)?.content;
+      else for await (const state of await agent.stream(input, { ...config, streamMode: 'values' })) last = state.messages.at(-1)?.content;
+      answers.push(String(last ?? ''));
       await processor.forceFlush();
     }
     return { answers };

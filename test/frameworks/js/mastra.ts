@@ -6,7 +6,7 @@
  *
  * The session is Mastra's memory thread: both turns are `agent.generate(..., { memory:
  * { thread, resource } })` on one thread, and the exporter writes the thread id as
- * `gen_ai.conversation.id`.
+ * `gen_ai.conversation.id`. Run with `agent.generate` and, as a second row, `agent.stream`.
  */
 import { Agent } from '@mastra/core/agent';
 import { Mastra } from '@mastra/core/mastra';
@@ -20,7 +20,8 @@ import { TURN_1, TURN_2 } from '../stand-in-model.ts';
 import type { ScenarioOptions, ScenarioRun } from './scenario.ts';
 import { getWeather, lookupOrder, ORDER_DESCRIPTION, WEATHER_DESCRIPTION } from './tools.ts';
 
-export async function runMastra(opts: ScenarioOptions): Promise<ScenarioRun> {
+/** `generate` answers each turn at once; `stream` is `agent.stream`, the model streaming too. */
+export async function runMastra(opts: ScenarioOptions, mode: 'generate' | 'stream' = 'generate'): Promise<ScenarioRun> {
   const weather = createTool({
     id: 'get_weather',
     description: WEATHER_DESCRIPTION,
@@ -61,8 +62,8 @@ export async function runMastra(opts: ScenarioOptions): Promise<ScenarioRun> {
   const answers: string[] = [];
   for (const prompt of [TURN_1, TURN_2]) {
     if (answers.length > 0) await opts.betweenTurns?.();
-    const result = await support.generate(prompt, { memory, maxSteps: 8 });
-    answers.push(result.text);
+    if (mode === 'generate') answers.push((await support.generate(prompt, { memory, maxSteps: 8 })).text);
+    else answers.push(await (await support.stream(prompt, { memory, maxSteps: 8 })).text);
     await observability.flush();
   }
   await observability.shutdown();

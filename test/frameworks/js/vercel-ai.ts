@@ -3,19 +3,21 @@
  * the model a real `@ai-sdk/openai` Chat Completions model (`createOpenAI({ baseURL }).chat`)
  * pointed at the stand-in, exported by NodeSDK over OTLP/HTTP protobuf. The SDK keeps no
  * conversation: the app carries turn 1's `response.messages` into turn 2, as the SDK's docs
- * show, and names the session with `experimental_telemetry.metadata.sessionId`.
+ * show, and names the session with `experimental_telemetry.metadata.sessionId`. Run with
+ * `generateText` and, as a second row, `streamText`.
  */
 import { createOpenAI } from '@ai-sdk/openai';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK, tracing } from '@opentelemetry/sdk-node';
-import { generateText, type ModelMessage, stepCountIs, tool } from 'ai';
+import { generateText, type ModelMessage, stepCountIs, streamText, tool } from 'ai';
 import { z } from 'zod';
 import { TURN_1, TURN_2 } from '../stand-in-model.ts';
 import type { ScenarioOptions, ScenarioRun } from './scenario.ts';
 import { getWeather, lookupOrder, ORDER_DESCRIPTION, WEATHER_DESCRIPTION } from './tools.ts';
 
-export async function runVercelAi(opts: ScenarioOptions): Promise<ScenarioRun> {
+/** `generate` is `generateText`; `stream` is `streamText` (the model streaming too). */
+export async function runVercelAi(opts: ScenarioOptions, mode: 'generate' | 'stream' = 'generate'): Promise<ScenarioRun> {
   const processor = new tracing.BatchSpanProcessor(new OTLPTraceExporter({ url: `${opts.otlpUrl}/v1/traces` }));
   const sdk = new NodeSDK({ resource: resourceFromAttributes({ 'service.name': 'vercel-ai-agent' }), spanProcessors: [processor] });
   sdk.start();
@@ -38,16 +40,23 @@ export async function runVercelAi(opts: ScenarioOptions): Promise<ScenarioRun> {
     for (const prompt of [TURN_1, TURN_2]) {
       if (answers.length > 0) await opts.betweenTurns?.();
       messages.push({ role: 'user', content: prompt });
-      const result = await generateText({
+      const call = {
         model,
         system: 'You answer weather and order questions with your tools.',
         messages,
         tools,
         stopWhen: stepCountIs(8),
         experimental_telemetry: { isEnabled: true, functionId: 'support-agent', metadata: { sessionId: opts.sessionId } },
-      });
-      messages.push(...result.response.messages);
-      answers.push(result.text);
+      };
+      if (mode === 'generate') {
+        const result = await generateText(call);
+        messages.push(...result.response.messages);
+        answers.push(result.text);
+      } else {
+        const result = streamText(call);
+        answers.push(await result.text);
+        messages.push(...(await result.response).messages);
+      }
       await processor.forceFlush();
     }
     return { answers };
