@@ -103,6 +103,8 @@ export async function runFramework(spec: FrameworkSpec, python: string, opts: { 
       HOME: process.env.HOME ?? '/root',
       OPENAI_BASE_URL: model.baseUrl,
       OPENAI_API_KEY: 'sk-stand-in-not-a-key',
+      // LlamaIndex's OpenAI class reads its own variable name.
+      OPENAI_API_BASE: model.baseUrl,
       OTEL_EXPORTER_OTLP_ENDPOINT: proxy.url,
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf',
       OTEL_SERVICE_NAME: `matrix-${spec.id}`,
@@ -130,6 +132,7 @@ export async function runFramework(spec: FrameworkSpec, python: string, opts: { 
   const trajectories = latestRevisions(await readJsonl<TrajectoryFileRow>(join(serve.dataDir, 'trajectories.jsonl')));
   const findings = dedupe(await readJsonl<FindingRow>(join(serve.dataDir, 'findings.jsonl')));
   const raw = rawSpans(proxy.recorded, proxy.bodies);
+  await writeFile(join(captureDir, 'spans.json'), JSON.stringify(raw.spans, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 1));
   const logBodies = proxy.bodies.filter((_, i) => proxy.recorded[i]!.path.endsWith('/logs'));
   const row: MatrixRow = {
     ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies, opts }),
@@ -296,7 +299,10 @@ export function evaluate(spec: FrameworkSpec, ev: Evidence): Omit<MatrixRow, 've
   }
 
   // args: the scripted calls' tool steps, in start order, against the script
-  const argsCaptured = holdsStructuredArgs(ev.raw.spans);
+  // Log records are not decoded here (trajwatch does not read them yet): their protobuf holds
+  // the arguments' JSON text as it is, so the member names show whether they carry any.
+  const inLogs = ev.logBodies.some((b) => b.includes('"city"') || b.includes('"order_id"'));
+  const argsCaptured = holdsStructuredArgs(ev.raw.spans) || inLogs;
   const toolSteps = scripted.map((t) => steps.get(t.spanId)?.step).filter((s): s is StepRow => s !== undefined);
   const argProblems: string[] = [];
   const byTool = (name: string) => toolSteps.filter((s) => s.toolName === name);
@@ -311,7 +317,7 @@ export function evaluate(spec: FrameworkSpec, ev: Evidence): Omit<MatrixRow, 've
     });
   }
   if (!argsCaptured) cells.args = { status: 'n/a', detail: 'the capture holds no structured arguments' };
-  else if (toolSteps.length === 0) cells.args = { status: 'no', detail: 'structured arguments are in the capture, but there are no tool steps to carry them' };
+  else if (toolSteps.length === 0) cells.args = { status: 'no', detail: `structured arguments are in the capture${inLogs ? ' (log records)' : ''}, but no tool step carries them` };
   else cells.args = { status: argProblems.length === 0 ? 'yes' : 'no', detail: argProblems.length === 0 ? 'every call parsed as scripted' : argProblems.join('; ') };
 
   // findings
