@@ -35,8 +35,19 @@ const COLUMNS: [string, string][] = [
   ['falseFindings', 'no false findings'],
 ];
 
-/** The section's markdown, from the rows. */
+/**
+ * The section's markdown, from the rows: a table of short cells, and below it every
+ * difference in full, numbered, each cell pointing at its note.
+ */
 export function renderMatrix(rows: Row[]): string {
+  const notes: string[] = [];
+  const cell = (r: Row, c: Cell | undefined): string => {
+    if (c === undefined) return '?';
+    if (c.status === 'yes') return 'yes';
+    notes.push(`${notes.length + 1}. ${r.title}, ${c.status === 'pending' ? 'pending until trajwatch reads OTLP logs' : c.status}: ${oneLine(c.detail)}`);
+    const mark = { no: '**no**', 'n/a': 'n/a', pending: 'pending (logs)' }[c.status] ?? c.status;
+    return `${mark} [${notes.length}]`;
+  };
   const lines = [
     `| framework | instrumentation | pinned | ${COLUMNS.map(([, h]) => h).join(' | ')} |`,
     `|---|---|---|${COLUMNS.map(() => '---').join('|')}|`,
@@ -45,20 +56,13 @@ export function renderMatrix(rows: Row[]): string {
     const pins = Object.entries(r.versions)
       .map(([p, v]) => `${p} ${v}`)
       .join(', ');
-    lines.push(`| ${r.title} | ${r.instrumentation} | ${pins} | ${COLUMNS.map(([c]) => cell(r.cells[c])).join(' | ')} |`);
+    lines.push(`| ${r.title} | ${r.instrumentation} | ${pins} | ${COLUMNS.map(([c]) => cell(r, r.cells[c])).join(' | ')} |`);
   }
-  return lines.join('\n');
+  return [...lines, '', ...notes].join('\n');
 }
 
-function cell(c: Cell | undefined): string {
-  if (c === undefined) return '?';
-  const mark = { yes: 'yes', no: '**no**', 'n/a': 'n/a', pending: 'pending (logs)' }[c.status] ?? c.status;
-  return c.status === 'yes' ? mark : `${mark}: ${escape(c.detail)}`;
-}
-
-function escape(text: string): string {
-  const short = text.length > 300 ? `${text.slice(0, 300)}…` : text;
-  return short.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+function oneLine(text: string): string {
+  return text.replace(/\n/g, ' ');
 }
 
 export async function readRows(order: readonly string[] = FRAMEWORKS.map((f) => f.id)): Promise<Row[]> {

@@ -5,7 +5,7 @@
  * scenario's script into one row of the matrix (see {@link evaluate}).
  */
 import { spawn } from 'node:child_process';
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import type { AttrValue, Span } from '../../src/ingest/span.ts';
@@ -81,10 +81,15 @@ interface FindingRow {
 interface TrajectoryFileRow {
   key: string;
   revision: number;
+  complete: boolean;
+  incompleteReasons: string[];
+  closedBy: string;
   steps: StepRow[];
 }
 
 const SCENARIO_TIMEOUT_MS = 240_000;
+/** Five times serve's quiet period (200 ms in the test config). */
+const SETTLED_MS = 1_000;
 
 /** Runs one framework's scenario end to end and evaluates it into a row (also written to {@link ROWS_DIR}). */
 export async function runFramework(spec: FrameworkSpec, python: string, opts: { logsLanded: boolean }): Promise<MatrixRow> {
@@ -117,10 +122,12 @@ export async function runFramework(spec: FrameworkSpec, python: string, opts: { 
       MATRIX_ORDER_ERROR_MESSAGE: ORDER_ERROR_MESSAGE,
       ...spec.env,
     }));
+    // Trajectories close by themselves (quiet after the root span), as in a real deployment,
+    // before serve is stopped; a trajectory closed by the shutdown is reported below.
+    if (exitCode === 0) await settled(join(serve.dataDir, 'trajectories.jsonl'));
   } finally {
     await proxy.close();
     await model.close();
-    // SIGTERM drains serve: every open trajectory is closed and checked before it exits.
     await serve.stop();
   }
   await writeFile(join(captureDir, 'scenario-output.txt'), output);
@@ -143,6 +150,21 @@ export async function runFramework(spec: FrameworkSpec, python: string, opts: { 
   await mkdir(ROWS_DIR, { recursive: true });
   await writeFile(join(ROWS_DIR, `${spec.id}.json`), JSON.stringify(row, null, 2) + '\n');
   return row;
+}
+
+/** Waits (bounded) until the file exists and has not grown for {@link SETTLED_MS}. */
+async function settled(path: string): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  let size = -1;
+  let since = Date.now();
+  while (Date.now() < deadline) {
+    const now = await stat(path).then((s) => s.size, () => -1);
+    if (now !== size) {
+      size = now;
+      since = Date.now();
+    } else if (size > 0 && Date.now() - since >= SETTLED_MS) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 function runScenario(python: string, script: string, env: Record<string, string>): Promise<{ output: string; exitCode: number | null }> {
@@ -340,6 +362,9 @@ export function evaluate(spec: FrameworkSpec, ev: Evidence): Omit<MatrixRow, 've
   cells.falseFindings = falses.length === 0 ? { status: 'yes', detail: 'none' } : { status: 'no', detail: describeAll(falses, steps) };
 
   const problems: string[] = [];
+  for (const t of ev.trajectories) {
+    if (!t.complete || t.closedBy === 'shutdown') problems.push(`capture: trajectory ${t.key} closed by ${t.closedBy}, complete=${t.complete} ${t.incompleteReasons.join(', ')}`);
+  }
   for (const c of COLUMNS) {
     const cell = cells[c];
     if (spec.needsLogs?.includes(c) === true && !ev.opts.logsLanded && cell.status === 'no') {
@@ -360,7 +385,7 @@ function describeAll(fs: FindingRow[], steps?: Map<string, { step: StepRow; key:
         return `${h.pattern}@${s === undefined ? h.anchor : `${s.kind}:${s.toolName ?? s.name}`}`;
       });
       const what = f.observation?.kind === 'tool-repetition' ? `repetition ${f.observation.tool_name}×${f.observation.count}` : anchors.join(',') || f.area;
-      return `[${what}] ${f.claim.slice(0, 140)}`;
+      return `[${what}] ${f.claim}`;
     })
     .join(' | ');
 }
