@@ -72,13 +72,16 @@ export async function readRows(order: readonly string[] = FRAMEWORKS.map((f) => 
   return rows.sort((a, b) => rank(a.id) - rank(b.id) || a.id.localeCompare(b.id));
 }
 
-/** Rewrites the marked section of docs/clients.md; throws when the markers are missing. */
-export async function writeMatrixDoc(): Promise<void> {
+/**
+ * Rewrites the marked section of docs/clients.md; throws when the markers are missing.
+ * `only`: the rows to show (default: every row in the rows folder).
+ */
+export async function writeMatrixDoc(only?: readonly string[]): Promise<void> {
   const doc = await readFile(DOC, 'utf8');
   const a = doc.indexOf(START);
   const b = doc.indexOf(END);
   if (a === -1 || b < a) throw new Error(`docs/clients.md lacks the framework-matrix markers`);
-  const table = renderMatrix(await readRows());
+  const table = renderMatrix((await readRows()).filter((r) => only === undefined || only.includes(r.id)));
   await writeFile(DOC, `${doc.slice(0, a + START.length)}\n${table}\n${doc.slice(b)}`);
 }
 
