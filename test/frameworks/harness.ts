@@ -69,7 +69,7 @@ export interface MatrixRow {
 }
 
 /** One finding as written to findings.jsonl; only the fields the evaluation reads. */
-interface FindingRow {
+export interface FindingRow {
   finding_id: string;
   area: string;
   claim: string;
@@ -78,7 +78,7 @@ interface FindingRow {
   observation?: { kind: string; tool_name?: string; count?: number; attempts?: { span_id: string }[] };
 }
 
-interface TrajectoryFileRow {
+export interface TrajectoryFileRow {
   key: string;
   revision: number;
   complete: boolean;
@@ -232,7 +232,7 @@ export interface RawToolSpan {
   start: bigint;
 }
 
-interface RawCapture {
+export interface RawCapture {
   spans: Span[];
   tools: RawToolSpan[];
 }
@@ -245,6 +245,11 @@ function rawSpans(recorded: Recorded[], bodies: Buffer[]): RawCapture {
     if (decoded instanceof Error) throw new Error(`capture ${r.file} does not decode: ${decoded.message}`);
     spans.push(...decoded.spans);
   });
+  return captureOf(spans);
+}
+
+/** The tool spans among `spans`, by the framework's own convention, in start order. */
+export function captureOf(spans: Span[]): RawCapture {
   const tools: RawToolSpan[] = [];
   for (const s of spans) {
     const a = s.attributes;
@@ -269,7 +274,7 @@ const SCRIPT = [
   { tool: 'get_weather', args: { city: 'Rome' } },
 ] as const;
 
-interface Evidence {
+export interface Evidence {
   sessionId: string;
   trajectories: TrajectoryFileRow[];
   findings: FindingRow[];
