@@ -8,7 +8,9 @@
 # half-made venv, changed pins) is rebuilt from scratch.
 #
 # Usage: scripts/framework-envs.sh [NAME...]   (no NAME: every framework)
-# Prints "NAME=/abs/path/to/python" for each, last.
+# Prints "NAME=/abs/path/to/python" for each, last. .ci/run builds them all before npm test
+# (cold, from PyPI: about 45 s here; warm: about 1 s); each framework test also calls it for
+# its own venv, so a developer needs no separate step.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,13 +24,19 @@ export UV_CACHE_DIR="$PWD/.cache/uv-cache"
   exit 1
 }
 
+# Two test files may build at once (vitest runs two workers, and both Strands rows share one
+# venv): each venv, and uv itself, is built under its own lock.
+mkdir -p .cache/frameworks
 UV_VENV=.cache/uv-tool
-if [[ ! -x "$UV_VENV/bin/uv" || "$(cat "$UV_VENV/.pins" 2>/dev/null)" != "$UV_PIN" ]]; then
-  rm -rf "$UV_VENV"
-  "$PYTHON" -m venv "$UV_VENV" >&2
-  "$UV_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "$UV_PIN" >&2
-  printf '%s' "$UV_PIN" >"$UV_VENV/.pins"
-fi
+(
+  flock 9
+  if [[ ! -x "$UV_VENV/bin/uv" || "$(cat "$UV_VENV/.pins" 2>/dev/null)" != "$UV_PIN" ]]; then
+    rm -rf "$UV_VENV"
+    "$PYTHON" -m venv "$UV_VENV" >&2
+    "$UV_VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-input "$UV_PIN" >&2
+    printf '%s' "$UV_PIN" >"$UV_VENV/.pins"
+  fi
+) 9>.cache/frameworks/.uv-tool.lock
 UV="$PWD/$UV_VENV/bin/uv"
 
 if [[ $# -eq 0 ]]; then
@@ -50,14 +58,15 @@ build() {
   printf '%s' "$want" >"$venv/.pins"
 }
 
+names=("$@")
 pids=()
-for name in "$@"; do
-  build "$name" &
+for name in "${names[@]}"; do
+  ( flock 9; build "$name" ) 9>".cache/frameworks/.$name.lock" &
   pids+=("$!")
 done
 status=0
 for i in "${!pids[@]}"; do
-  wait "${pids[$i]}" || { echo "framework-envs: building ${!i} failed" >&2; status=1; }
+  wait "${pids[$i]}" || { echo "framework-envs: building ${names[$i]} failed" >&2; status=1; }
 done
 [[ $status -eq 0 ]] || exit $status
 for name in "$@"; do echo "$name=$PWD/.cache/frameworks/$name/bin/python"; done

@@ -5,7 +5,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FINAL_1, FINAL_2, type StandInModel, startStandInModel, TURN_1, TURN_2, WEATHER_TEXT } from './stand-in-model.ts';
+import { chatEntries, FINAL_1, FINAL_2, nextMove, ORDER_ERROR_MESSAGE, type StandInModel, startStandInModel, TURN_1, TURN_2, WEATHER_TEXT } from './stand-in-model.ts';
 
 let model: StandInModel;
 let client: OpenAI;
@@ -102,4 +102,17 @@ describe('the stand-in model', () => {
       expect(calls).toEqual(['get_weather {"city":"Paris"}', 'get_weather {"city":"Paris"}', 'lookup_order {"order_id":"42"}']);
     });
   }
+});
+
+describe('the stand-in model reading observations folded into one message', () => {
+  it('counts each tool text as a result, as smolagents folds a failed call into the previous observation', () => {
+    const entries = chatEntries([
+      { role: 'user', content: `New task:\n${TURN_1}` },
+      { role: 'assistant', content: 'Calling tools: get_weather' },
+      { role: 'user', content: `Observation:\n${WEATHER_TEXT}` },
+      { role: 'assistant', content: 'Calling tools: get_weather' },
+      { role: 'user', content: `Observation:\n${WEATHER_TEXT}\nError:\nOrderServiceUnavailable: ${ORDER_ERROR_MESSAGE}` },
+    ]);
+    expect(nextMove(entries)).toEqual({ kind: 'text', text: FINAL_1 });
+  });
 });

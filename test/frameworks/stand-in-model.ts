@@ -61,9 +61,12 @@ const TURN_2_PLAN: Move[] = [
 
 /**
  * The next move for a conversation. Progress within a turn is the number of tool results
- * after the turn's prompt: entries that are neither the assistant's nor the system's
- * (`tool` messages, and the `user` observation messages of frameworks that report results
- * as user text). Anything past the plan repeats the final text.
+ * after the turn's prompt, counted two ways and the larger taken: entries that are neither
+ * the assistant's nor the system's (`tool` messages, and the `user` observation messages of
+ * frameworks that report results as user text), and occurrences of the tools' own texts
+ * ({@link WEATHER_TEXT}, {@link ORDER_ERROR_MESSAGE}) in them — smolagents folds a failed
+ * call's error into the previous observation message. Anything past the plan repeats the
+ * final text.
  */
 export function nextMove(entries: Entry[]): Move {
   let at = -1;
@@ -79,8 +82,14 @@ export function nextMove(entries: Entry[]): Move {
     }
   });
   if (at === -1) return { kind: 'text', text: 'I can only help with the weather and orders.' };
-  const results = entries.slice(at + 1).filter((e) => e.role !== 'assistant' && e.role !== 'system' && e.role !== 'developer').length;
+  const observations = entries.slice(at + 1).filter((e) => e.role !== 'assistant' && e.role !== 'system' && e.role !== 'developer');
+  const mentions = observations.reduce((n, e) => n + occurrences(e.text, WEATHER_TEXT) + occurrences(e.text, ORDER_ERROR_MESSAGE), 0);
+  const results = Math.max(observations.length, mentions);
   return plan[Math.min(results, plan.length - 1)]!;
+}
+
+function occurrences(text: string, what: string): number {
+  return text.split(what).length - 1;
 }
 
 /** Chat Completions `messages` → entries. Content may be a string or an array of parts. */
