@@ -6,7 +6,7 @@ import type { FrameworkSpec } from './harness.ts';
  * pending rather than asserted. Flip to true when the logs receiver lands: the pending cells
  * then become assertions like every other.
  */
-export const LOGS_RECEIVER_LANDED = false;
+export const LOGS_RECEIVER_LANDED = true;
 
 const OTEL = ['opentelemetry-sdk', 'opentelemetry-exporter-otlp-proto-http'];
 
