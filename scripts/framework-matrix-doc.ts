@@ -45,8 +45,8 @@ export function renderMatrix(rows: Row[]): string {
   const cell = (r: Row, c: Cell | undefined): string => {
     if (c === undefined) return '?';
     if (c.status === 'yes') return 'yes';
-    notes.push(`${notes.length + 1}. ${r.title}, ${c.status === 'pending' ? 'pending until trajwatch reads OTLP logs' : c.status}: ${oneLine(c.detail)}`);
-    const mark = { no: '**no**', 'n/a': 'n/a', pending: 'pending (logs)' }[c.status] ?? c.status;
+    notes.push(`${notes.length + 1}. ${r.title}, ${c.status}: ${oneLine(c.detail)}`);
+    const mark = { no: '**no**', 'n/a': 'n/a' }[c.status] ?? c.status;
     return `${mark} [${notes.length}]`;
   };
   const lines = [

@@ -48,7 +48,6 @@ function evidence(over: Partial<Evidence> = {}): Evidence {
     findings: [repetition, failure],
     raw: captureOf(CALLS.map(([id, name, args], i) => toolSpan(id, name, args, i))),
     logBodies: [],
-    opts: { logsLanded: false },
     ...over,
   };
 }
@@ -91,10 +90,15 @@ describe('evaluating one framework run', () => {
     expect(row.cells.args.status).toBe('no');
   });
 
-  it('reports a cell that needs logs as pending until the logs receiver lands, then asserts it', () => {
-    const spec: FrameworkSpec = { ...SPEC, needsLogs: ['repetition'] };
-    expect(evaluate(spec, evidence({ findings: [failure] })).cells.repetition.status).toBe('pending');
-    expect(evaluate(spec, evidence({ findings: [failure] })).problems).toEqual([]);
-    expect(evaluate(spec, evidence({ findings: [failure], opts: { logsLanded: true } })).cells.repetition.status).toBe('no');
+  it('without tool spans, asks that every scripted call is recorded as a capture gap', () => {
+    const spec: FrameworkSpec = { ...SPEC, noToolSpans: 'tools make no spans' };
+    const [t] = evidence().trajectories;
+    const llmOnly = { ...t!, steps: [] };
+    const gap = (toolNames: string[]) => [{ reason: 'tool-call-not-captured', spanIds: ['l1'], toolNames }];
+    const bare = evaluate(spec, evidence({ findings: [], raw: captureOf([]), trajectories: [{ ...llmOnly, captureGaps: gap(['get_weather']) }] }));
+    expect(bare.cells.repetition).toEqual({ status: 'no', detail: 'no tool spans, and no tool-call-not-captured gap names lookup_order' });
+    const both = evaluate(spec, evidence({ findings: [], raw: captureOf([]), trajectories: [{ ...llmOnly, captureGaps: gap(['get_weather', 'lookup_order']) }] }));
+    expect(both.problems).toEqual([]);
+    expect([both.cells.args.status, both.cells.repetition.status, both.cells.failure.status]).toEqual(['n/a', 'n/a', 'n/a']);
   });
 });

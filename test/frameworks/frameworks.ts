@@ -1,13 +1,5 @@
 import type { FrameworkSpec } from './harness.ts';
 
-/**
- * Whether `trajwatch serve` receives OTLP logs (`POST /v1/logs`, gRPC LogsService). Until it
- * does, the cells that depend on log records (marked `needsLogs` below) are reported as
- * pending rather than asserted. Flip to true when the logs receiver lands: the pending cells
- * then become assertions like every other.
- */
-export const LOGS_RECEIVER_LANDED = true;
-
 const OTEL = ['opentelemetry-sdk', 'opentelemetry-exporter-otlp-proto-http'];
 
 /** The Python frameworks of the matrix, each with its own instrumentation, as a new user sets it up. */
@@ -105,8 +97,6 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     packages: ['opentelemetry-instrumentation-openai-v2', 'openai', ...OTEL],
     env: { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'true', OTEL_LOGS_EXPORTER: 'otlp' },
     session: { kind: 'none', reason: 'the instrumentation has none; the app wraps both turns in one span' },
-    // Tools make no spans here; the calls, their arguments and the tool's error text exist only
-    // in the message-content log records.
-    needsLogs: ['args', 'repetition', 'failure'],
+    noToolSpans: "the app's tools make no spans: the calls, their arguments and the tool's error exist only in the llm messages (OTLP log records)",
   },
 ];

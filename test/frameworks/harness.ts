@@ -40,21 +40,23 @@ export interface FrameworkSpec {
    */
   session: { kind: 'session' } | { kind: 'none'; reason: string };
   /**
-   * Columns that can only be right once trajwatch receives OTLP logs (the content lives in
-   * log records): they are reported as pending instead of asserted while `logsLanded` is false.
+   * Set when the instrumentation makes no tool spans (tools are the app's own code): the calls
+   * exist only in the llm steps' messages. Then args, repetition and failure cannot be read
+   * from tool steps; what is asserted instead is that trajwatch records every scripted call as
+   * a capture gap (`tool-call-not-captured`), so no absence is claimed over them.
    */
-  needsLogs?: readonly Column[];
+  noToolSpans?: string;
 }
 
 /** What {@link evaluate} reads of a spec: the same for a Python scenario process and a JS scenario run in-process. */
-export type MatrixSpec = Pick<FrameworkSpec, 'id' | 'title' | 'instrumentation' | 'session' | 'needsLogs'>;
+export type MatrixSpec = Pick<FrameworkSpec, 'id' | 'title' | 'instrumentation' | 'session' | 'noToolSpans'>;
 
 export const COLUMNS = ['session', 'toolNames', 'args', 'repetition', 'failure', 'falseFindings'] as const;
 export type Column = (typeof COLUMNS)[number];
 
 export interface Cell {
-  /** `yes`: as expected; `no`: differs (a failure); `n/a`: nothing to check; `pending`: waits for OTLP logs. */
-  status: 'yes' | 'no' | 'n/a' | 'pending';
+  /** `yes`: as expected; `no`: differs (a failure); `n/a`: nothing to check (the detail says why). */
+  status: 'yes' | 'no' | 'n/a';
   detail: string;
 }
 
@@ -88,6 +90,7 @@ export interface TrajectoryFileRow {
   incompleteReasons: string[];
   closedBy: string;
   steps: StepRow[];
+  captureGaps?: { reason: string; spanIds: string[]; toolNames?: string[] }[];
 }
 
 const SCENARIO_TIMEOUT_MS = 240_000;
@@ -95,7 +98,7 @@ const SCENARIO_TIMEOUT_MS = 240_000;
 const SETTLED_MS = 1_000;
 
 /** Runs one framework's scenario end to end and evaluates it into a row (also written to {@link ROWS_DIR}). */
-export async function runFramework(spec: FrameworkSpec, python: string, opts: { logsLanded: boolean }): Promise<MatrixRow> {
+export async function runFramework(spec: FrameworkSpec, python: string): Promise<MatrixRow> {
   const captureDir = join(CAPTURES_DIR, spec.id);
   await rm(captureDir, { recursive: true, force: true });
   const rawDir = join(captureDir, 'otlp');
@@ -140,19 +143,16 @@ export async function runFramework(spec: FrameworkSpec, python: string, opts: { 
   if (exitCode !== 0) throw new Error(`${spec.id} scenario exited ${exitCode}:\n${output}`);
 
   const trajectories = latestRevisions(await readJsonl<TrajectoryFileRow>(join(serve.dataDir, 'trajectories.jsonl')));
-  const findings = dedupe(await readJsonl<FindingRow>(join(serve.dataDir, 'findings.jsonl')));
+  const findings = await readFindings(serve.dataDir);
   const raw = rawSpans(proxy.recorded, proxy.bodies);
   await writeFile(join(captureDir, 'spans.json'), JSON.stringify(raw.spans, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 1));
   const logBodies = proxy.bodies.filter((_, i) => proxy.recorded[i]!.path.endsWith('/logs'));
   const row: MatrixRow = {
-    ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies, opts }),
+    ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies }),
     versions: await pinnedVersions(spec),
     exportStatuses: statuses(proxy.recorded),
     scenarioOutput: output.trim().split('\n').slice(-4).join('\n'),
   };
-  if (!opts.logsLanded && (row.exportStatuses['/v1/logs'] ?? []).some((s) => s >= 200 && s < 300)) {
-    row.problems.push('serve now accepts /v1/logs: set LOGS_RECEIVER_LANDED in test/frameworks/frameworks.ts, so the pending cells are asserted');
-  }
   await mkdir(ROWS_DIR, { recursive: true });
   await writeFile(join(ROWS_DIR, `${spec.id}.json`), JSON.stringify(row, null, 2) + '\n');
   return row;
@@ -194,6 +194,15 @@ export async function readJsonl<T>(path: string): Promise<T[]> {
     .split('\n')
     .filter((l) => l !== '')
     .map((l) => JSON.parse(l) as T);
+}
+
+/**
+ * The findings serve wrote, each id once. The findings log also holds one analysis manifest
+ * per trajectory revision (`record_kind: "analysis-manifest"`): those are not findings.
+ */
+export async function readFindings(dataDir: string): Promise<FindingRow[]> {
+  const rows = await readJsonl<FindingRow & { record_kind?: string }>(join(dataDir, 'findings.jsonl'));
+  return dedupe(rows.filter((r) => r.record_kind === undefined));
 }
 
 export function latestRevisions<T extends TrajectoryFileRow>(rows: T[]): T[] {
@@ -284,7 +293,6 @@ export interface Evidence {
   findings: FindingRow[];
   raw: RawCapture;
   logBodies: Buffer[];
-  opts: { logsLanded: boolean };
 }
 
 /**
@@ -378,12 +386,19 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
   for (const t of ev.trajectories) {
     if (!t.complete || t.closedBy === 'shutdown') problems.push(`capture: trajectory ${t.key} closed by ${t.closedBy}, complete=${t.complete} ${t.incompleteReasons.join(', ')}`);
   }
+  if (spec.noToolSpans !== undefined) {
+    // No tool spans: the calls can only be seen as requests in the llm messages. What must hold
+    // is that trajwatch says so (a capture gap naming each scripted tool), never claims absence.
+    const gapTools = new Set(ev.trajectories.flatMap((t) => (t.captureGaps ?? []).filter((g) => g.reason === 'tool-call-not-captured').flatMap((g) => g.toolNames ?? [])));
+    const missing = ['get_weather', 'lookup_order'].filter((name) => !gapTools.has(name));
+    const cell: Cell =
+      missing.length === 0
+        ? { status: 'n/a', detail: `${spec.noToolSpans}; every scripted call is a capture gap (tool-call-not-captured)` }
+        : { status: 'no', detail: `no tool spans, and no tool-call-not-captured gap names ${missing.join(', ')}` };
+    for (const c of ['args', 'repetition', 'failure'] as const) cells[c] = cell;
+  }
   for (const c of COLUMNS) {
     const cell = cells[c];
-    if (spec.needsLogs?.includes(c) === true && !ev.opts.logsLanded && cell.status === 'no') {
-      cells[c] = { status: 'pending', detail: cell.detail };
-      continue;
-    }
     if (cell.status === 'no') problems.push(`${c}: ${cell.detail}`);
   }
   return { id: spec.id, title: spec.title, instrumentation: spec.instrumentation, sessionKind: spec.session.kind, cells, problems };

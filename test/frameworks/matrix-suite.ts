@@ -8,7 +8,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeMatrixDoc } from '../../scripts/framework-matrix-doc.ts';
-import { FRAMEWORKS, LOGS_RECEIVER_LANDED } from './frameworks.ts';
+import { FRAMEWORKS } from './frameworks.ts';
 import { type MatrixRow, runFramework } from './harness.ts';
 
 const run = promisify(execFile);
@@ -32,7 +32,7 @@ export function frameworkSuite(id: string): void {
 
   describe(`${spec.title} (${spec.instrumentation}) into a running serve`, () => {
     it('keeps both turns under one key, names every tool step, parses args, finds the repetition and the failed tool, and nothing else', async () => {
-      row = await runFramework(spec, python, { logsLanded: LOGS_RECEIVER_LANDED });
+      row = await runFramework(spec, python);
       expect(row.problems, `${spec.id}: ${row.problems.join('\n')}`).toEqual([]);
     }, 300_000);
   });

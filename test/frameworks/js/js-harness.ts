@@ -17,6 +17,7 @@ import {
   rawSpans,
   readJsonl,
   ROWS_DIR,
+  readFindings,
   statuses,
   type TrajectoryFileRow,
 } from '../harness.ts';
@@ -53,7 +54,7 @@ export interface JsRun {
 type ClosedRow = TrajectoryFileRow & { complete: boolean; incompleteReasons: string[] };
 
 /** Runs one JS framework's scenario end to end and evaluates it into a row (also written to ROWS_DIR). */
-export async function runJsFramework(spec: JsFrameworkSpec, opts: { logsLanded: boolean }): Promise<JsRun> {
+export async function runJsFramework(spec: JsFrameworkSpec): Promise<JsRun> {
   const captureDir = join(CAPTURES_DIR, spec.id);
   await rm(captureDir, { recursive: true, force: true });
   const serve = await startServe({ receiver: { otlpGrpc: '127.0.0.1:0' } });
@@ -85,11 +86,11 @@ export async function runJsFramework(spec: JsFrameworkSpec, opts: { logsLanded: 
   await writeFile(join(captureDir, 'scenario-output.txt'), `${output}\n`);
 
   const trajectories = latestRevisions(await readJsonl<ClosedRow>(join(serve.dataDir, 'trajectories.jsonl')));
-  const findings = dedupe(await readJsonl<FindingRow>(join(serve.dataDir, 'findings.jsonl')));
+  const findings = await readFindings(serve.dataDir);
   const raw = rawSpans(proxy.recorded, proxy.bodies);
   const logBodies = proxy.bodies.filter((_, i) => proxy.recorded[i]!.path.endsWith('/logs'));
   const row: MatrixRow = {
-    ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies, opts }),
+    ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies }),
     versions: await pinnedVersions(spec.packages),
     exportStatuses: statuses(proxy.recorded),
     scenarioOutput: output,

@@ -6,7 +6,6 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { writeMatrixDoc } from '../../../scripts/framework-matrix-doc.ts';
-import { LOGS_RECEIVER_LANDED } from '../frameworks.ts';
 import type { MatrixRow } from '../harness.ts';
 import { FINAL_1, FINAL_2 } from '../stand-in-model.ts';
 import { JS_FRAMEWORKS } from './frameworks.ts';
@@ -22,7 +21,7 @@ export function jsFrameworkSuite(id: string): void {
 
   describe(`${spec.title} (${spec.instrumentation}) into a running serve`, () => {
     it('keeps both turns under one key, names every tool step, parses args, finds the repetition and the failed tool, and nothing else', async () => {
-      const run = await runJsFramework(spec, { logsLanded: LOGS_RECEIVER_LANDED });
+      const run = await runJsFramework(spec);
       row = run.row;
       // Soft: every cell's problem is reported, not only the first.
       // The framework played the script: each turn ended with the stand-in's final text.
