@@ -1,0 +1,3 @@
+import { jsFrameworkSuite } from './js/js-suite.ts';
+
+jsFrameworkSuite('vercel-ai-7');
