@@ -75,7 +75,7 @@ function failedStep(kind: 'other' | 'agent', name: string, type: string | undefi
 }
 
 describe('error-output: a failure that propagates to enclosing steps is one failure', () => {
-  // The smolagents + OpenInference capture (/work/captures/smolagents): the tool span fails, and
+  // The smolagents + OpenInference capture (smolagents 1.26 + OpenInference, run by the framework matrix): the tool span fails, and
   // the CHAIN span of the agent step that ran it fails with AgentToolExecutionError wrapping it.
   function smolagentsStep3() {
     const run = agent('done', { id: 'a000000000000001', name: 'ToolCallingAgent.run', at: 0, end: 100 });

@@ -55,7 +55,7 @@ describe('placeholder error types', () => {
   });
 
   it('Mastra: error.type "unknown" gives way to the exception event\'s type', () => {
-    // As /work/captures/mastra records a failed tool: error.type=unknown, exception.type=Error.
+    // As Mastra (run by the framework matrix) records a failed tool: error.type=unknown, exception.type=Error.
     const span = makeSpan({
       status: { code: 2, message: 'order service timed out after 30s' },
       attributes: { 'error.type': 'unknown' },
