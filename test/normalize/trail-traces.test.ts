@@ -10,7 +10,7 @@ import type { Span } from '../../src/ingest/span.ts';
 import { jsonDigest } from '../../src/normalize/canonical-json.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 
-const FIXTURES = '/work/shared/fixtures/trail-dev';
+const FIXTURES = new URL('../../../shared/fixtures/trail-dev/', import.meta.url).pathname;
 
 function loadTraces(): { file: string; spans: Span[] }[] {
   return readdirSync(FIXTURES)
