@@ -89,6 +89,16 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     session: { kind: 'session' },
   },
   {
+    id: 'agno',
+    title: 'Agno (Agent on OpenAIChat)',
+    venv: 'agno',
+    script: 'agno_agent',
+    instrumentation: 'OpenInference (openinference-instrumentation-agno), `agent.run(session_id=…)`',
+    packages: ['agno', 'openinference-instrumentation-agno', ...OTEL],
+    env: { AGNO_TELEMETRY: 'false' },
+    session: { kind: 'session' },
+  },
+  {
     id: 'openai-v2',
     title: '`openai` tool loop, official OpenAI instrumentation',
     venv: 'openai-v2',
