@@ -10,6 +10,10 @@ import { toToolArgs } from './tool-args.ts';
 /**
  * `gen_ai.operation.name` → step kind. Operations not listed (memory operations, Vercel AI
  * SDK 7's `agent_step`, future ones) are `other`: an agent-loop iteration is not an agent run.
+ * Nor is `create_agent`: it records an agent being made (AutoGen AgentChat in the agent's
+ * constructor, or a remote agent service's definition), which runs nothing, so it is `other`
+ * with its agent name. An agent step stands for a run: the run outcome and the sampled agent
+ * window are read from agent steps, and a creation span holds neither input nor answer.
  */
 const KIND_BY_OPERATION: Readonly<Record<string, StepKind>> = {
   chat: 'llm',
@@ -17,7 +21,6 @@ const KIND_BY_OPERATION: Readonly<Record<string, StepKind>> = {
   text_completion: 'llm',
   execute_tool: 'tool',
   invoke_agent: 'agent',
-  create_agent: 'agent',
   invoke_workflow: 'agent',
   embeddings: 'retrieval',
   retrieval: 'retrieval',

@@ -109,4 +109,13 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     session: { kind: 'none', reason: 'the instrumentation has none; the app wraps both turns in one span' },
     noToolSpans: "the app's tools make no spans: the calls, their arguments and the tool's error exist only in the llm messages (OTLP log records)",
   },
+  {
+    id: 'autogen',
+    title: 'AutoGen AgentChat (AssistantAgent)',
+    venv: 'autogen',
+    script: 'autogen_agent',
+    instrumentation: "its own GenAI spans (global tracer provider) + opentelemetry-instrumentation-openai, as AutoGen's tracing guide shows",
+    packages: ['autogen-agentchat', 'autogen-ext', 'opentelemetry-instrumentation-openai', ...OTEL],
+    session: { kind: 'none', reason: 'AutoGen has none; the app makes the agent and runs both turns in one span of its own, as its tracing guide does' },
+  },
 ];

@@ -142,6 +142,23 @@ const CASES: Record<string, ContractCase[]> = {
       absent: ['result', 'input', 'model'],
     },
     {
+      // AutoGen AgentChat makes this span in the agent's constructor, often before (and outside)
+      // any run: creating an agent runs nothing, so it is no agent step (an agent run).
+      title: 'create_agent (AutoGen, at construction) is other, its agent name kept',
+      span: makeSpan({
+        name: 'create_agent weather_assistant',
+        kind: 3,
+        attributes: {
+          'gen_ai.operation.name': 'create_agent',
+          'gen_ai.system': 'autogen',
+          'gen_ai.agent.name': 'weather_assistant',
+          'gen_ai.agent.description': 'An agent that provides assistance with ability to use tools.',
+        },
+      }),
+      expected: { kind: 'other', agentName: 'weather_assistant' },
+      absent: ['error', 'toolName', 'input', 'result', 'model'],
+    },
+    {
       title: 'embeddings is a retrieval step',
       span: makeSpan({ attributes: { 'gen_ai.operation.name': 'embeddings', 'gen_ai.request.model': 'text-embedding-3' } }),
       expected: { kind: 'retrieval', model: 'text-embedding-3' },

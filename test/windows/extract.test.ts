@@ -6,6 +6,8 @@ import { extractWindows, windowRequests, type WindowRequest } from '../../src/wi
 import { WindowPolicySchema, windowPolicyDigest, type WindowPolicy } from '../../src/windows/policy.ts';
 import { SamplingSchema } from '../../src/windows/sampling.ts';
 import { UNRESOLVED_EVENT_ID } from '../../src/windows/window.ts';
+import { normalizeSpan } from '../../src/normalize/normalize.ts';
+import { makeSpan } from '../normalize/make-span.ts';
 import { agentRun, at, NO_CHECKS, traj, TRACE } from './builders.ts';
 
 const policy = (config: Partial<WindowPolicy['config']> = {}): WindowPolicy => WindowPolicySchema.parse({ config });
@@ -143,6 +145,32 @@ describe('window requests (triggers)', () => {
   it('merges triggers that ask for the same window', () => {
     const reqs = windowRequests(agentRun(2), hit('0000000000000003'), [2], noSample, digest);
     expect(reqs[0]).toEqual({ kind: 'event', anchorIndex: 2, triggers: ['l0-hit', 'outbound'] });
+  });
+
+  it("anchors a sampled agent window at the agent's run, not at the span that created the agent", () => {
+    // AutoGen AgentChat, agent made inside the app's span as its tracing guide does: the
+    // `create_agent` span starts first. Normalized from real-shaped spans, not hand-set kinds.
+    const span = (id: number, parent: number | undefined, name: string, attributes: Record<string, string>) =>
+      normalizeSpan(
+        makeSpan({
+          traceId: TRACE,
+          spanId: id.toString(16).padStart(16, '0'),
+          parentSpanId: parent === undefined ? undefined : parent.toString(16).padStart(16, '0'),
+          name,
+          startTimeUnixNano: 1_700_000_000_000_000_000n + BigInt(id) * 1_000_000n,
+          endTimeUnixNano: 1_700_000_000_000_000_000n + BigInt(id) * 1_000_000n + (id === 1 ? 900_000_000n : id === 3 ? 800_000_000n : 500_000n),
+          attributes,
+        }),
+      );
+    const autogen = { 'gen_ai.system': 'autogen', 'gen_ai.agent.name': 'weather_assistant' };
+    const t = traj([
+      span(1, undefined, 'conversation', {}),
+      span(2, 1, 'create_agent weather_assistant', { 'gen_ai.operation.name': 'create_agent', ...autogen }),
+      span(3, 1, 'invoke_agent weather_assistant', { 'gen_ai.operation.name': 'invoke_agent', ...autogen }),
+      span(4, 3, 'execute_tool get_weather', { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.system': 'autogen', 'gen_ai.tool.name': 'get_weather' }),
+    ]);
+    const all = SamplingSchema.parse({ rate: 1, triggers: { l0Hit: false, outbound: false, terminal: false } });
+    expect(windowRequests(t, NO_CHECKS, [], all, digest)).toEqual([{ kind: 'agent', anchorIndex: 2, triggers: ['sampled'] }]);
   });
 
   it('honours disabled triggers and adds an agent window when the trajectory is sampled', () => {
