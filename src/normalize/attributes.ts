@@ -1,15 +1,22 @@
 import type { Attributes, AttrValue } from '../ingest/span.ts';
 
 /**
- * Attribute readers shared by the mappers. Two rules: an identifier or name that is missing
- * or empty is absent (an empty id names nothing); captured content is kept exactly, and a
- * structured AnyValue becomes its JSON text.
+ * Attribute readers shared by the mappers. Two rules: an identifier or name that is missing,
+ * empty or a placeholder is absent (it names nothing, and two spans sharing it are not one
+ * call); captured content is kept exactly, and a structured AnyValue becomes its JSON text.
  */
 
-/** An identifier or name: a non-empty string, or a number's decimal text; else `undefined`. */
+/**
+ * What instrumentations write where they have no id. Google ADK writes `<not specified>` as
+ * `gen_ai.tool.call.id` when the call had no response event (`trace_tool_call`): read as an id,
+ * every such call would share one, and be linked and de-duplicated as if it were one call.
+ */
+export const PLACEHOLDER_IDS: ReadonlySet<string> = new Set(['<not specified>']);
+
+/** An identifier or name: a non-empty, non-placeholder string, or a number's decimal text; else `undefined`. */
 export function idAttr(attributes: Attributes, key: string): string | undefined {
   const value = attributes[key];
-  if (typeof value === 'string') return value === '' ? undefined : value;
+  if (typeof value === 'string') return value === '' || PLACEHOLDER_IDS.has(value) ? undefined : value;
   if (typeof value === 'number') return String(value);
   return undefined;
 }

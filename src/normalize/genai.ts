@@ -6,6 +6,7 @@ import { genaiRequestedToolCalls } from './requested-tool-calls.ts';
 import type { Step, StepKind } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
+import { readVendorToolContent } from './vendor-tool-content.ts';
 
 /**
  * `gen_ai.operation.name` → step kind. Operations not listed (memory operations, Vercel AI
@@ -64,6 +65,7 @@ export function readGenaiFacts(span: Span, step: Step): void {
     const args = attributes['gen_ai.tool.call.arguments'];
     if (step.args === undefined && args !== undefined && args !== null) step.args = toToolArgs(args, 'json'); // specified as JSON
     fill(step, 'result', textAttr(attributes, 'gen_ai.tool.call.result'));
+    readVendorToolContent(attributes, step);
     return;
   }
   // Guarded so that serializing structured messages happens only when the fact is still missing.

@@ -98,6 +98,15 @@ describe('requested tool calls, as each convention records them', () => {
     expect(captureGaps([llm, tool])).toEqual([]);
   });
 
+  it("a tool span with a placeholder call id (Google ADK's `<not specified>`) answers its request by name", () => {
+    const chat = read(1, {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_paris_1","name":"get_weather","arguments":{"city":"Paris"}}],"finish_reason":"tool_call"}]',
+    });
+    // read as an id, the placeholder is another call's id: the request would be a false gap
+    expect(captureGaps([chat, genaiTool(2, 'get_weather', '<not specified>')])).toEqual([]);
+  });
+
   it('an llm output that asks for no tool call requests nothing', () => {
     const chat = read(1, { 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"text","content":"sunny"}]}]' });
     expect('requestedToolCalls' in chat).toBe(false);

@@ -99,6 +99,38 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     session: { kind: 'session' },
   },
   {
+    id: 'adk',
+    title: 'Google ADK (LlmAgent on `LiteLlm`), default telemetry schema (v2)',
+    venv: 'adk',
+    script: 'adk_agent',
+    instrumentation: 'its own, content on spans (`OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=SPAN_ONLY`), ADK session id',
+    packages: ['google-adk', 'litellm', ...OTEL],
+    // Without a content mode ADK's default schema records no tool arguments or results at all.
+    // LiteLLM otherwise fetches its model price list from GitHub at import (no network here).
+    env: { OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT: 'SPAN_ONLY', LITELLM_LOCAL_MODEL_COST_MAP: 'True' },
+    session: { kind: 'session' },
+  },
+  {
+    id: 'adk-legacy',
+    title: 'Google ADK, legacy telemetry schema (`ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1`)',
+    venv: 'adk',
+    script: 'adk_agent',
+    instrumentation: 'its own, `call_llm` spans, content in `gcp.vertex.agent.*`, ADK session id',
+    packages: ['google-adk', 'litellm', ...OTEL],
+    env: { ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN: '1', LITELLM_LOCAL_MODEL_COST_MAP: 'True' },
+    session: { kind: 'session' },
+  },
+  {
+    id: 'adk-legacy-latest',
+    title: 'Google ADK, legacy schema with `OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental`',
+    venv: 'adk',
+    script: 'adk_agent',
+    instrumentation: 'its own, `call_llm` spans, latest experimental GenAI conventions on the model spans',
+    packages: ['google-adk', 'litellm', ...OTEL],
+    env: { ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN: '1', OTEL_SEMCONV_STABILITY_OPT_IN: 'gen_ai_latest_experimental', LITELLM_LOCAL_MODEL_COST_MAP: 'True' },
+    session: { kind: 'session' },
+  },
+  {
     id: 'openai-v2',
     title: '`openai` tool loop, official OpenAI instrumentation',
     venv: 'openai-v2',
