@@ -86,6 +86,26 @@ describe('buildManifest', () => {
     expect(m['fault-passthrough']).toMatchObject({ status: 'unavailable', reason: 'tool-name-not-captured' });
   });
 
+  it('a run holding a failure whose answer cannot be read: fault-passthrough is unavailable, not none-observed', () => {
+    const failed = { statusCode: 2 as const, eventNames: ['exception'], error: { source: 'exception' as const, type: 'Timeout', message: 'order service timed out after 30s' } };
+    const args = { raw: '{"order_id":"42"}', parsed: { order_id: '42' }, digest: 'd2' };
+    const noAnswer = trajectory([
+      // The agent span carries no output (the capture did not record the answer).
+      step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' }),
+      step({ id: '0000000000000002', parentId: '0000000000000001', toolName: 'lookup_order', args, ...failed }),
+    ]);
+    const m = Object.fromEntries(buildManifest(input(noAnswer)).checks.map((c) => [c.check, c]));
+    expect(m['error-output']!.status).toBe('fired');
+    expect(m['fault-passthrough']).toMatchObject({ status: 'unavailable', reason: 'run-outcome-not-captured' });
+
+    const answered = trajectory([
+      step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent', result: 'I could not look up the order.', statusCode: 2, error: { source: 'status' } }),
+      step({ id: '0000000000000002', parentId: '0000000000000001', toolName: 'lookup_order', args, ...failed }),
+    ]);
+    // A run that failed itself reports no success: nothing about its answer is missing.
+    expect(Object.fromEntries(buildManifest(input(answered)).checks.map((c) => [c.check, c]))['fault-passthrough']!.status).toBe('none-observed');
+  });
+
   it('states the provenance issues that made treatment or conditions unavailable', () => {
     const t = sampleTrajectory();
     const m = buildManifest({
