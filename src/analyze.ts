@@ -31,6 +31,6 @@ export function createAnalyzer(
     for (const issue of provenance.issues) onProvenanceIssue(issue, t);
     // Each finding carries the provenance in effect when its claim was first observed; the
     // whole trajectory's (and its refused inputs) is what the manifest reports.
-    return { checks, findings: findingsFromChecks(t, checks, provenanceAsOf(t, config.provenance)), provenance };
+    return { checks, findings: findingsFromChecks(t, checks, provenanceAsOf(t, config.provenance, provenance)), provenance };
   };
 }

@@ -51,13 +51,18 @@ export function deriveProvenance(t: Trajectory, cfg: ProvenanceConfig): DerivedP
  * at the end of its constant stretch: the whole trajectory's for every moment after the last
  * change, so covariates are read as widely as the identity allows.
  */
-export function provenanceAsOf(t: Trajectory, cfg: ProvenanceConfig): (untilUnixNano: bigint) => DerivedProvenance {
+export function provenanceAsOf(
+  t: Trajectory,
+  cfg: ProvenanceConfig,
+  whole?: DerivedProvenance,
+): (untilUnixNano: bigint) => DerivedProvenance {
   const n = t.steps.length;
   const derived = new Map<number, { provenance: DerivedProvenance; identity: string }>();
   const at = (count: number) => {
     let d = derived.get(count);
     if (d === undefined) {
-      const provenance = deriveProvenance(count === n ? t : { ...t, steps: t.steps.slice(0, count) }, cfg);
+      // `whole`: the caller's derivation of the whole trajectory, so it is not derived twice.
+      const provenance = count === n && whole !== undefined ? whole : deriveProvenance(count === n ? t : { ...t, steps: t.steps.slice(0, count) }, cfg);
       const c = compositionIdentity(provenance.treatment, provenance.conditions);
       d = { provenance, identity: `${c.treatmentJson}\u0000${c.conditionsJson}` };
       derived.set(count, d);
@@ -91,7 +96,9 @@ export function provenanceAsOf(t: Trajectory, cfg: ProvenanceConfig): (untilUnix
   };
   return (untilUnixNano) => {
     const count = startedBy(t, untilUnixNano);
-    if (count === n) return at(n).provenance;
+    // The identity only grows with the prefix: equal at `count` and at the end means equal
+    // throughout, so the whole trajectory's derivation answers (one derivation, no search).
+    if (count === n || at(count).identity === at(n).identity) return at(n).provenance;
     // The stretch that holds `count` ends just before the first change point after it.
     const next = changePoints().find((c) => c > count);
     return at(next === undefined ? n : next - 1).provenance;
