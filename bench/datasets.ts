@@ -1,7 +1,12 @@
-/** The payloads every benchmark measures: the 26 real TRAIL traces and synthetic agent spans. */
+/**
+ * The payloads every benchmark measures: the real TRAIL traces (all 26 with ../shared beside
+ * the checkout, the five in-repo ones without; the dataset name says which) and synthetic
+ * agent spans.
+ */
 import { Buffer } from 'node:buffer';
 import { encodeOtlpJsonAsProto } from '../test/fixtures/otlp/protobufjs-codec.ts';
 import { loadTrailTraces } from '../test/fixtures/otlp/trail-traces.ts';
+import { trailCorpus } from '../test/helpers/trail-corpus.ts';
 import { syntheticRequest, syntheticRequestProto } from './synthetic-spans.ts';
 
 export interface Dataset {
@@ -23,7 +28,7 @@ export function trailDataset(): Dataset {
   const traces = loadTrailTraces();
   const requests = traces.map((trace) => JSON.parse(trace.jsonText) as RequestShape);
   return {
-    name: 'TRAIL (26 traces)',
+    name: trailCorpus().kind === 'full' ? `TRAIL (${traces.length} traces)` : `TRAIL (${traces.length} in-repo traces, no ../shared)`,
     spanCount: requests.reduce((sum, request) => sum + countSpans(request), 0),
     protoBodies: requests.map((request) => encodeOtlpJsonAsProto(request)),
     jsonTexts: traces.map((trace) => trace.jsonText),
@@ -77,7 +82,8 @@ export function trailHttpDataset(copies: number, firstCopy = 0): HttpDataset {
       spanCounts.push(countSpans(request));
     }
   }
-  return { name: 'TRAIL (real smolagents traces)', bodies, spanCounts };
+  const name = trailCorpus().kind === 'full' ? 'TRAIL (real smolagents traces)' : `TRAIL (real smolagents traces: the ${requests.length} in-repo ones, no ../shared)`;
+  return { name, bodies, spanCounts };
 }
 
 export const httpSpanCount = (d: HttpDataset): number => d.spanCounts.reduce((a, b) => a + b, 0);

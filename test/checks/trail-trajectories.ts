@@ -1,11 +1,10 @@
 /**
- * The TRAIL dev traces (../shared/fixtures/trail-dev) as trajectories, built with the project's
+ * The TRAIL dev traces of this run (test/helpers/trail-corpus.ts says which) as trajectories, built with the project's
  * own decoder and normalizer: one trajectory per trace file, steps in trajectory order, complete
  * when a root span is present and no parent is missing. Test, script and bench helper: labels
  * are read here for measuring only, never by the analyzer.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { compareSteps } from '../../src/assemble/assembler.ts';
 import type { IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
@@ -14,8 +13,7 @@ import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
 import type { Span } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import type { Step } from '../../src/normalize/step.ts';
-
-export const TRAIL_DIR = new URL('../../../shared/fixtures/trail-dev/', import.meta.url).pathname;
+import { type TrailCorpus, trailCorpus } from '../helpers/trail-corpus.ts';
 
 export interface TrailLabel {
   category: string;
@@ -33,18 +31,6 @@ export interface TrailTrace {
   labels: TrailLabel[];
 }
 
-/** The trace ids of the fixture files, sorted. */
-export function trailTraceIds(dir = TRAIL_DIR): string[] {
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.otlp.json.gz'))
-    .map((f) => f.slice(0, -'.otlp.json.gz'.length))
-    .sort();
-}
-
-/** The OTLP/JSON text of one fixture (decompressed). */
-export function trailOtlpText(traceId: string, dir = TRAIL_DIR): string {
-  return gunzipSync(readFileSync(join(dir, `${traceId}.otlp.json.gz`))).toString('utf8');
-}
 
 /** Decode, normalize and assemble one fixture's spans into one trajectory. */
 export function trajectoryFromSpans(traceId: string, spans: Span[]): Trajectory {
@@ -66,13 +52,13 @@ export function trajectoryFromSpans(traceId: string, spans: Span[]): Trajectory 
   };
 }
 
-/** Every TRAIL dev trace, decoded, as a trajectory with its labels. */
-export function loadTrailTraces(dir = TRAIL_DIR): TrailTrace[] {
-  return trailTraceIds(dir).map((traceId) => {
-    const decoded = decodeOtlpJson(trailOtlpText(traceId, dir));
+/** Every TRAIL dev trace of `corpus` (this run's by default), decoded, as a trajectory with its labels. */
+export function loadTrailTraces(corpus: TrailCorpus = trailCorpus()): TrailTrace[] {
+  return corpus.files.map(({ traceId, otlpPath, labelsPath }) => {
+    const decoded = decodeOtlpJson(gunzipSync(readFileSync(otlpPath)).toString('utf8'));
     if (decoded instanceof DecodeError) throw decoded;
     if (decoded.rejected.length > 0) throw new Error(`${traceId}: decoder rejected ${decoded.rejected.length} spans`);
-    const labels = (JSON.parse(readFileSync(join(dir, `${traceId}.labels.json`), 'utf8')) as { errors: TrailLabel[] }).errors;
+    const labels = (JSON.parse(readFileSync(labelsPath, 'utf8')) as { errors: TrailLabel[] }).errors;
     return { traceId, spans: decoded.spans, trajectory: trajectoryFromSpans(traceId, decoded.spans), labels };
   });
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/cli.ts';
 import { rawSpans, stringAttr, trailFiles } from '../helpers/trail.ts';
+import { trailCorpus } from '../helpers/trail-corpus.ts';
 
 interface StepRow {
   id: string;
@@ -29,8 +30,15 @@ function lines<T>(text: string): T[] {
     .map((l) => JSON.parse(l) as T);
 }
 
-describe('replay of the 26 real TRAIL traces', () => {
+const corpus = trailCorpus();
+
+describe(`replay of the real TRAIL traces (${corpus.description})`, () => {
   const files = trailFiles();
+  const eachFile = files.map((file) => [file.split('/').pop()!, file] as const);
+  const trajectoryOf = (file: string) => {
+    const traceId = rawSpans(file)[0]!.traceId;
+    return trajectories.find((r) => r.traceIds.includes(traceId))!;
+  };
   let trajectories: TrajectoryRow[];
   let trajectoryText: string;
   let findingsText: string;
@@ -43,7 +51,7 @@ describe('replay of the 26 real TRAIL traces', () => {
     const run = await runCli(['replay', ...files, '--trajectories', out, '--findings', findings]);
     // stderr carries only progress lines (printed when the replay takes over a second).
     for (const line of run.stderr.split('\n').filter((l) => l !== '')) {
-      expect(line).toMatch(/^replay: (done: )?\d+\/26 files, \d+ spans \(0 rejected\)/);
+      expect(line).toMatch(new RegExp(`^replay: (done: )?\\d+/${files.length} files, \\d+ spans \\(0 rejected\\)`));
     }
     expect(run.code).toBe(0);
     trajectoryText = await readFile(out, 'utf8');
@@ -51,66 +59,65 @@ describe('replay of the 26 real TRAIL traces', () => {
     trajectories = lines<TrajectoryRow>(trajectoryText);
   });
 
-  it('gives one trajectory per trace, holding every span once (one trace exports a span twice)', () => {
-    expect(files).toHaveLength(26);
-    expect(trajectories).toHaveLength(26);
-    for (const file of files) {
-      const spans = rawSpans(file);
-      const t = trajectories.find((r) => r.traceIds.includes(spans[0]!.traceId))!;
-      expect(t.steps.map((s) => s.id).sort()).toEqual([...new Set(spans.map((s) => s.spanId))].sort());
-    }
+  it('gives one trajectory per trace', () => {
+    expect(files).toHaveLength(corpus.files.length);
+    expect(trajectories.map((t) => t.traceIds)).toEqual(expect.arrayContaining(corpus.files.map((f) => [f.traceId])));
+    expect(trajectories).toHaveLength(files.length);
   });
 
-  it('gives tool steps their tool name and parsed arguments', () => {
-    let tools = 0;
-    for (const file of files) {
-      for (const span of rawSpans(file)) {
-        if (stringAttr(span, 'openinference.span.kind') !== 'TOOL') continue;
-        tools++;
-        const step = trajectories.flatMap((t) => t.steps).find((s) => s.id === span.spanId)!;
-        expect(step.kind).toBe('tool');
-        expect(step.toolName).toBe(stringAttr(span, 'tool.name'));
-        const input = stringAttr(span, 'input.value');
-        if (input !== undefined) {
-          expect(step.args!.raw).toBe(input);
-          // smolagents' recorded call `{"args": [...], ..., "kwargs": {...}}`: its keyword
-          // arguments when it has no positional ones
-          const captured = JSON.parse(input) as { args: unknown[]; kwargs: unknown };
-          expect(step.args!.parsed).toEqual(captured.args.length === 0 ? captured.kwargs : captured);
-        }
+  it.each(eachFile)('%s: its trajectory holds every span once', (_, file) => {
+    const spans = rawSpans(file);
+    expect(trajectoryOf(file).steps.map((s) => s.id).sort()).toEqual([...new Set(spans.map((s) => s.spanId))].sort());
+  });
+
+  it('keeps one step for a span exported twice (72822db6 exports one span twice; it is in the repository)', () => {
+    const file = files.find((f) => f.includes('72822db6e120878d916b515c2501246b'))!;
+    const spans = rawSpans(file);
+    expect(spans.length - new Set(spans.map((s) => s.spanId)).size).toBe(1);
+    expect(trajectoryOf(file).steps).toHaveLength(spans.length - 1);
+  });
+
+  it.each(eachFile)('%s: gives exactly its TOOL spans tool steps, with their tool name and parsed arguments', (_, file) => {
+    const spans = rawSpans(file);
+    const steps = trajectoryOf(file).steps;
+    const toolSpans = spans.filter((span) => stringAttr(span, 'openinference.span.kind') === 'TOOL');
+    expect(steps.filter((s) => s.kind === 'tool').map((s) => s.id).sort()).toEqual(toolSpans.map((s) => s.spanId).sort());
+    for (const span of toolSpans) {
+      const step = steps.find((s) => s.id === span.spanId)!;
+      expect(step.toolName).toBe(stringAttr(span, 'tool.name'));
+      const input = stringAttr(span, 'input.value');
+      if (input !== undefined) {
+        expect(step.args!.raw).toBe(input);
+        // smolagents' recorded call `{"args": [...], ..., "kwargs": {...}}`: its keyword
+        // arguments when it has no positional ones
+        const captured = JSON.parse(input) as { args: unknown[]; kwargs: unknown };
+        expect(step.args!.parsed).toEqual(captured.args.length === 0 ? captured.kwargs : captured);
       }
     }
-    expect(tools).toBeGreaterThan(50);
   });
 
-  it('gives errored tool spans their error', () => {
-    let errored = 0;
-    for (const file of files) {
-      for (const span of rawSpans(file)) {
-        const failed = span.status?.code === 2 || (span.events ?? []).some((e) => e.name === 'exception');
-        if (!failed) continue;
-        errored++;
-        const step = trajectories.flatMap((t) => t.steps).find((s) => s.id === span.spanId)!;
-        expect(step.error, `span ${span.spanId}`).toBeDefined();
-      }
-    }
-    expect(errored).toBeGreaterThan(0);
+  it.each(eachFile)('%s: gives exactly its errored spans an error', (_, file) => {
+    const failed = (span: ReturnType<typeof rawSpans>[number]) => span.status?.code === 2 || (span.events ?? []).some((e) => e.name === 'exception');
+    const want = [...new Set(rawSpans(file).filter(failed).map((s) => s.spanId))].sort();
+    expect(trajectoryOf(file).steps.filter((s) => s.error !== undefined).map((s) => s.id).sort()).toEqual(want);
   });
 
-  it('says a trace with never-exported parents is incomplete, for the orphan reason', () => {
-    let orphaned = 0;
-    for (const file of files) {
+  it.each(eachFile)('%s: is incomplete, for the orphan reason, exactly when a parent was never exported', (_, file) => {
+    const spans = rawSpans(file);
+    const ids = new Set(spans.map((s) => s.spanId));
+    const hasOrphan = spans.some((s) => s.parentSpanId && !ids.has(s.parentSpanId));
+    const t = trajectoryOf(file);
+    expect(t.incompleteReasons.includes('orphan-parents')).toBe(hasOrphan);
+    if (hasOrphan) expect(t.complete).toBe(false);
+  });
+
+  it('has one trace with never-exported parents among them (72822db6, in the repository), so the rule above is exercised', () => {
+    const orphaned = files.filter((file) => {
       const spans = rawSpans(file);
       const ids = new Set(spans.map((s) => s.spanId));
-      const hasOrphan = spans.some((s) => s.parentSpanId && !ids.has(s.parentSpanId));
-      const t = trajectories.find((r) => r.traceIds.includes(spans[0]!.traceId))!;
-      expect(t.incompleteReasons.includes('orphan-parents')).toBe(hasOrphan);
-      if (hasOrphan) {
-        orphaned++;
-        expect(t.complete).toBe(false);
-      }
-    }
-    expect(orphaned).toBeGreaterThan(0);
+      return spans.some((s) => s.parentSpanId && !ids.has(s.parentSpanId));
+    });
+    expect(orphaned.map((f) => f.split('/').pop())).toEqual(['72822db6e120878d916b515c2501246b.otlp.json.gz']);
   });
 
   it('is deterministic: a second replay writes byte-identical trajectories and findings', async () => {

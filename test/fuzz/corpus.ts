@@ -1,5 +1,6 @@
 /**
- * Seed bodies for the fuzzers: the 26 real TRAIL traces (whole and cut into small requests),
+ * Seed bodies for the fuzzers: the run's real TRAIL traces (whole and cut into small requests;
+ * the 26 with ../shared beside the checkout, the five in-repo ones without),
  * real OTel JS SDK exports, and the benchmark's synthetic GenAI spans, each as OTLP/JSON and
  * OTLP/protobuf.
  */

@@ -6,6 +6,7 @@ import { gunzipCapped } from '../../src/ingest/body.ts';
 import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
+import { trailCorpus } from '../helpers/trail-corpus.ts';
 import { loadSeeds, type Seed } from './corpus.ts';
 import { fuzzBody, type FuzzBody } from './mutate.ts';
 
@@ -33,7 +34,14 @@ beforeAll(async () => {
 
 describe('fuzzing the OTLP decoders with mutated TRAIL, SDK and synthetic bodies (fast subset)', () => {
   it('the seed corpus decodes cleanly before mutation (so mutations start from real input)', () => {
-    expect(seeds.length).toBeGreaterThan(100);
+    // every TRAIL trace of this run's corpus (26 with ../shared, the five in-repo without) is
+    // represented in both encodings, beside the SDK and synthetic bodies
+    for (const { traceId } of trailCorpus().files) {
+      for (const ext of ['json', 'pb']) {
+        expect(seeds.some((seed) => seed.name.startsWith(`trail/${traceId}.otlp.json.gz#`) && seed.name.endsWith(`.${ext}`)), `${traceId} .${ext}`).toBe(true);
+      }
+    }
+    for (const name of ['sdk.json', 'sdk.pb', 'synthetic-32.json', 'synthetic-32.pb']) expect(seeds.map((seed) => seed.name)).toContain(name);
     for (const seed of seeds) {
       const decoded = seed.format === 'protobuf' ? decodeOtlpProto(seed.body) : decodeOtlpJson(seed.body.toString('utf8'));
       expect(decoded, seed.name).not.toBeInstanceOf(DecodeError);

@@ -1,15 +1,10 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
+import { trailCorpus } from './trail-corpus.ts';
 
-/** The 26 real TRAIL dev traces shared with the project (never copied into it). */
-export const TRAIL_DIR = new URL('../../../shared/fixtures/trail-dev/', import.meta.url).pathname;
-
+/** The `.otlp.json.gz` paths of this run's TRAIL dev traces (`trail-corpus.ts` says which), sorted by trace id. */
 export function trailFiles(): string[] {
-  return readdirSync(TRAIL_DIR)
-    .filter((f) => f.endsWith('.otlp.json.gz'))
-    .sort()
-    .map((f) => join(TRAIL_DIR, f));
+  return trailCorpus().files.map((f) => f.otlpPath);
 }
 
 export interface RawSpan {

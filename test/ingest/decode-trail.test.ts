@@ -5,8 +5,11 @@ import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import type { DecodedRequest, Span } from '../../src/ingest/span.ts';
 import { decodeWithProtobufjs, encodeOtlpJsonAsProto } from '../fixtures/otlp/protobufjs-codec.ts';
 import { loadTrailTraces } from '../fixtures/otlp/trail-traces.ts';
+import { trailCorpus } from '../helpers/trail-corpus.ts';
 
+const corpus = trailCorpus();
 const traces = loadTrailTraces();
+const eachTrace = traces.map((trace) => [trace.name, trace] as const);
 
 function decoded(result: DecodedRequest | DecodeError): DecodedRequest {
   if (result instanceof DecodeError) throw result;
@@ -19,12 +22,12 @@ function spansInJson(jsonText: string): any[] {
   return (JSON.parse(jsonText).resourceSpans as any[]).flatMap((rs) => rs.scopeSpans.flatMap((ss: any) => ss.spans));
 }
 
-describe('decoding the 26 real TRAIL traces', () => {
-  it('finds all 26 fixtures', () => {
-    expect(traces).toHaveLength(26);
+describe(`decoding the real TRAIL traces (${corpus.description})`, () => {
+  it(`finds every trace of the corpus (${corpus.files.length})`, () => {
+    expect(traces.map((trace) => trace.name)).toEqual(corpus.files.map((f) => `${f.traceId}.otlp.json.gz`));
   });
 
-  it.each(traces.map((trace) => [trace.name, trace] as const))('%s: JSON and protobuf decoders agree span for span', (_, trace) => {
+  it.each(eachTrace)('%s: JSON and protobuf decoders agree span for span', (_, trace) => {
     const fromJson = decoded(decodeOtlpJson(trace.jsonText));
     const jsonSpans = spansInJson(trace.jsonText);
     expect(fromJson.rejected).toEqual([]);
@@ -38,22 +41,27 @@ describe('decoding the 26 real TRAIL traces', () => {
     expect(fromProto.spans).toEqual(decodeWithProtobufjs(body).spans);
   });
 
-  it('keeps the real-world shapes: INTERNAL kinds, string attributes, error status with exception events', () => {
-    const spans = traces.flatMap((trace) => decoded(decodeOtlpJson(trace.jsonText)).spans);
-    expect(spans.every((span) => span.kind === 1 || span.kind === 0)).toBe(true);
-    const failed = spans.filter((span) => span.status.code === 2);
-    expect(failed.length).toBeGreaterThan(0);
-    expect(failed.some((span) => span.events.some((event) => event.name === 'exception'))).toBe(true);
+  it.each(eachTrace)('%s: keeps the real-world shapes: INTERNAL kinds, string attributes, error status exactly with an exception event', (_, trace) => {
+    const spans = decoded(decodeOtlpJson(trace.jsonText)).spans;
+    expect(spans.length).toBeGreaterThan(0);
+    for (const span of spans) {
+      expect(span.kind, span.spanId).toBe(1);
+      for (const [key, value] of Object.entries(span.attributes)) expect(typeof value, `${span.spanId} ${key}`).toBe('string');
+      expect(span.status.code === 2, span.spanId).toBe(span.events.some((event) => event.name === 'exception'));
+    }
     expect(spans.some((span) => typeof span.attributes['openinference.span.kind'] === 'string')).toBe(true);
   });
 
-  it('estimates each JSON span within a factor of its JSON text size', () => {
-    for (const trace of traces) {
-      const actual = spansInJson(trace.jsonText).map((span) => JSON.stringify(span).length);
-      const estimated = decoded(decodeOtlpJson(trace.jsonText)).spans.map((span) => span.encodedBytes);
-      const ratio = estimated.reduce((a, b) => a + b, 0) / actual.reduce((a, b) => a + b, 0);
-      expect(ratio).toBeGreaterThan(0.7);
-      expect(ratio).toBeLessThan(1.3);
-    }
+  it('has failed spans among them, so the error-status rule above is exercised', () => {
+    const failed = traces.flatMap((trace) => decoded(decodeOtlpJson(trace.jsonText)).spans).filter((span) => span.status.code === 2);
+    expect(failed.length).toBeGreaterThan(0);
+  });
+
+  it.each(eachTrace)('%s: estimates its JSON spans within a factor of their JSON text size', (_, trace) => {
+    const actual = spansInJson(trace.jsonText).map((span) => JSON.stringify(span).length);
+    const estimated = decoded(decodeOtlpJson(trace.jsonText)).spans.map((span) => span.encodedBytes);
+    const ratio = estimated.reduce((a, b) => a + b, 0) / actual.reduce((a, b) => a + b, 0);
+    expect(ratio).toBeGreaterThan(0.7);
+    expect(ratio).toBeLessThan(1.3);
   });
 });
