@@ -50,3 +50,39 @@ export function logContext(traceId: string, spanId: string): { traceId?: string;
   if (spanId.length === 16 && spanId !== zeroSpanId) context.spanId = spanId;
   return context;
 }
+
+/** One decoded record's fields, before its trace context is checked. */
+export interface LogFields {
+  traceId: string;
+  spanId: string;
+  eventName: string;
+  timeUnixNano: bigint;
+  observedTimeUnixNano: bigint;
+  attributes: Attributes;
+  body: AttrValue | undefined;
+  resource: Attributes;
+  encodedBytes: number;
+}
+
+/**
+ * Adds a decoded record to `out`: as a log record when its trace context is valid (its time
+ * the event time, else the observed time), else as a rejection naming the ids it had and why.
+ * `invalid`: a reason the decoder already found (ids that are not hex).
+ */
+export function pushLogRecord(out: DecodedLogsRequest, fields: LogFields, invalid?: string): void {
+  const { traceId, spanId } = fields;
+  const context = invalid ?? logContext(traceId, spanId);
+  if (typeof context === 'string') {
+    out.rejected.push({ ...(traceId === '' ? {} : { traceId }), ...(spanId === '' ? {} : { spanId }), reason: context });
+    return;
+  }
+  out.logs.push({
+    ...context,
+    eventName: fields.eventName,
+    timeUnixNano: fields.timeUnixNano === 0n ? fields.observedTimeUnixNano : fields.timeUnixNano,
+    attributes: fields.attributes,
+    ...(fields.body === undefined ? {} : { body: fields.body }),
+    resource: fields.resource,
+    encodedBytes: fields.encodedBytes,
+  });
+}

@@ -5,7 +5,7 @@
  * decoder's walk and AnyValue mapping.
  */
 import { DecodeError } from '../errors.ts';
-import { logContext, type DecodedLogsRequest } from './log-record.ts';
+import { pushLogRecord, type DecodedLogsRequest } from './log-record.ts';
 import { decodeAnyValue, decodeAttributesInto } from './otlp-json-any-value.ts';
 import { hexId, uint64 } from './otlp-json-decode.ts';
 import { type Cursor, estimateOverheadChars, field, type JsonObject, list, message, optionalString } from './otlp-json-walk.ts';
@@ -74,18 +74,7 @@ function decodeLogRecord(cursor: Cursor, record: JsonObject, resource: Attribute
   const bodyValue = record.body;
   const body: AttrValue | undefined = bodyValue === undefined || bodyValue === null ? undefined : decodeAnyValue(cursor, bodyValue, 'body', 0);
 
-  const context = traceId === undefined ? 'trace id is not hex' : spanId === undefined ? 'span id is not hex' : logContext(traceId, spanId);
-  if (typeof context === 'string') {
-    out.rejected.push({ ...(traceId ? { traceId } : {}), ...(spanId ? { spanId } : {}), reason: context });
-    return;
-  }
-  out.logs.push({
-    ...context,
-    eventName,
-    timeUnixNano: time === 0n ? observed : time,
-    attributes,
-    ...(body === undefined ? {} : { body }),
-    resource,
-    encodedBytes: cursor.chars,
-  });
+  const invalid = traceId === undefined ? 'trace id is not hex' : spanId === undefined ? 'span id is not hex' : undefined;
+  const fields = { eventName, timeUnixNano: time, observedTimeUnixNano: observed, attributes, body, resource, encodedBytes: cursor.chars };
+  pushLogRecord(out, { ...fields, traceId: traceId ?? '', spanId: spanId ?? '' }, invalid);
 }

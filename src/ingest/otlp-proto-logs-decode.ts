@@ -4,7 +4,7 @@
  * resource decoding it shares.
  */
 import { DecodeError } from '../errors.ts';
-import { logContext, type DecodedLogsRequest } from './log-record.ts';
+import { pushLogRecord, type DecodedLogsRequest } from './log-record.ts';
 import { decodeAnyValue, decodeKeyValueInto } from './otlp-proto-any-value.ts';
 import { decodeResource } from './otlp-proto-decode.ts';
 import { ProtoReader, wireFixed64, wireLen } from './proto-reader.ts';
@@ -123,18 +123,5 @@ function decodeLogRecord(r: ProtoReader, end: number, resource: Attributes, out:
         r.skip(wireType, field);
     }
   }
-  const context = logContext(traceId, spanId);
-  if (typeof context === 'string') {
-    out.rejected.push({ ...(traceId === '' ? {} : { traceId }), ...(spanId === '' ? {} : { spanId }), reason: context });
-    return;
-  }
-  out.logs.push({
-    ...context,
-    eventName,
-    timeUnixNano: time === 0n ? observed : time,
-    attributes,
-    ...(body === undefined ? {} : { body }),
-    resource,
-    encodedBytes: end - start,
-  });
+  pushLogRecord(out, { traceId, spanId, eventName, timeUnixNano: time, observedTimeUnixNano: observed, attributes, body, resource, encodedBytes: end - start });
 }
