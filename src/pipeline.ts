@@ -51,6 +51,8 @@ export interface PipelineOptions {
    * acknowledged (Kafka), per sink. Sampled: one timing per sink is in flight at a time.
    */
   onDurable?: (sink: string, seconds: number) => void;
+  /** Told of judged findings and the coordinator alarms among them as they are emitted (metrics). */
+  onJudged?: (findings: readonly Finding[], alarms: readonly Finding[]) => void;
   /** `trace` when a partitioned source (Kafka) feeds it: see {@link KeyBy}. Default `session`. */
   keyBy?: KeyBy;
 }
@@ -132,8 +134,6 @@ export class Pipeline implements IngestTarget {
   #settleLoop: Promise<void> | undefined;
   readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0, manifestsEmitted: 0 };
   readonly logCounts: LogCounts = { refused: 0, notContentEvent: 0, noSpanContext: 0 };
-  /** Told of judged findings and alarms as they are emitted (metrics). */
-  onJudged: ((findings: readonly Finding[], alarms: readonly Finding[]) => void) | undefined;
   /** A burst of closes is being worked through in later turns. */
   #tickPending = false;
   /** Sinks with a durability timing in flight. */
@@ -269,7 +269,7 @@ export class Pipeline implements IngestTarget {
   /** Judged findings, and the coordinator alarms among them, go to every sink. */
   emitJudged(findings: readonly Finding[], alarms: readonly Finding[]): void {
     this.counts.findingsEmitted += findings.length;
-    this.onJudged?.(findings, alarms);
+    this.#options.onJudged?.(findings, alarms);
     for (const sink of this.#options.sinks) {
       if (findings.length > 0) sink.write(findings, 'findings');
       if (alarms.length > 0) sink.write(alarms, 'alarms');

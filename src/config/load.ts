@@ -8,6 +8,7 @@ export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
   TRAJWATCH_DATA_DIR: ['dataDir'],
   TRAJWATCH_OTLP_HTTP: ['receiver', 'otlpHttp'],
   TRAJWATCH_OTLP_GRPC: ['receiver', 'otlpGrpc'],
+  TRAJWATCH_LOG_LEVEL: ['log', 'level'],
 };
 
 /** Overrides whose value is a comma-separated list. */

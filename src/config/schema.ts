@@ -6,6 +6,7 @@ import { JudgeConfigSchema } from '../judge/config.ts';
 import { KafkaSinkConfigSchema } from '../sinks/kafka/config.ts';
 import { ReceiverConfigSchema } from '../ingest/receiver-config.ts';
 import { SourceConfigSchema } from '../ingest/kafka-source-config.ts';
+import { LogConfigSchema } from '../telemetry/logger.ts';
 
 /** The whole configuration: strict (unknown keys are errors), every default embedded. */
 export const ConfigSchema = z
@@ -24,6 +25,8 @@ export const ConfigSchema = z
     judge: JudgeConfigSchema.prefault({}),
     /** Findings and alarms to Kafka; absent, findings go to the local log only. */
     kafka: KafkaSinkConfigSchema.optional(),
+    /** The process's log: JSON lines on stdout at `level` and above (env `TRAJWATCH_LOG_LEVEL`). */
+    log: LogConfigSchema.prefault({}),
     sinks: z
       .object({
         /** Bytes written to a local log but not yet durable above which new input is refused. */

@@ -7,6 +7,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { AdmissionRefusal } from '../assemble/assembler.ts';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
+import type { Logger } from '../telemetry/logger.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
 import { durabilityRefusal, type IngestTarget, type LogsAccepted, logsPartialSuccess } from './http-receiver.ts';
@@ -91,6 +92,7 @@ export function createGrpcReceiver(
   config: GrpcReceiverConfig,
   target: IngestTarget,
   observe: GrpcRequestObserver = () => {},
+  options: { logger?: Logger } = {},
 ): grpc.Server {
   const note = (code: grpc.status, spans: number, rejectedSpans: number, reason?: string) =>
     observe({ status: grpc.status[code], contentType: GRPC_CONTENT_TYPE, spans, rejectedSpans, reason });
@@ -205,7 +207,8 @@ export function createGrpcReceiver(
         handler(call, callback);
       } catch (err) {
         // Only a bug reaches here; answer INTERNAL rather than leave the client hanging.
-        process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+        if (options.logger !== undefined) options.logger.error({ err }, 'gRPC receiver failed on a request');
+        else process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
         note(grpc.status.INTERNAL, 0, 0, 'internal-error');
         callback({ code: grpc.status.INTERNAL, details: 'internal error' });
       }

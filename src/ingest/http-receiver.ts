@@ -18,6 +18,7 @@ import {
   type ResponseFormat,
   type Signal,
 } from './otlp-response.ts';
+import type { Logger } from '../telemetry/logger.ts';
 import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
 import type { DecodedLogsRequest } from './log-record.ts';
 import type { DecodedRequest } from './span.ts';
@@ -79,6 +80,16 @@ export interface RequestObserver {
 /** Extra routes served beside `/v1/traces` and `/v1/logs` (health, metrics). */
 export type ExtraRoutes = Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 
+export interface HttpReceiverOptions {
+  /**
+   * Serve `/v1/traces` and `/v1/logs` (default). With `false` both answer 404 before any other
+   * check (spans come from another source) and only the extra routes are served.
+   */
+  otlp?: boolean;
+  /** Where a request that failed on a bug is logged (default: a process warning). */
+  logger?: Logger;
+}
+
 const TRACES_PATH = '/v1/traces';
 const LOGS_PATH = '/v1/logs';
 /** Liveness stays reachable without the token, so orchestrators need no secret. */
@@ -97,10 +108,17 @@ export function createHttpReceiver(
   target: IngestTarget,
   observe: RequestObserver = () => {},
   routes: ExtraRoutes = {},
+  options: HttpReceiverOptions = {},
 ): Server {
   const allowed = createAuthCheck(config.auth);
+  const otlp = options.otlp ?? true;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
+    if (!otlp && (path === TRACES_PATH || path === LOGS_PATH)) {
+      req.resume();
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('OTLP receivers are off (--source kafka); spans come from Kafka\n');
+      return;
+    }
     const signal: Signal | undefined =
       path === TRACES_PATH ? 'traces' : path === LOGS_PATH && target.acceptLogs !== undefined ? 'logs' : undefined;
     const counts = (status: number, reason?: string) =>
@@ -232,7 +250,8 @@ export function createHttpReceiver(
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       // Only a bug reaches here; answer 500 rather than leave the client hanging.
-      process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+      if (options.logger !== undefined) options.logger.error({ err, path: req.url }, 'receiver failed on a request');
+      else process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
       if (!res.headersSent) reply(res, 500, 'json', RPC_CODE.UNAVAILABLE, 'internal error');
       else res.destroy();
     });

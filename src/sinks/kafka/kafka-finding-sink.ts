@@ -3,8 +3,8 @@ import type { Finding } from '../../findings/schema.ts';
 import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
-import { KafkaSink } from './sink.ts';
-import type { KafkaSinkOptions } from './sink.ts';
+import { KafkaSink, logToStderr } from './sink.ts';
+import type { KafkaSinkOptions, SinkLog } from './sink.ts';
 
 /**
  * A finding or manifest as a Kafka record: keyed by trajectory (a manifest lands in the
@@ -36,14 +36,16 @@ export class KafkaFindingSink implements FindingSink {
   #overflow: SinkRecord[] = [];
   #draining: Promise<void> | undefined;
   #refusedTooLarge = 0;
+  readonly #log: SinkLog;
 
-  constructor(kafka: KafkaSink) {
+  constructor(kafka: KafkaSink, log: SinkLog = logToStderr) {
     this.kafka = kafka;
+    this.#log = log;
   }
 
   /** Opens the outbox in `options.outboxDir` and starts delivering (see {@link KafkaSink.open}). */
   static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaFindingSink> {
-    return new KafkaFindingSink(await KafkaSink.open(config, options));
+    return new KafkaFindingSink(await KafkaSink.open(config, options), options.log);
   }
 
   /** Findings waiting for room in the outbox (not yet durable). */
@@ -94,15 +96,7 @@ export class KafkaFindingSink implements FindingSink {
     const result = await this.kafka.close();
     const lost = this.#overflow.length;
     if (lost > 0 || !result.flushed) {
-      process.stderr.write(
-        JSON.stringify({
-          level: lost > 0 ? 'error' : 'warn',
-          logger: 'sinks.kafka',
-          message: 'closed with findings undelivered',
-          leftInOutbox: result.pendingRecords,
-          neverWritten: lost,
-        }) + '\n',
-      );
+      this.#log(lost > 0 ? 'error' : 'warn', 'closed with findings undelivered', { leftInOutbox: result.pendingRecords, neverWritten: lost });
     }
   }
 
@@ -113,15 +107,7 @@ export class KafkaFindingSink implements FindingSink {
         this.#overflow.shift();
       } else if (result.reason === 'too-large') {
         this.#refusedTooLarge += 1;
-        process.stderr.write(
-          JSON.stringify({
-            level: 'error',
-            logger: 'sinks.kafka',
-            message: 'finding larger than maxRecordBytes not sent',
-            finding_id: result.id,
-            bytes: result.bytes,
-          }) + '\n',
-        );
+        this.#log('error', 'finding larger than maxRecordBytes not sent', { finding_id: result.id, bytes: result.bytes });
         this.#overflow.shift();
       } else if (result.reason === 'closed') {
         break;

@@ -1,0 +1,198 @@
+import { join } from 'node:path';
+import { createAnalyzer } from '../analyze.ts';
+import { registerAssemblerMetrics } from '../assemble/assembler-metrics.ts';
+import type { KeyBy } from '../assemble/assembler.ts';
+import type { Config } from '../config/schema.ts';
+import { deriveProvenance } from '../findings/provenance/derive.ts';
+import { DurableIngest } from '../ingest/durable-ingest.ts';
+import type { IngestTarget } from '../ingest/http-receiver.ts';
+import { receiverFaults } from '../ingest/receiver-faults.ts';
+import { receiverMetrics, type RequestOutcome, type Transport } from '../ingest/receiver-metrics.ts';
+import { SpanWal } from '../ingest/span-wal.ts';
+import { DecisionPoints } from '../judge/decision-points.ts';
+import { type Clock, Pipeline } from '../pipeline.ts';
+import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
+import type { FindingSink } from '../sinks/finding-sink.ts';
+import { JsonlLog } from '../sinks/jsonl-log.ts';
+import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
+import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import { FaultLog } from '../telemetry/fault-log.ts';
+import { levelLog, type Logger } from '../telemetry/logger.ts';
+import { metricsEndpoint } from '../telemetry/metrics-endpoint.ts';
+import type { MetricRegistry } from '../telemetry/metrics.ts';
+import { registerBacklogMetrics } from './backlog-metrics.ts';
+import type { Component } from './component.ts';
+import { GrpcServerComponent } from './components/grpc-server.ts';
+import { HttpServerComponent } from './components/http-server.ts';
+import { judgeComponent } from './components/judge.ts';
+import { KafkaSourceComponent } from './components/kafka-source.ts';
+import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
+import { sinkComponent } from './components/sink.ts';
+import { SpanWalComponent } from './components/span-wal.ts';
+import { trajectoryLogComponent } from './components/trajectory-log.ts';
+import { judgeCallMetrics, registerJudgeMetrics } from './judge-metrics.ts';
+import { RunningTopology } from './running.ts';
+
+/** What to build: `serve` runs sources and the metrics endpoint into the data directory; `replay` writes the files it is given. */
+export interface Plan {
+  /** `arrival` (serve: the wall clock) or `event` (replay: the spans' own times). */
+  clock: Clock;
+  trajectoriesPath?: string;
+  findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
+  /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
+  kafkaSink: boolean;
+  /**
+   * The sources and the HTTP server (serve). `http`: the OTLP/HTTP and gRPC receivers (and the
+   * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source (keys trajectories by trace).
+   * The HTTP server runs either way, for `/metrics` and `/healthz`. Absent: no source, no server.
+   */
+  sources?: { http: boolean; kafka: boolean };
+}
+
+/** The telemetry every component declares its series on and logs to; built first, handed down. */
+export interface Telemetry {
+  registry: MetricRegistry;
+  logger: Logger;
+}
+
+/** A built topology: its components in layers (not started), and the pipeline that sources feed. */
+export interface Topology {
+  pipeline: Pipeline;
+  running: RunningTopology;
+  /** Whether a Kafka source runs (it commits below open trajectories on stop). */
+  kafkaSource: boolean;
+}
+
+/**
+ * Builds every component from a validated configuration, in one place: opens the logs, the
+ * sinks, the judge's ledger and the span WAL; creates the pipeline, the receivers and the
+ * Kafka source; declares each one's series on `telemetry.registry`. Nothing runs until
+ * `running.start()`. If building fails half-way, what was opened is closed again.
+ *
+ * @example
+ * const { running } = await buildTopology(config, { clock: 'arrival', kafkaSink: true, sources }, telemetry);
+ * await running.start();
+ * await running.stop(10_000);
+ */
+export async function buildTopology(config: Config, plan: Plan, telemetry: Telemetry): Promise<Topology> {
+  const built: Component[] = [];
+  try {
+    return await build(config, plan, telemetry, built);
+  } catch (err) {
+    for (const c of built.reverse()) await c.stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+async function build(config: Config, plan: Plan, { registry, logger }: Telemetry, built: Component[]): Promise<Topology> {
+  const componentLogger = (component: string) => logger.child({ component });
+  const sinksLayer: Component[] = [];
+  const sinks: FindingSink[] = [];
+  const keep = (layer: Component[], c: Component) => {
+    built.push(c);
+    layer.push(c);
+  };
+
+  const trajectoryLog = plan.trajectoriesPath === undefined ? undefined : await JsonlLog.open(plan.trajectoriesPath, { truncate: plan.clock === 'event' });
+  if (trajectoryLog !== undefined) keep(sinksLayer, trajectoryLogComponent(trajectoryLog, config.sinks.maxPendingBytes));
+  if (plan.findings !== undefined) {
+    const { findingsPath, alarmsPath, truncate } = plan.findings;
+    const local = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate });
+    sinks.push(local);
+    keep(sinksLayer, sinkComponent(local));
+  }
+  if (plan.kafkaSink && config.kafka !== undefined) {
+    const kafka = await KafkaFindingSink.open(config.kafka, {
+      outboxDir: join(config.dataDir, 'outbox', 'kafka'),
+      log: levelLog(componentLogger('sinks.kafka')),
+      metrics: registry,
+    });
+    sinks.push(kafka);
+    keep(sinksLayer, sinkComponent(kafka));
+  }
+
+  const observed = pipelineMetrics(registry);
+  const judgeErrors = new FaultLog(componentLogger('judge'), 'judge failure');
+  const provenance = (t: Parameters<typeof deriveProvenance>[0]) => deriveProvenance(t, config.provenance);
+  const decisions = await DecisionPoints.open(config.dataDir, config.judge, {
+    // The one back edge: judged findings re-enter the pipeline's output (counted, then to every
+    // sink). It is only called from work `consider` queued, so after the pipeline below exists.
+    onFindings: (findings, alarms) => pipeline.emitJudged(findings, alarms),
+    // Judge series exist only when the judge runs: dashboards read their absence.
+    onCall: judgeCallMetrics(config.judge.enabled ? registry : undefined),
+    onError: (err) => judgeErrors.fault(err instanceof Error ? err.message : String(err), { err }),
+    checks: config.checks,
+    provenance,
+  });
+  const judge = judgeComponent(decisions);
+  built.push(judge);
+  if (decisions.enabled) registerJudgeMetrics(registry, () => decisions.stats());
+
+  const pipeline = new Pipeline({
+    limits: config.assembler,
+    clock: plan.clock,
+    keyBy: plan.sources?.kafka === true ? 'trace' : 'session',
+    analyze: createAnalyzer(config, (issue) => observed.onProvenanceIssue(issue)),
+    provenance,
+    decisions,
+    ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
+    maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
+    trajectoryLlmInput: config.sinks.trajectoryLlmInput,
+    sinks,
+    onTrajectory: observed.onTrajectory,
+    onManifest: observed.onManifest,
+    onDurable: observed.onDurable,
+    onJudged: observed.onJudged,
+  });
+  registerAssemblerMetrics(registry, () => pipeline.assembler.stats());
+  registerLogOutcomeMetrics(registry, () => pipeline.logOutcomes());
+  const stage = new PipelineStage(pipeline, plan.clock === 'arrival' ? TICK_MS : undefined);
+  built.push(stage);
+
+  const walLayer: Component[] = [];
+  const sourcesLayer: Component[] = [];
+  const sources = plan.sources;
+  let target: IngestTarget = pipeline;
+  if (sources?.http === true && config.receiver.wal.enabled) {
+    // Opened now, replayed at start: before the receivers listen, what it held goes first.
+    const opened = await SpanWal.open(join(config.dataDir, 'wal'), config.receiver.wal);
+    const ingest = new DurableIngest(pipeline, opened.wal);
+    keep(walLayer, new SpanWalComponent(ingest, opened.records, componentLogger('span-wal')));
+    target = ingest;
+  }
+  if (sources !== undefined) {
+    if (registry === undefined) throw new Error('buildTopology: a plan with sources serves /metrics and needs a registry');
+    const requests = receiverMetrics(registry);
+    const observe = (transport: Transport, log: Logger) => {
+      const faults = receiverFaults(log);
+      return (o: RequestOutcome) => {
+        requests.observe(transport, o);
+        faults(o);
+      };
+    };
+    const httpLogger = componentLogger(sources.http ? 'receiver.http' : 'metrics-endpoint');
+    keep(
+      sourcesLayer,
+      new HttpServerComponent({
+        config: config.receiver,
+        target,
+        observe: observe('http', httpLogger),
+        routes: metricsEndpoint(registry),
+        otlp: sources.http,
+        logger: httpLogger,
+      }),
+    );
+    if (sources.http) {
+      const grpcLogger = componentLogger('receiver.grpc');
+      keep(sourcesLayer, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger));
+    }
+    if (sources.kafka) {
+      if (config.source.kafka === undefined) throw new Error('buildTopology: sources.kafka needs config.source.kafka');
+      keep(sourcesLayer, new KafkaSourceComponent(config.source.kafka, pipeline, registry, componentLogger('source.kafka')));
+    }
+  }
+
+  const layers = [sinksLayer, [judge], walLayer, [stage], sourcesLayer];
+  registerBacklogMetrics(registry, layers.flat());
+  return { pipeline, running: new RunningTopology(layers, logger), kafkaSource: sources?.kafka === true };
+}
