@@ -16,6 +16,12 @@ export interface Component {
   start(): Promise<void>;
   stop(): Promise<void>;
   health(): string | undefined;
+  /**
+   * Stops without finishing work, when the topology failed to start: nothing is flushed in the
+   * name of a run that never was (the pipeline does not drain; what the WAL replayed stays in
+   * it for the next start). Without it, `stop` is used.
+   */
+  abort?(): Promise<void>;
   /** What it holds that is not yet durable or acknowledged (`trajwatch_sink_backlog_*{sink}`). */
   backlog?(): { records?: number; bytes: number };
 }

@@ -15,7 +15,8 @@ export type StopOutcome = { outcome: 'stopped' } | { outcome: 'failed'; error: E
  * the span WAL, then the pipeline stage, then the sources — so on stop the sources go quiet
  * first, the pipeline drains into outputs that are still open, the WAL is released once that
  * output is durable, and the judge and sinks close last. When a start fails, everything
- * (started or only built) is stopped in reverse and the failure is thrown.
+ * (started or only built) is stopped in reverse — aborted where a component can abort —
+ * and the failure is thrown.
  */
 export class RunningTopology {
   readonly layers: readonly (readonly Component[])[];
@@ -43,7 +44,8 @@ export class RunningTopology {
       if (failed === -1) continue;
       const err = (results[failed] as PromiseRejectedResult).reason as unknown;
       this.#logger.error({ component: layer[failed]!.name, err }, `${layer[failed]!.name} failed to start; stopping`);
-      await this.#stopAll();
+      this.#stopping = this.#stopAll('abort');
+      await this.#stopping;
       throw err;
     }
     this.#poll = setInterval(() => this.checkHealth(), HEALTH_POLL_MS);
@@ -87,11 +89,11 @@ export class RunningTopology {
     }
   }
 
-  async #stopAll(): Promise<StopOutcome> {
+  async #stopAll(how: 'stop' | 'abort' = 'stop'): Promise<StopOutcome> {
     clearInterval(this.#poll);
     let failure: Error | undefined;
     for (const layer of [...this.layers].reverse()) {
-      const results = await Promise.allSettled(layer.map((c) => c.stop()));
+      const results = await Promise.allSettled(layer.map((c) => (how === 'abort' && c.abort !== undefined ? c.abort() : c.stop())));
       for (const [i, r] of results.entries()) {
         if (r.status === 'fulfilled') continue;
         const err = r.reason as unknown;

@@ -10,8 +10,8 @@ import { buildTopology, type Plan } from '../../src/topology/build.ts';
 import { HttpServerComponent } from '../../src/topology/components/http-server.ts';
 import { agentRunRequest, postJson } from '../reliability/agent-run.ts';
 
-async function serveLike(sources: Plan['sources'], config: Record<string, unknown> = {}) {
-  const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-topology-'));
+async function serveLike(sources: Plan['sources'], config: Record<string, unknown> = {}, dir?: string) {
+  const dataDir = dir ?? (await mkdtemp(join(tmpdir(), 'trajwatch-topology-')));
   const lines: Record<string, unknown>[] = [];
   const logger = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) } });
   const registry = createMetricRegistry();
@@ -118,6 +118,29 @@ describe('buildTopology', () => {
       expect(await second.running.stop(1_000)).toEqual({ outcome: 'stopped' });
     } finally {
       await first.running.stop(5_000);
+    }
+  });
+
+  it('a start that fails after the WAL replayed aborts: nothing closes as shutdown, the WAL keeps the requests for the next start', async () => {
+    const first = await serveLike({ http: true, kafka: false });
+    await first.running.start();
+    expect((await postJson(first.url(), agentRunRequest({ traceId: '7a000000000000000000000000000003' }))).status).toBe(200);
+    // Ends like a crash: every component aborted (the pipeline does not drain), in reverse.
+    for (const layer of [...first.running.layers].reverse()) for (const c of layer) await (c.abort?.() ?? c.stop());
+    const blocker = await serveLike({ http: true, kafka: false });
+    await blocker.running.start();
+    try {
+      const port = new URL(blocker.url()).port;
+      const second = await serveLike({ http: true, kafka: false }, { receiver: { otlpHttp: `127.0.0.1:${port}`, otlpGrpc: '127.0.0.1:0' } }, first.dataDir);
+      await expect(second.running.start()).rejects.toThrow(/EADDRINUSE/);
+      expect(second.lines.map((l) => l['msg'])).toContain('replayed 1 request(s) from the write-ahead log');
+      expect(await readFile(join(first.dataDir, 'trajectories.jsonl'), 'utf8')).toBe('');
+      const third = await serveLike({ http: true, kafka: false }, {}, first.dataDir);
+      await third.running.start();
+      expect(third.lines.map((l) => l['msg'])).toContain('replayed 1 request(s) from the write-ahead log');
+      await third.running.stop(5_000);
+    } finally {
+      await blocker.running.stop(5_000);
     }
   });
 });

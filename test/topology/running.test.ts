@@ -59,6 +59,14 @@ describe('RunningTopology', () => {
     expect(lines().some((l) => l['level'] === 'error' && l['component'] === 'http')).toBe(true);
   });
 
+  it('aborts rather than stops the components that can abort when a start fails', async () => {
+    const events: string[] = [];
+    const stage = { ...fake('pipeline', events), abort: async () => void events.push('abort pipeline') };
+    const running = new RunningTopology([[fake('sink', events)], [stage], [fake('http', events, { failStart: true })]], capture().logger);
+    await expect(running.start()).rejects.toThrow('http cannot start');
+    expect(events.slice(2)).toEqual(['stop http', 'abort pipeline', 'stop sink']);
+  });
+
   it('stops the rest when one stop fails, and reports the first failure', async () => {
     const events: string[] = [];
     const running = new RunningTopology([[fake('sink', events)], [fake('pipeline', events, { failStop: true })], [fake('http', events)]], capture().logger);

@@ -36,6 +36,13 @@ export class PipelineStage implements Component {
     await this.pipeline.settled();
   });
 
+  /** The topology failed to start: no drain, so nothing closes as `shutdown` and the WAL keeps what it replayed. */
+  readonly abort = once(async () => {
+    clearInterval(this.#ticker);
+    this.#started = false;
+    await this.stop();
+  });
+
   health(): string | undefined {
     return this.pipeline.assembler.admission();
   }
