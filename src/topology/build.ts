@@ -76,43 +76,69 @@ export interface Topology {
  */
 export async function buildTopology(config: Config, plan: Plan, telemetry: Telemetry): Promise<Topology> {
   const built: Component[] = [];
+  const ctx: Context = { config, plan, ...telemetry, built, log: (component) => telemetry.logger.child({ component }) };
   try {
-    return await build(config, plan, telemetry, built);
+    const outputs = await buildOutputs(ctx);
+    const { pipeline, judge, stage } = await buildStage(ctx, outputs);
+    const wal = await buildWal(ctx, pipeline);
+    const sources = buildSources(ctx, pipeline, wal?.ingest ?? pipeline);
+    const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], sources];
+    registerBacklogMetrics(ctx.registry, layers.flat());
+    return { pipeline, running: new RunningTopology(layers, telemetry.logger), kafkaSource: plan.sources?.kafka === true };
   } catch (err) {
+    // Built is not started: each stop only closes what its build opened.
     for (const c of built.reverse()) await c.stop().catch(() => undefined);
     throw err;
   }
 }
 
-async function build(config: Config, plan: Plan, { registry, logger }: Telemetry, built: Component[]): Promise<Topology> {
-  const componentLogger = (component: string) => logger.child({ component });
-  const sinksLayer: Component[] = [];
-  const sinks: FindingSink[] = [];
-  const keep = (layer: Component[], c: Component) => {
-    built.push(c);
-    layer.push(c);
-  };
+/** What every build step reads, and `built`, where each records what it opened. */
+interface Context extends Telemetry {
+  config: Config;
+  plan: Plan;
+  built: Component[];
+  /** The logger of one component: the topology's, with its `component` name on every line. */
+  log: (component: string) => Logger;
+}
 
+function keep<C extends Component>(ctx: Context, c: C): C {
+  ctx.built.push(c);
+  return c;
+}
+
+/** The trajectory log and the findings sinks (local log, Kafka): the first layer, closed last. */
+async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined }> {
+  const { config, plan } = ctx;
+  const layer: Component[] = [];
+  const sinks: FindingSink[] = [];
   const trajectoryLog = plan.trajectoriesPath === undefined ? undefined : await JsonlLog.open(plan.trajectoriesPath, { truncate: plan.clock === 'event' });
-  if (trajectoryLog !== undefined) keep(sinksLayer, trajectoryLogComponent(trajectoryLog, config.sinks.maxPendingBytes));
+  if (trajectoryLog !== undefined) layer.push(keep(ctx, trajectoryLogComponent(trajectoryLog, config.sinks.maxPendingBytes)));
   if (plan.findings !== undefined) {
     const { findingsPath, alarmsPath, truncate } = plan.findings;
     const local = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate });
     sinks.push(local);
-    keep(sinksLayer, sinkComponent(local));
+    layer.push(keep(ctx, sinkComponent(local)));
   }
   if (plan.kafkaSink && config.kafka !== undefined) {
     const kafka = await KafkaFindingSink.open(config.kafka, {
       outboxDir: join(config.dataDir, 'outbox', 'kafka'),
-      log: levelLog(componentLogger('sinks.kafka')),
-      metrics: registry,
+      log: levelLog(ctx.log('sinks.kafka')),
+      metrics: ctx.registry,
     });
     sinks.push(kafka);
-    keep(sinksLayer, sinkComponent(kafka));
+    layer.push(keep(ctx, sinkComponent(kafka)));
   }
+  return { layer, sinks, trajectoryLog };
+}
 
+/** The judge (decision points, its ledger opened) and the pipeline that consults it. */
+async function buildStage(
+  ctx: Context,
+  outputs: { sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined },
+): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage }> {
+  const { config, plan, registry } = ctx;
   const observed = pipelineMetrics(registry);
-  const judgeErrors = new FaultLog(componentLogger('judge'), 'judge failure');
+  const judgeErrors = new FaultLog(ctx.log('judge'), 'judge failure');
   const provenance = (t: Parameters<typeof deriveProvenance>[0]) => deriveProvenance(t, config.provenance);
   const decisions = await DecisionPoints.open(config.dataDir, config.judge, {
     // The one back edge: judged findings re-enter the pipeline's output (counted, then to every
@@ -124,10 +150,8 @@ async function build(config: Config, plan: Plan, { registry, logger }: Telemetry
     checks: config.checks,
     provenance,
   });
-  const judge = judgeComponent(decisions);
-  built.push(judge);
+  const judge = keep(ctx, judgeComponent(decisions));
   if (decisions.enabled) registerJudgeMetrics(registry, () => decisions.stats());
-
   const pipeline = new Pipeline({
     limits: config.assembler,
     clock: plan.clock,
@@ -135,10 +159,10 @@ async function build(config: Config, plan: Plan, { registry, logger }: Telemetry
     analyze: createAnalyzer(config, (issue) => observed.onProvenanceIssue(issue)),
     provenance,
     decisions,
-    ...(trajectoryLog === undefined ? {} : { trajectoryLog }),
+    ...(outputs.trajectoryLog === undefined ? {} : { trajectoryLog: outputs.trajectoryLog }),
     maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
     trajectoryLlmInput: config.sinks.trajectoryLlmInput,
-    sinks,
+    sinks: outputs.sinks,
     onTrajectory: observed.onTrajectory,
     onManifest: observed.onManifest,
     onDurable: observed.onDurable,
@@ -146,53 +170,53 @@ async function build(config: Config, plan: Plan, { registry, logger }: Telemetry
   });
   registerAssemblerMetrics(registry, () => pipeline.assembler.stats());
   registerLogOutcomeMetrics(registry, () => pipeline.logOutcomes());
-  const stage = new PipelineStage(pipeline, plan.clock === 'arrival' ? TICK_MS : undefined);
-  built.push(stage);
+  const stage = keep(ctx, new PipelineStage(pipeline, plan.clock === 'arrival' ? TICK_MS : undefined));
+  return { pipeline, judge, stage };
+}
 
-  const walLayer: Component[] = [];
-  const sourcesLayer: Component[] = [];
-  const sources = plan.sources;
-  let target: IngestTarget = pipeline;
-  if (sources?.http === true && config.receiver.wal.enabled) {
-    // Opened now, replayed at start: before the receivers listen, what it held goes first.
-    const opened = await SpanWal.open(join(config.dataDir, 'wal'), config.receiver.wal);
-    const ingest = new DurableIngest(pipeline, opened.wal);
-    keep(walLayer, new SpanWalComponent(ingest, opened.records, componentLogger('span-wal')));
-    target = ingest;
-  }
-  if (sources !== undefined) {
-    if (registry === undefined) throw new Error('buildTopology: a plan with sources serves /metrics and needs a registry');
-    const requests = receiverMetrics(registry);
-    const observe = (transport: Transport, log: Logger) => {
-      const faults = receiverFaults(log);
-      return (o: RequestOutcome) => {
-        requests.observe(transport, o);
-        faults(o);
-      };
+/** The span WAL in front of the pipeline (serve, HTTP source, `receiver.wal.enabled`): opened now, replayed at start. */
+async function buildWal(ctx: Context, pipeline: Pipeline): Promise<SpanWalComponent | undefined> {
+  const { config, plan } = ctx;
+  if (plan.sources?.http !== true || !config.receiver.wal.enabled) return undefined;
+  const opened = await SpanWal.open(join(config.dataDir, 'wal'), config.receiver.wal);
+  return keep(ctx, new SpanWalComponent(new DurableIngest(pipeline, opened.wal), opened.records, ctx.log('span-wal')));
+}
+
+/**
+ * The HTTP server (OTLP/HTTP receiver and/or the metrics endpoint), the gRPC receiver and the
+ * Kafka source. The receivers feed `target` (the WAL when on); the Kafka source the pipeline.
+ */
+function buildSources(ctx: Context, pipeline: Pipeline, target: IngestTarget): Component[] {
+  const { config, registry } = ctx;
+  const sources = ctx.plan.sources;
+  if (sources === undefined) return [];
+  if (registry === undefined) throw new Error('buildTopology: a plan with sources serves /metrics and needs a registry');
+  const requests = receiverMetrics(registry);
+  const observe = (transport: Transport, log: Logger) => {
+    const faults = receiverFaults(log);
+    return (o: RequestOutcome) => {
+      requests.observe(transport, o);
+      faults(o);
     };
-    const httpLogger = componentLogger(sources.http ? 'receiver.http' : 'metrics-endpoint');
-    keep(
-      sourcesLayer,
-      new HttpServerComponent({
-        config: config.receiver,
-        target,
-        observe: observe('http', httpLogger),
-        routes: metricsEndpoint(registry),
-        otlp: sources.http,
-        logger: httpLogger,
-      }),
-    );
-    if (sources.http) {
-      const grpcLogger = componentLogger('receiver.grpc');
-      keep(sourcesLayer, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger));
-    }
-    if (sources.kafka) {
-      if (config.source.kafka === undefined) throw new Error('buildTopology: sources.kafka needs config.source.kafka');
-      keep(sourcesLayer, new KafkaSourceComponent(config.source.kafka, pipeline, registry, componentLogger('source.kafka')));
-    }
+  };
+  const layer: Component[] = [];
+  const httpLogger = ctx.log(sources.http ? 'receiver.http' : 'metrics-endpoint');
+  const http = new HttpServerComponent({
+    config: config.receiver,
+    target,
+    observe: observe('http', httpLogger),
+    routes: metricsEndpoint(registry),
+    otlp: sources.http,
+    logger: httpLogger,
+  });
+  layer.push(keep(ctx, http));
+  if (sources.http) {
+    const grpcLogger = ctx.log('receiver.grpc');
+    layer.push(keep(ctx, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger)));
   }
-
-  const layers = [sinksLayer, [judge], walLayer, [stage], sourcesLayer];
-  registerBacklogMetrics(registry, layers.flat());
-  return { pipeline, running: new RunningTopology(layers, logger), kafkaSource: sources?.kafka === true };
+  if (sources.kafka) {
+    if (config.source.kafka === undefined) throw new Error('buildTopology: sources.kafka needs config.source.kafka');
+    layer.push(keep(ctx, new KafkaSourceComponent(config.source.kafka, pipeline, registry, ctx.log('source.kafka'))));
+  }
+  return layer;
 }
