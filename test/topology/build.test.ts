@@ -144,3 +144,20 @@ describe('buildTopology', () => {
     }
   });
 });
+
+const brokers = process.env['TRAJWATCH_TEST_KAFKA']?.split(',');
+
+describe.runIf(brokers !== undefined)('buildTopology with Kafka (real broker)', () => {
+  it('the Kafka sink and source stop without having started, twice; the source joins only at start', async () => {
+    const t = await serveLike(
+      { http: false, kafka: true },
+      { kafka: { brokers }, source: { kafka: { brokers, topic: `topology-${Date.now()}`, createDeadLetterTopic: false } } },
+    );
+    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'kafka', 'judge', 'pipeline', 'metrics-endpoint', 'source.kafka']);
+    for (const c of t.running.components) {
+      await c.stop();
+      await c.stop();
+    }
+    expect(await t.running.stop(10_000)).toEqual({ outcome: 'stopped' });
+  });
+});

@@ -18,12 +18,14 @@ export interface HttpServerOptions {
   /** Serve `/v1/traces` and `/v1/logs`; without, the server is only the metrics and health endpoint. */
   otlp: boolean;
   logger: Logger;
+  /** Default {@link HTTP_CLOSE_GRACE_MS}. */
+  closeGraceMs?: number;
 }
 
 /**
  * The HTTP server: the OTLP/HTTP receiver and the metrics and health endpoint on one port.
  * Started: it listens and says where. Stopped: it stops listening, closes idle keep-alive
- * connections, lets requests in flight finish for {@link HTTP_CLOSE_GRACE_MS}, then cuts them.
+ * connections, lets requests in flight finish for `closeGraceMs`, then cuts them.
  */
 export class HttpServerComponent implements Component {
   readonly name: string;
@@ -31,9 +33,11 @@ export class HttpServerComponent implements Component {
   readonly #config: ReceiverConfig;
   readonly #otlp: boolean;
   readonly #logger: Logger;
+  readonly #closeGraceMs: number;
   #listening = false;
 
   constructor(options: HttpServerOptions) {
+    this.#closeGraceMs = options.closeGraceMs ?? HTTP_CLOSE_GRACE_MS;
     this.name = options.otlp ? 'receiver.http' : 'metrics-endpoint';
     this.#config = options.config;
     this.#otlp = options.otlp;
@@ -66,7 +70,7 @@ export class HttpServerComponent implements Component {
       timer = setTimeout(() => {
         this.server.closeAllConnections();
         resolve();
-      }, HTTP_CLOSE_GRACE_MS);
+      }, this.#closeGraceMs);
       timer.unref();
     });
     await Promise.race([closed, grace]);
