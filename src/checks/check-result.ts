@@ -1,15 +1,8 @@
+import type { L0Pattern } from './registry.ts';
 import type { CheckSilence } from './silences.ts';
 /** What the inline checks produce: pure data that `findings/` turns into findings. */
 
-export const L0_PATTERNS = [
-  'error-output',
-  'fault-passthrough',
-  'malformed-structure',
-  'unguarded-send',
-  'out-of-order-gate',
-] as const;
-
-export type L0Pattern = (typeof L0_PATTERNS)[number];
+export { L0_PATTERNS, type L0Pattern } from './registry.ts';
 
 /** A fired L0 pattern: a candidate, never a verdict. Shape of the seed's `codeEvalHits`. */
 export interface CodeEvalHit {

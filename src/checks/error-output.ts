@@ -2,6 +2,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
+import type { L0CheckDefinition } from './l0-check.ts';
 import { describeStep, excerpt, ref } from './hit-text.ts';
 import { failurePropagations } from './propagated-failure.ts';
 import { compiledRules } from './rules.ts';
@@ -48,3 +49,13 @@ function propagatedText(through: readonly Step[]): string {
   const more = through.length > NAMED_PROPAGATORS ? ` and ${through.length - NAMED_PROPAGATORS} more` : '';
   return `; propagated to ${named}${more}`;
 }
+
+export const errorOutputCheck: L0CheckDefinition<'error-output'> = {
+  pattern: 'error-output',
+  run: errorOutput,
+  // A failed step is often recovered.
+  severity: 'low',
+  claim: (a) => `${a} failed`,
+  absence: 'none',
+  silentOnIncomplete: 'no failed step among the captured steps; spans not captured may hold one',
+};
