@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { ConfigError, DecodeError, LimitError, TrajwatchError } from '../errors.ts';
 import { createAuthCheck } from './auth.ts';
 import { gunzipCapped, readBody } from './body.ts';
+import { exportStatus, type ExportOutcome } from './export-status.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpLogsJson } from './otlp-json-logs-decode.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
@@ -111,7 +112,7 @@ export function createHttpReceiver(
       req.resume();
       if (signal !== undefined) observe({ ...counts(401, 'unauthenticated'), contentType: 'other' });
       res.setHeader('WWW-Authenticate', 'Bearer realm="trajwatch"');
-      return reply(res, 401, 'json', RPC_CODE.UNAUTHENTICATED, `${path} requires a token (Authorization: Bearer <token>)`);
+      return answer(res, { kind: 'unauthenticated' }, 'json', `${path} requires a token (Authorization: Bearer <token>)`);
     }
     if (signal === undefined) {
       const route = routes[path];
@@ -146,12 +147,19 @@ export function createHttpReceiver(
       note(415, 'content-encoding');
       return reply(res, 415, format, RPC_CODE.INVALID_ARGUMENT, `unsupported Content-Encoding "${encoding}"; use gzip or none`);
     }
+    const respond = (outcome: ExportOutcome, message: string): void => {
+      const status = exportStatus(outcome);
+      if (status.retry) res.setHeader('Retry-After', String(config.retryAfterSeconds));
+      reply(res, status.httpStatus, format, status.grpcCode, message);
+    };
+    const refuse = (reason: string): void => {
+      note(exportStatus({ kind: 'refused', reason }).httpStatus, reason);
+      respond({ kind: 'refused', reason }, `trajwatch is at its limit (${reason}); retry later`);
+    };
     const busy = target.admission();
     if (busy !== undefined) {
       req.resume();
-      res.setHeader('Retry-After', String(config.retryAfterSeconds));
-      note(503, busy);
-      return reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${busy}); retry later`);
+      return refuse(busy);
     }
 
     let body = await readBody(req, config.maxBodyBytes);
@@ -159,34 +167,23 @@ export function createHttpReceiver(
     if (body instanceof LimitError) {
       note(413, body.limit);
       res.setHeader('Connection', 'close');
-      return reply(res, 413, format, RPC_CODE.INVALID_ARGUMENT, body.message);
+      return respond({ kind: 'too-large' }, body.message);
     }
     if (body instanceof DecodeError) {
       note(400, 'unreadable-body');
-      return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, body.message);
+      return respond({ kind: 'undecodable' }, body.message);
     }
     if (body.length > config.maxDecompressedBytes) {
       note(413, 'maxDecompressedBytes');
-      return reply(
-        res,
-        413,
-        format,
-        RPC_CODE.INVALID_ARGUMENT,
-        `body exceeds maxDecompressedBytes (${config.maxDecompressedBytes} bytes)`,
-      );
+      return respond({ kind: 'too-large' }, `body exceeds maxDecompressedBytes (${config.maxDecompressedBytes} bytes)`);
     }
-    const refuseDurably = (err: unknown) => {
-      const reason = durabilityRefusal(err);
-      res.setHeader('Retry-After', String(config.retryAfterSeconds));
-      note(503, reason);
-      reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${reason}); retry later`);
-    };
+    const refuseDurably = (err: unknown) => refuse(durabilityRefusal(err));
 
     if (signal === 'logs') {
       const decoded = format === 'protobuf' ? decodeOtlpLogsProto(body) : decodeOtlpLogsJson(body.toString('utf8'));
       if (decoded instanceof DecodeError) {
         note(400, 'undecodable');
-        return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} logs body: ${decoded.message}`);
+        return respond({ kind: 'undecodable' }, `undecodable OTLP ${format} logs body: ${decoded.message}`);
       }
       let accepted: LogsAccepted;
       if (target.acceptLogsDurably === undefined) accepted = target.acceptLogs!(decoded);
@@ -213,7 +210,7 @@ export function createHttpReceiver(
     const decoded = format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
     if (decoded instanceof DecodeError) {
       note(400, 'undecodable');
-      return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} body: ${decoded.message}`);
+      return respond({ kind: 'undecodable' }, `undecodable OTLP ${format} body: ${decoded.message}`);
     }
     if (target.acceptDurably === undefined) target.accept(decoded);
     else {
@@ -233,7 +230,7 @@ export function createHttpReceiver(
     handle(req, res).catch((err: unknown) => {
       // Only a bug reaches here; answer 500 rather than leave the client hanging.
       process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
-      if (!res.headersSent) reply(res, 500, 'json', RPC_CODE.UNAVAILABLE, 'internal error');
+      if (!res.headersSent) answer(res, { kind: 'internal' }, 'json', 'internal error');
       else res.destroy();
     });
   };
@@ -275,6 +272,12 @@ export function logsPartialSuccess(decoded: DecodedLogsRequest, accepted: LogsAc
   for (const r of decoded.rejected) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
   if (accepted.unattachable > 0) byReason.set('GenAI content event without a trace and span id', accepted.unattachable);
   return { rejected, errorMessage: [...byReason].map(([reason, n]) => `${n} log record(s): ${reason}`).join('; ') };
+}
+
+/** An answer from the shared map (`export-status.ts`) outside a request's own handler. */
+function answer(res: ServerResponse, outcome: ExportOutcome, format: ResponseFormat, message: string): void {
+  const status = exportStatus(outcome);
+  reply(res, status.httpStatus, format, status.grpcCode, message);
 }
 
 function reply(res: ServerResponse, status: number, format: ResponseFormat, code: number, message: string): void {
