@@ -12,6 +12,7 @@
  * | too large (body or decompressed) | RESOURCE_EXHAUSTED, no RetryInfo | 413 | no |
  * | refused at a memory bound | RESOURCE_EXHAUSTED + RetryInfo | 503 + Retry-After | yes |
  * | refused otherwise (sink, log behind or failing) | UNAVAILABLE + RetryInfo | 503 + Retry-After | yes |
+ * | a signal this receiver does not take (logs without a logs target) | UNIMPLEMENTED | 404 | no |
  * | internal error (a bug) | INTERNAL | 500 | no |
  *
  * Every throttle is HTTP 503 (OTLP/HTTP clients retry 429 and 503 alike, and 503 is what the
@@ -29,6 +30,8 @@ export type ExportOutcome =
   | { kind: 'too-large' }
   /** `reason`: the admission or durability refusal (`max-open-trajectories`, `wal-full`...). */
   | { kind: 'refused'; reason: string }
+  /** A signal the target does not take: grpc-js answers UNIMPLEMENTED for a method not served. */
+  | { kind: 'not-served' }
   | { kind: 'internal' };
 
 export interface ExportStatus {
@@ -66,6 +69,8 @@ export function exportStatus(outcome: ExportOutcome): ExportStatus {
         httpStatus: 503,
         retry: true,
       };
+    case 'not-served':
+      return { grpcCode: RPC_CODE.UNIMPLEMENTED, httpStatus: 404, retry: false };
     case 'internal':
       return { grpcCode: INTERNAL, httpStatus: 500, retry: false };
   }

@@ -118,7 +118,10 @@ export function createHttpReceiver(
       const route = routes[path];
       if (route !== undefined) return route(req, res);
       const where = target.acceptLogs === undefined ? `POST ${TRACES_PATH}` : `POST ${TRACES_PATH} and ${LOGS_PATH}`;
-      return reply(res, 404, 'json', RPC_CODE.NOT_FOUND, `no route for ${path}; OTLP goes to ${where}`);
+      const message = `no route for ${path}; OTLP goes to ${where}`;
+      // An OTLP signal this target does not take is what gRPC answers UNIMPLEMENTED for.
+      if (path === LOGS_PATH) return answer(res, { kind: 'not-served' }, 'json', message);
+      return reply(res, 404, 'json', RPC_CODE.NOT_FOUND, message);
     }
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');

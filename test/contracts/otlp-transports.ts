@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
+import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
 import { STATUS_DETAILS_KEY } from '../../src/ingest/grpc-status.ts';
 import { createHttpReceiver, type IngestTarget } from '../../src/ingest/http-receiver.ts';
 import type { ReceiverConfig } from '../../src/ingest/receiver-config.ts';
@@ -20,6 +20,8 @@ export interface ExportAnswer {
 }
 
 export interface ExportOptions {
+  /** Which export: traces (default) or logs. */
+  signal?: 'traces' | 'logs';
   token?: string;
   /** Compress the request (HTTP `Content-Encoding: gzip`, gRPC gzip message compression). */
   gzip?: boolean;
@@ -58,16 +60,16 @@ export const httpTransport: OtlpTransport = {
     const server = createHttpReceiver(config, target);
     server.listen(0, '127.0.0.1');
     await once(server, 'listening');
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/traces`;
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     return {
       async export(body, options = {}) {
         const headers: Record<string, string> = { 'content-type': 'application/x-protobuf' };
         if (options.token !== undefined) headers['authorization'] = `Bearer ${options.token}`;
         if (options.gzip === true) headers['content-encoding'] = 'gzip';
-        const res = await fetch(url, { method: 'POST', body: options.gzip === true ? gzipSync(body) : body, headers });
+        const res = await fetch(`${base}/v1/${options.signal ?? 'traces'}`, { method: 'POST', body: options.gzip === true ? gzipSync(body) : body, headers });
         const bytes = new Uint8Array(await res.arrayBuffer());
         const retryAfter = res.headers.get('retry-after');
-        // 401 is answered in JSON whatever the request's type (the type is not read before auth).
+        // 401 and 404 are answered in JSON whatever the request's type (it is not read before them).
         const status =
           res.status === 200 ? { code: 0, message: '' } : res.headers.get('content-type') === 'application/json' ? (JSON.parse(new TextDecoder().decode(bytes)) as StatusMessage) : decodeStatus(bytes);
         return {
@@ -93,7 +95,7 @@ export const grpcTransport: OtlpTransport = {
         const metadata = new grpc.Metadata();
         if (options.token !== undefined) metadata.set('authorization', `Bearer ${options.token}`);
         return new Promise<ExportAnswer>((resolve) => {
-          client.makeUnaryRequest(TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, Buffer.from(body), metadata, (error) => {
+          client.makeUnaryRequest(options.signal === 'logs' ? LOGS_EXPORT_PATH : TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, Buffer.from(body), metadata, (error) => {
             client.close();
             if (error === null) return resolve({ code: 0, message: '' });
             const details = error.metadata?.get(STATUS_DETAILS_KEY)[0];

@@ -2,7 +2,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
-import { ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { ProtobufLogsSerializer, ProtobufTraceSerializer } from '@opentelemetry/otlp-transformer';
+import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
@@ -19,6 +20,7 @@ const OK = 0;
 const INVALID_ARGUMENT = 3;
 const RESOURCE_EXHAUSTED = 8;
 const UNAVAILABLE = 14;
+const UNIMPLEMENTED = 12;
 const INTERNAL = 13;
 const UNAUTHENTICATED = 16;
 
@@ -36,6 +38,17 @@ async function sdkRequest(spans: number, padChars = 0): Promise<Uint8Array> {
   root.end();
   await provider.forceFlush();
   return ProtobufTraceSerializer.serializeRequest(exporter.getFinishedSpans())!;
+}
+
+/** An ExportLogsServiceRequest as the OpenTelemetry JS logs SDK encodes it: `records` application logs. */
+async function sdkLogsRequest(records: number): Promise<Uint8Array> {
+  const exporter = new InMemoryLogRecordExporter();
+  const provider = new LoggerProvider({ processors: [new SimpleLogRecordProcessor({ exporter })] });
+  const logger = provider.getLogger('trajwatch-contract');
+  for (let i = 0; i < records; i++) logger.emit({ body: `application log ${i}` });
+  await provider.forceFlush();
+  await new Promise((resolve) => setImmediate(resolve)); // the simple processor exports in a later turn
+  return ProtobufLogsSerializer.serializeRequest(exporter.getFinishedLogRecords())!;
 }
 
 function newPipeline(assembler: Record<string, unknown> = {}): Pipeline {
@@ -67,7 +80,11 @@ export function runSourceContract(transport: OtlpTransport): void {
   /** The real pipeline behind a target whose admission a test can force (a sink behind). */
   const steerable = (pipeline: Pipeline) => {
     let forced: string | undefined;
-    const target: IngestTarget = { admission: () => forced ?? pipeline.admission(), accept: (r) => pipeline.accept(r) };
+    const target: IngestTarget = {
+      admission: () => forced ?? pipeline.admission(),
+      accept: (r) => pipeline.accept(r),
+      acceptLogs: (r) => pipeline.acceptLogs(r),
+    };
     return { target, refuse: (reason: string | undefined) => (forced = reason) };
   };
 
@@ -160,6 +177,35 @@ export function runSourceContract(transport: OtlpTransport): void {
       expect(answer.code).toBe(INTERNAL);
       expect(answer.retryAfterSeconds).toBeUndefined();
       if (answer.httpStatus !== undefined) expect(answer.httpStatus).toBe(500);
+    });
+
+    describe('logs exports, answered from the same map', () => {
+      it('accepts SDK-encoded log records; refuses with UNAVAILABLE (HTTP 503) and a retry delay under backpressure; INVALID_ARGUMENT (HTTP 400) for bad input', async () => {
+        const pipeline = newPipeline();
+        const { target, refuse } = steerable(pipeline);
+        const receiver = await serve(target);
+        const body = await sdkLogsRequest(2);
+        expect((await receiver.export(body, { signal: 'logs' })).code).toBe(OK);
+        expect(pipeline.logCounts.notContentEvent).toBe(2);
+        refuse('trajectory-log-backlog');
+        const busy = await receiver.export(body, { signal: 'logs' });
+        expect(busy).toMatchObject({ code: UNAVAILABLE, retryAfterSeconds: 3, message: expect.stringMatching(/trajectory-log-backlog/) });
+        if (busy.httpStatus !== undefined) expect(busy.httpStatus).toBe(503);
+        refuse(undefined);
+        const bad = await receiver.export(Uint8Array.from([0x0a, 0x64, 0x00]), { signal: 'logs' });
+        expect(bad).toMatchObject({ code: INVALID_ARGUMENT, message: expect.stringMatching(/undecodable/) });
+        if (bad.httpStatus !== undefined) expect(bad.httpStatus).toBe(400);
+        expect(pipeline.logCounts.notContentEvent).toBe(2);
+      });
+
+      it('a target that takes no logs: UNIMPLEMENTED (HTTP 404), not retried', async () => {
+        const pipeline = newPipeline();
+        const receiver = await serve({ admission: () => pipeline.admission(), accept: (r) => pipeline.accept(r) });
+        const answer = await receiver.export(await sdkLogsRequest(1), { signal: 'logs' });
+        expect(answer.code).toBe(UNIMPLEMENTED);
+        expect(answer.retryAfterSeconds).toBeUndefined();
+        if (answer.httpStatus !== undefined) expect(answer.httpStatus).toBe(404);
+      });
     });
 
     describe('with the write-ahead log (DurableIngest)', () => {

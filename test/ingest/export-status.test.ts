@@ -15,6 +15,7 @@ describe('exportStatus: one answer per outcome for both transports', () => {
     expect(exportStatus({ kind: 'undecodable' })).toEqual({ grpcCode: 3, httpStatus: 400, retry: false });
     expect(exportStatus({ kind: 'too-large' })).toEqual({ grpcCode: 8, httpStatus: 413, retry: false });
     expect(exportStatus({ kind: 'refused', reason: 'wal-full' })).toEqual({ grpcCode: 14, httpStatus: 503, retry: true });
+    expect(exportStatus({ kind: 'not-served' })).toEqual({ grpcCode: 12, httpStatus: 404, retry: false });
     expect(exportStatus({ kind: 'internal' })).toEqual({ grpcCode: 13, httpStatus: 500, retry: false });
   });
 });
