@@ -3,7 +3,7 @@ import protobuf from 'protobufjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/analyze.ts';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import {
   bindGrpcReceiver,
   closeGrpcReceiver,

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { createAuthCheck } from '../../src/ingest/auth.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';

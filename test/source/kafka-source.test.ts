@@ -2,7 +2,7 @@ import { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/analyze.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import { DecodeError } from '../../src/errors.ts';
 import { KafkaSourceConfigSchema } from '../../src/ingest/kafka-source-config.ts';
 import { KafkaSource } from '../../src/ingest/kafka-source.ts';
