@@ -2,7 +2,7 @@ import { Kafka } from 'kafkajs';
 import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import type { SourcePosition } from '../assemble/assembler.ts';
 import { UpstreamError } from '../errors.ts';
-import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
+import { kafkaClientConfig } from '../kafka/client-config.ts';
 import type { KafkaSourceConfig } from './kafka-source-config.ts';
 import { type DeadLetterReason, decodeRecord, isUndecodable } from './kafka-source-record.ts';
 import type { DecodedRequest } from './span.ts';

@@ -9,7 +9,7 @@ import { KafkaSource } from '../../src/ingest/kafka-source.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import { Pipeline } from '../../src/pipeline.ts';
 import type { FindingSink } from '../../src/sinks/finding-sink.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/sinks/kafka/kafkajs-log.ts';
+import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { consumeMessages, kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import { collectorRecords } from './otlp-records.ts';
 
