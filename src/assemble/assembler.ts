@@ -1,3 +1,4 @@
+import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
 import { compareCodeUnits, sortSmall } from '../normalize/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
@@ -7,22 +8,6 @@ import type { AssemblerLimits } from './limits.ts';
 import { type Inherited, inheritedReasons } from './revision-inheritance.ts';
 import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
 import type { CaptureConflict, IncompleteReason, SessionConflict, Trajectory } from './trajectory.ts';
-
-/** Why the assembler cannot take more work right now (answered 503 + Retry-After upstream). */
-export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes';
-
-/**
- * Where a span came from in a replayable source, e.g. a Kafka record. `offset` is the record's
- * position in its `partition`; the assembler tracks the lowest one per open trajectory so the
- * source commits only below what is not finished.
- */
-export interface SourcePosition {
-  partition: number;
-  offset: number;
-}
-
-/** Per partition, the lowest offset of a record whose spans are held: partition → offset. */
-export type PositionFloor = Map<number, number>;
 
 /**
  * How trajectories are keyed: `session` (conversation/session id when a span names one, else
@@ -618,14 +603,6 @@ function holdPosition(buffer: OpenBuffer, position: SourcePosition): void {
   const floor = (buffer.positions ??= new Map());
   const held = floor.get(position.partition);
   if (held === undefined || position.offset < held) floor.set(position.partition, position.offset);
-}
-
-/** `into[p] = min(into[p], from[p])` for every partition of `from`. */
-export function foldFloor(into: PositionFloor, from: ReadonlyMap<number, number>): void {
-  for (const [partition, offset] of from) {
-    const held = into.get(partition);
-    if (held === undefined || offset < held) into.set(partition, offset);
-  }
 }
 
 /**

@@ -4,15 +4,15 @@
  * @grpc/grpc-js, feeding the same decoders and pipeline as the HTTP receiver.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { AdmissionRefusal } from '../assemble/assembler.ts';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
-import { durabilityRefusal, type IngestTarget, type LogsAccepted, logsPartialSuccess } from './http-receiver.ts';
+import { durabilityRefusal, logsPartialSuccess } from './http-receiver.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
+import type { AdmissionRefusal, LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** The full method path OTLP exporters call. */
@@ -89,7 +89,7 @@ function rawExportService(path: string): grpc.ServiceDefinition {
  */
 export function createGrpcReceiver(
   config: GrpcReceiverConfig,
-  target: IngestTarget,
+  target: PipelineInput,
   observe: GrpcRequestObserver = () => {},
 ): grpc.Server {
   const note = (code: grpc.status, spans: number, rejectedSpans: number, reason?: string) =>
