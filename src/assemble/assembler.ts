@@ -1,5 +1,5 @@
 import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
-import { compareCodeUnits, sortSmall } from '../normalize/sort-small.ts';
+import { compareCodeUnits, sortSmall } from '../core/sort-small.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
 import { linkRequests } from './link-requests.ts';

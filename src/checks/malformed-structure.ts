@@ -6,7 +6,7 @@ import type { L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { excerpt } from './hit-text.ts';
 import { isApplicableSchema, parameterSchemaOf, validateJsonSubset } from './json-schema-subset.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 
 /**
  * `malformed-structure`, one hit per anchor with every reason found there, in trajectory order

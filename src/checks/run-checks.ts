@@ -9,7 +9,7 @@ import { outOfOrderGate } from './out-of-order-gate.ts';
 import { checkSilences } from './silences.ts';
 import { toolRepetition } from './tool-repetition.ts';
 import { unguardedSend } from './unguarded-send.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 
 type Check = (t: Trajectory, cfg: ChecksConfig) => L0Hit[];
 

@@ -3,13 +3,13 @@ import type { CheckResults, L0Hit, L0Pattern, RepetitionGroup } from '../checks/
 import type { Step } from '../normalize/step.ts';
 import { describeStep } from '../checks/hit-text.ts';
 import { TrajwatchError } from '../errors.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
 import { makePreparedFinding, prepareProvenance, type FindingDraft, type PreparedProvenance } from './make-finding.ts';
 import type { Provenance } from './provenance/provenance.ts';
 import type { Covariates, Finding, Severity } from './schema.ts';
 import { rootStep } from './step-order.ts';
-import { isoFromUnixNano } from './time.ts';
+import { isoFromUnixNano } from '../core/time.ts';
 
 /**
  * Severity of a fired L0 candidate, by what the pattern would mean if confirmed:

@@ -1,6 +1,6 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import { L0_PATTERNS, type CheckResults, type L0Pattern } from '../checks/check-result.ts';
-import { sha256Hex } from '../normalize/canonical-json.ts';
+import { sha256Hex } from '../core/digest.ts';
 import {
   MANIFEST_MAX_FINDING_IDS,
   MANIFEST_MAX_UNJUDGED_WINDOWS,
@@ -12,7 +12,7 @@ import {
 } from './manifest-schema.ts';
 import type { DerivedProvenance } from './provenance/derive.ts';
 import type { Finding } from './schema.ts';
-import { isoFromUnixNano } from './time.ts';
+import { isoFromUnixNano } from '../core/time.ts';
 
 /** Everything the manifest of one closed trajectory revision is built from. */
 export interface ManifestInput {

@@ -2,7 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
-import { canonicalDigest } from '../findings/digest.ts';
+import { canonicalDigest } from '../core/digest.ts';
 import { EvidenceRefSchema } from '../findings/evidence-ref.ts';
 import { WINDOW_KINDS, type WindowKind } from '../windows/window.ts';
 import type { Certification } from './decision-policy.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { canonicalJson } from '../../normalize/canonical-json.ts';
-import { canonicalDigest } from '../digest.ts';
+import { canonicalJson } from '../../core/canonical-json.ts';
+import { canonicalDigest } from '../../core/digest.ts';
 import { EvidenceRefSchema, type EvidenceRef } from '../evidence-ref.ts';
 import type { CompositionConflict, Result } from '../result.ts';
 

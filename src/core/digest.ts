@@ -1,0 +1,12 @@
+import { hash } from 'node:crypto';
+import { canonicalJson } from './canonical-json.ts';
+
+/** sha256 hex of a text's UTF-8 bytes (one-shot `crypto.hash`: no Hash object per call). */
+export function sha256Hex(text: string): string {
+  return hash('sha256', text, 'hex');
+}
+
+/** sha256 hex of the canonical JSON of `value`: the one digest every findings id is built on. */
+export function canonicalDigest(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
