@@ -4,7 +4,7 @@ import type { Step } from '../normalize/step.ts';
 import { describeStep } from '../checks/hit-text.ts';
 import { TrajwatchError } from '../errors.ts';
 import { compareCodeUnits } from '../core/sort-small.ts';
-import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
+import { spanRef, spanUri, type EvidenceRef } from '../core/evidence-ref.ts';
 import { makePreparedFinding, prepareProvenance, type FindingDraft, type PreparedProvenance } from './make-finding.ts';
 import type { Provenance } from './provenance/provenance.ts';
 import type { Covariates, Finding, Severity } from './schema.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { L0_PATTERNS } from '../checks/check-result.ts';
-import { EvidenceRefSchema } from './evidence-ref.ts';
+import { EvidenceRefSchema } from '../core/evidence-ref.ts';
 import { BundleSchema } from './provenance/treatment.ts';
 import { SnapshotSchema } from './provenance/conditions.ts';
 import { ISO_NANO_PATTERN } from '../core/time.ts';

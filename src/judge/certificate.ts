@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { z } from 'zod';
 import { ConfigError } from '../errors.ts';
 import { canonicalDigest } from '../core/digest.ts';
-import { EvidenceRefSchema } from '../findings/evidence-ref.ts';
+import { EvidenceRefSchema } from '../core/evidence-ref.ts';
 import { WINDOW_KINDS, type WindowKind } from '../windows/window.ts';
 import type { Certification } from './decision-policy.ts';
 import { ANSWER_OPTIONS, SEMANTIC_QUESTION_IDS, questionById, questionDigest } from './questions.ts';

@@ -1,7 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults } from '../checks/check-result.ts';
 import { canonicalDigest } from '../core/digest.ts';
-import { spanRef } from '../findings/evidence-ref.ts';
+import { spanRef } from '../core/evidence-ref.ts';
 import { isoFromUnixNano } from '../core/time.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import type { Step } from '../normalize/step.ts';

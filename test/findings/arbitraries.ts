@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { EvidenceRef } from '../../src/findings/evidence-ref.ts';
+import type { EvidenceRef } from '../../src/core/evidence-ref.ts';
 import { makeSnapshot, type Snapshot, type SnapshotContent } from '../../src/findings/provenance/conditions.ts';
 import { TREATMENT_LAYERS, type Bundle } from '../../src/findings/provenance/treatment.ts';
 import { isoFromUnixNano } from '../../src/core/time.ts';
