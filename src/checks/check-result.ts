@@ -1,4 +1,3 @@
-import type { CheckSilence } from './silences.ts';
 /** What the inline checks produce: pure data that `findings/` turns into findings. */
 
 export const L0_PATTERNS = [
@@ -10,6 +9,14 @@ export const L0_PATTERNS = [
 ] as const;
 
 export type L0Pattern = (typeof L0_PATTERNS)[number];
+
+/** An L0 pattern that, on a complete capture, did not look at everything it reads. */
+export interface CheckSilence {
+  pattern: L0Pattern;
+  /** A capture-gap reason (`tool-call-not-captured`, `tool-name-not-captured`, ...). */
+  reason: string;
+  detail: string;
+}
 
 /** A fired L0 pattern: a candidate, never a verdict. Shape of the seed's `codeEvalHits`. */
 export interface CodeEvalHit {

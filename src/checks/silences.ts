@@ -1,19 +1,11 @@
 import { captureGaps, hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
-import type { L0Pattern } from './check-result.ts';
+import type { CheckSilence, L0Pattern } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import { compiledRules } from './rules.ts';
 import { agentRuns } from './run-outcome.ts';
 import { stepFailures } from './step-failure.ts';
 import { roleMayBeHidden } from './tool-roles.ts';
-
-/** An L0 pattern that, on a complete capture, did not look at everything it reads. */
-export interface CheckSilence {
-  pattern: L0Pattern;
-  /** A capture-gap reason (`tool-call-not-captured`, `tool-name-not-captured`, ...). */
-  reason: string;
-  detail: string;
-}
 
 /**
  * Which L0 patterns a complete capture's gaps kept from claiming absence, and why: the same
