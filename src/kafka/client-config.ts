@@ -19,7 +19,7 @@ export function kafkaClientConfig(config: KafkaConnection, env: NodeJS.ProcessEn
   };
   if (config.sasl !== undefined) {
     const { mechanism, username } = config.sasl;
-    client.sasl = { mechanism, username, password: resolveSaslPassword(config.sasl, env) } as SASLOptions;
+    client.sasl = { mechanism, username, password: resolveSaslPassword(config.sasl, env, keyPrefix) } as SASLOptions;
   }
   if (config.ssl !== undefined) {
     const { caFile, certFile, keyFile, rejectUnauthorized } = config.ssl;

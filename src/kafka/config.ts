@@ -53,18 +53,21 @@ export type KafkaConnection = z.infer<typeof KafkaConnectionSchema>;
 export type KafkaSasl = NonNullable<KafkaConnection['sasl']>;
 export type KafkaLogLevel = KafkaConnection['kafkajsLogLevel'];
 
-/** The SASL password from the named environment variable or file (trailing newline trimmed). */
-export function resolveSaslPassword(sasl: KafkaSasl, env: NodeJS.ProcessEnv = process.env): string {
+/**
+ * The SASL password from the named environment variable or file (trailing newline trimmed).
+ * `keyPrefix` names the config section in errors (`source.kafka.`), as `kafkaClientConfig` does.
+ */
+export function resolveSaslPassword(sasl: KafkaSasl, env: NodeJS.ProcessEnv = process.env, keyPrefix = ''): string {
   if (sasl.passwordEnv !== undefined) {
     const value = env[sasl.passwordEnv];
     if (value === undefined || value === '') {
-      throw new ConfigError([`sasl.passwordEnv: environment variable ${sasl.passwordEnv} is not set`], 'kafka sink');
+      throw new ConfigError([`${keyPrefix}sasl.passwordEnv: environment variable ${sasl.passwordEnv} is not set`], 'kafka');
     }
     return value;
   }
   try {
     return readFileSync(sasl.passwordFile!, 'utf8').replace(/\r?\n$/, '');
   } catch (err) {
-    throw new ConfigError([`sasl.passwordFile: cannot read ${sasl.passwordFile}: ${(err as Error).message}`], 'kafka sink');
+    throw new ConfigError([`${keyPrefix}sasl.passwordFile: cannot read ${sasl.passwordFile}: ${(err as Error).message}`], 'kafka');
   }
 }

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { describeIssue } from '../../src/config/parse-section.ts';
 import { KafkaSourceConfigSchema } from '../../src/ingest/kafka-source-config.ts';
+import { kafkaClientConfig } from '../../src/kafka/client-config.ts';
 import { KafkaConnectionSchema } from '../../src/kafka/config.ts';
 import { KafkaSinkConfigSchema } from '../../src/sinks/kafka/config.ts';
 
@@ -39,5 +40,15 @@ describe('one Kafka connection schema for the source and the sink', () => {
   it('keeps each section strict about keys of the other', () => {
     expect(errors(KafkaSourceConfigSchema, { brokers: ['h:1'], topics: {} })).toEqual(['topics: unknown key']);
     expect(errors(KafkaSinkConfigSchema, { brokers: ['h:1'], groupId: 'g' })).toEqual(['groupId: unknown key']);
+  });
+
+  it('names the section a missing SASL secret belongs to, source or sink', () => {
+    const sasl = { mechanism: 'plain', username: 'u', passwordEnv: 'TRAJWATCH_TEST_MISSING_PW' };
+    const source = KafkaSourceConfigSchema.parse({ brokers: ['h:1'], sasl });
+    const sink = KafkaSinkConfigSchema.parse({ brokers: ['h:1'], sasl });
+    expect(() => kafkaClientConfig(source, {}, 'source.kafka.')).toThrow(
+      'source.kafka.sasl.passwordEnv: environment variable TRAJWATCH_TEST_MISSING_PW is not set',
+    );
+    expect(() => kafkaClientConfig(sink, {}, 'kafka.')).toThrow('kafka.sasl.passwordEnv: environment variable');
   });
 });
