@@ -1,16 +1,15 @@
-import { compareCodeUnits, sortSmall } from '../core/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
-import { linkRequests } from './link-requests.ts';
+import { type CloseCause, closeRevision } from './close-revision.ts';
 import { ClosedRevisions, type Retained } from './closed-revisions.ts';
 import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
-import { absorb, emptyBuffer, hasOrphans, holdPosition, isEmptied, moveTrace, type OpenBuffer } from './open-buffer.ts';
-import { type Inherited, inheritedReasons } from './revision-inheritance.ts';
+import { absorb, emptyBuffer, holdPosition, isEmptied, moveTrace, type OpenBuffer } from './open-buffer.ts';
+import type { Inherited } from './revision-inheritance.ts';
 import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
-import { compareSteps } from './step-order.ts';
-import type { IncompleteReason, Trajectory } from './trajectory.ts';
+import type { Trajectory } from './trajectory.ts';
 
 /**
  * How trajectories are keyed: `session` (conversation/session id when a span names one, else
@@ -18,9 +17,6 @@ import type { IncompleteReason, Trajectory } from './trajectory.ts';
  * `partitioned-session`, because other traces of that session may be on other partitions).
  */
 export type KeyBy = 'session' | 'trace';
-
-/** Why a trajectory was closed. */
-export type CloseCause = 'quiet-after-root' | 'idle-timeout' | 'span-limit' | 'end-of-input' | 'shutdown';
 
 export interface AssemblerStats {
   openTrajectories: number;
@@ -398,47 +394,14 @@ export class Assembler {
   #close(buffer: OpenBuffer, cause: CloseCause, nowMs: number): void {
     this.#open.delete(buffer.key);
     this.#bufferedBytes -= buffer.bytes;
-    const reasons = new Set(buffer.reasons);
-    if (buffer.held !== undefined) this.#joinHeld(buffer.held, buffer.steps, reasons);
-    const steps = sortSmall([...buffer.steps.values()], compareSteps);
-    if (!buffer.rootSeen) reasons.add('root-not-seen');
-    if (hasOrphans(buffer.steps)) reasons.add('orphan-parents');
-    if (cause === 'idle-timeout') reasons.add('idle-timeout');
-    if (cause === 'shutdown') reasons.add('shutdown');
-    if (cause === 'end-of-input' && !buffer.rootSeen) reasons.add('end-of-input');
-    const incompleteReasons = [...reasons].sort();
-    const traceIds = [...buffer.traceIds].sort();
-    const inherited: Inherited = {
-      ...inheritedReasons(incompleteReasons),
-      conflicts: buffer.conflicts,
-      sessionConflicts: buffer.sessionConflicts,
-      refusedSpans: buffer.refusedSpans,
-    };
-    this.#retain(buffer, inherited, traceIds, cause, nowMs);
-    this.#onClose(
-      {
-        key: buffer.key,
-        traceIds,
-        revision: buffer.revision,
-        complete: incompleteReasons.length === 0,
-        incompleteReasons,
-        // The checks see what the requests tell of the tool steps; the retained steps stay as captured.
-        steps: linkRequests(steps),
-        conflicts: buffer.conflicts,
-        ...(buffer.sessionConflicts.length > 0 ? { sessionConflicts: buffer.sessionConflicts } : {}),
-        refusedSpans: buffer.refusedSpans,
-        closedBy: cause,
-      },
-      buffer.positions,
-    );
-  }
-
-  #joinHeld(held: HeldContent, steps: Map<string, Step>, reasons: Set<IncompleteReason>): void {
-    const counts = held.joinInto(steps);
-    this.#content.joined += counts.joined;
-    this.#content.noNewFacts += counts.noNewFacts;
-    this.#content.spanMissing += counts.spanMissing;
-    if (counts.spanMissing > 0) reasons.add('content-without-span');
+    const { trajectory, inherited, joined } = closeRevision(buffer, cause);
+    if (joined !== undefined) {
+      this.#content.joined += joined.joined;
+      this.#content.noNewFacts += joined.noNewFacts;
+      this.#content.spanMissing += joined.spanMissing;
+    }
+    this.#retain(buffer, inherited, trajectory.traceIds, cause, nowMs);
+    this.#onClose(trajectory, buffer.positions);
   }
 
   #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {
