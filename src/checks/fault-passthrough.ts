@@ -1,7 +1,7 @@
 import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import { HIDING_REASONS, type L0CheckDefinition, type SilenceContext, type SilenceReason } from './l0-check.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
@@ -31,7 +31,7 @@ interface Pending {
  *   succeeded afterwards in it (same tool name). Anchored at the first failure after the
  *   tool's last success, so later failures add evidence without moving the anchor.
  */
-export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): PatternHit<'fault-passthrough'>[] {
   const rules = compiledRules(cfg);
   const failures = stepFailures(t, rules);
   const { runs, runOf, underAgent } = agentRuns(t, failures);

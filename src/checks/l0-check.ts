@@ -1,6 +1,6 @@
 import type { CaptureGap } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 
 /** How serious a fired candidate would be if confirmed (a subset of the finding severities). */
@@ -38,7 +38,7 @@ export interface L0CheckDefinition<P extends string = string> {
   /** The pattern id: the finding's `area`, `l0.<pattern>` its method, part of its identity. */
   readonly pattern: P;
   /** The pure check: no I/O, no clock, input not mutated; one hit per anchor. */
-  readonly run: (t: Trajectory, cfg: ChecksConfig) => L0Hit[];
+  readonly run: (t: Trajectory, cfg: ChecksConfig) => PatternHit<P>[];
   readonly severity: L0Severity;
   /**
    * What a hit claims about its anchor (described by `describeStep`): the finding's claim and

@@ -2,12 +2,12 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import { parseJsonText } from '../normalize/json-text.ts';
 import { readRecordedCall } from '../normalize/recorded-call.ts';
 import type { Step, ToolArgs } from '../normalize/step.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { excerpt } from './hit-text.ts';
 import { isApplicableSchema, parameterSchemaOf, validateJsonSubset } from './json-schema-subset.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 
 /**
  * `malformed-structure`, one hit per anchor with every reason found there, in trajectory order
@@ -23,7 +23,7 @@ import { compareCodeUnits } from '../normalize/sort-small.ts';
  *   `application/json`; LangGraph Python writes `Paris`), which names no parameter;
  * - a capture conflict: two different payloads arrived under one span id.
  */
-export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function malformedStructure(t: Trajectory, cfg: ChecksConfig): PatternHit<'malformed-structure'>[] {
   const reasons = new Map<string, { traceId: string; parts: string[] }>();
   const add = (traceId: string, spanId: string, part: string) => {
     const entry = reasons.get(spanId) ?? { traceId, parts: [] };

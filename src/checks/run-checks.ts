@@ -5,7 +5,7 @@ import type { ChecksConfig } from './config.ts';
 import { L0_CHECKS, L0_PATTERNS } from './registry.ts';
 import { checkSilences } from './silences.ts';
 import { toolRepetition } from './tool-repetition.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 
 /**
  * Run every registered L0 check (`registry.ts`) and exact tool repetition over one trajectory.

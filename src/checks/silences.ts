@@ -1,13 +1,9 @@
 import { captureGaps } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
+import type { CheckSilence } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
 import type { SilenceContext, SilenceReason } from './l0-check.ts';
-import { L0_CHECKS, type L0Pattern } from './registry.ts';
-
-/** An L0 pattern that, on a complete capture, did not look at everything it reads. */
-export interface CheckSilence extends SilenceReason {
-  pattern: L0Pattern;
-}
+import { L0_CHECKS } from './registry.ts';
 
 /**
  * Which L0 patterns a complete capture's gaps kept from claiming absence, and why: each

@@ -1,5 +1,5 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import { HIDING_REASONS, type L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
@@ -15,11 +15,11 @@ import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles
  * it does when the capture may be missing a gate (`roleMayBeHidden`: a nameless tool step, or
  * a requested tool call with no tool step whose name is a gate's, may have been the gate).
  */
-export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function unguardedSend(t: Trajectory, cfg: ChecksConfig): PatternHit<'unguarded-send'>[] {
   if (!t.complete || roleMayBeHidden(t, cfg, ['gates'])) return [];
   const roles = toolRoles(t, cfg);
   const coverage = gateCoverage(t, roles);
-  const hits: L0Hit[] = [];
+  const hits: PatternHit<'unguarded-send'>[] = [];
   roles.outbound.forEach((i, k) => {
     const c = coverage[k]!;
     if (c.covered) return;

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { createAnalyzer } from '../analyze.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config-schema.ts';
 import { deriveProvenance } from '../findings/provenance/derive.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
 import type { Metrics } from '../metrics/metrics.ts';

@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 import { formatHostPort } from '../config/host-port.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../ingest/grpc-receiver.ts';
 import { DurableIngest } from '../ingest/durable-ingest.ts';
-import { createHttpReceiver, type IngestTarget } from '../ingest/http-receiver.ts';
+import { createHttpReceiver } from '../ingest/http-receiver.ts';
+import type { PipelineInput } from '../ingest/pipeline-input.ts';
 import { SpanWal } from '../ingest/span-wal.ts';
 import { KafkaSource } from '../ingest/kafka-source.ts';
 import { registerKafkaSourceMetrics } from '../ingest/kafka-source-metrics.ts';
@@ -115,7 +116,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       );
     }
   }
-  const target: IngestTarget = ingest ?? pipeline;
+  const target: PipelineInput = ingest ?? pipeline;
   const server = createHttpReceiver(config.receiver, target, (o) => metrics.observeRequest('http', o), {
     '/healthz': (_req, res) => {
       res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');

@@ -4,7 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
-import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
+import { kafkaClientConfig } from '../kafka/client-config.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]

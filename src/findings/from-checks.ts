@@ -4,13 +4,13 @@ import { l0Check } from '../checks/registry.ts';
 import type { Step } from '../normalize/step.ts';
 import { describeStep } from '../checks/hit-text.ts';
 import { TrajwatchError } from '../errors.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
-import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
+import { spanRef, spanUri, type EvidenceRef } from '../core/evidence-ref.ts';
 import { makePreparedFinding, prepareProvenance, type FindingDraft, type PreparedProvenance } from './make-finding.ts';
 import type { Provenance } from './provenance/provenance.ts';
 import type { Covariates, Finding } from './schema.ts';
 import { rootStep } from './step-order.ts';
-import { isoFromUnixNano } from './time.ts';
+import { isoFromUnixNano } from '../core/time.ts';
 
 /** Method versions stamped on findings; bump when a check's semantics change. */
 export interface CheckMethodVersions {

@@ -1,7 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults } from '../checks/check-result.ts';
 import { L0_CHECKS } from '../checks/registry.ts';
-import { sha256Hex } from '../normalize/canonical-json.ts';
+import { sha256Hex } from '../core/digest.ts';
 import {
   MANIFEST_MAX_FINDING_IDS,
   MANIFEST_MAX_UNJUDGED_WINDOWS,
@@ -13,7 +13,7 @@ import {
 } from './manifest-schema.ts';
 import type { DerivedProvenance } from './provenance/derive.ts';
 import type { Finding } from './schema.ts';
-import { isoFromUnixNano } from './time.ts';
+import { isoFromUnixNano } from '../core/time.ts';
 
 /** Everything the manifest of one closed trajectory revision is built from. */
 export interface ManifestInput {

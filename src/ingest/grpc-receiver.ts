@@ -9,10 +9,11 @@ import { DecodeError } from '../errors.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { exportStatus, type ExportOutcome } from './export-status.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
-import { durabilityRefusal, type IngestTarget, type LogsAccepted, logsPartialSuccess } from './http-receiver.ts';
+import { durabilityRefusal, logsPartialSuccess } from './http-receiver.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
+import type { AdmissionRefusal, LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** The full method path OTLP exporters call. */
@@ -82,7 +83,7 @@ function rawExportService(path: string): grpc.ServiceDefinition {
  */
 export function createGrpcReceiver(
   config: GrpcReceiverConfig,
-  target: IngestTarget,
+  target: PipelineInput,
   observe: GrpcRequestObserver = () => {},
 ): grpc.Server {
   const note = (code: grpc.status, spans: number, rejectedSpans: number, reason?: string) =>

@@ -21,37 +21,8 @@ import {
 } from './otlp-response.ts';
 import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
 import type { DecodedLogsRequest } from './log-record.ts';
+import type { LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
-
-/** A request body as received (after gzip), for a target that logs it before acknowledging. */
-export interface RawRequest {
-  format: 'protobuf' | 'json';
-  bytes: Buffer;
-}
-
-/** What the pipeline could not use of a logs request, for its partial success. */
-export interface LogsAccepted {
-  /** GenAI content events without a trace and span id: nothing to join them to. */
-  unattachable: number;
-}
-
-/** Where decoded requests go: the pipeline, or the write-ahead log in front of it. */
-export interface IngestTarget {
-  /** A reason to refuse new work now (answered 503 + Retry-After), or undefined. */
-  admission(): string | undefined;
-  /** Takes a decoded request; every span in it is kept or counted as rejected. */
-  accept(request: DecodedRequest): void;
-  /**
-   * When present, used instead of `accept`: the request is acknowledged only once this
-   * resolves (durable). A rejection is answered 503 / UNAVAILABLE + Retry-After; a
-   * {@link TrajwatchError} whose `context.reason` is a string names the refusal.
-   */
-  acceptDurably?(request: DecodedRequest, raw: RawRequest): Promise<void>;
-  /** Takes a decoded OTLP logs request; a target without it answers `/v1/logs` 404 (gRPC UNIMPLEMENTED). */
-  acceptLogs?(request: DecodedLogsRequest): LogsAccepted;
-  /** Like `acceptDurably`, for logs requests: used instead of `acceptLogs` when present. */
-  acceptLogsDurably?(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted>;
-}
 
 /** The refusal reason of a rejected `acceptDurably`. */
 export function durabilityRefusal(err: unknown): string {
@@ -95,7 +66,7 @@ const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz']);
  */
 export function createHttpReceiver(
   config: ReceiverConfig,
-  target: IngestTarget,
+  target: PipelineInput,
   observe: RequestObserver = () => {},
   routes: ExtraRoutes = {},
 ): Server {

@@ -2,7 +2,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults } from '../checks/check-result.ts';
 import { checksConfigSchema, type ChecksConfig } from '../checks/config.ts';
 import { toolRoles } from '../checks/tool-roles.ts';
-import { canonicalDigest } from '../findings/digest.ts';
+import { canonicalDigest } from '../core/digest.ts';
 import { NO_PROVENANCE, type Provenance } from '../findings/provenance/provenance.ts';
 import type { Finding } from '../findings/schema.ts';
 import { BudgetMeter } from '../windows/budget.ts';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, open, readFile, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageError } from '../errors.ts';
-import { canonicalJson } from '../normalize/canonical-json.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
 import {
   LedgerRecordSchema,
   type InputDigests,

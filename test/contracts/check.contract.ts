@@ -5,7 +5,7 @@ import { captureGaps } from '../../src/assemble/capture-gaps.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { defaultChecksConfig } from '../../src/checks/config.ts';
 import type { L0CheckDefinition, SilenceContext } from '../../src/checks/l0-check.ts';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import { buildManifest } from '../../src/findings/manifest.ts';
 import type { Step } from '../../src/normalize/step.ts';
 import { step, trajectory } from '../checks/builders.ts';

@@ -5,7 +5,8 @@ import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
 import { STATUS_DETAILS_KEY } from '../../src/ingest/grpc-status.ts';
-import { createHttpReceiver, type IngestTarget } from '../../src/ingest/http-receiver.ts';
+import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
+import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import type { ReceiverConfig } from '../../src/ingest/receiver-config.ts';
 
 /** An OTLP export answer, read the same way off either transport. */
@@ -35,7 +36,7 @@ export interface ServedReceiver {
 /** One OTLP transport: its receiver, served over a real socket, and a real client for it. */
 export interface OtlpTransport {
   name: string;
-  serve(target: IngestTarget, config: ReceiverConfig): Promise<ServedReceiver>;
+  serve(target: PipelineInput, config: ReceiverConfig): Promise<ServedReceiver>;
 }
 
 // An independent codec for answers: protobufjs reflection over google.rpc.Status and RetryInfo.

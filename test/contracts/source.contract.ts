@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import { TrajwatchError } from '../../src/errors.ts';
 import { DurableIngest } from '../../src/ingest/durable-ingest.ts';
-import type { IngestTarget } from '../../src/ingest/http-receiver.ts';
+import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
 import { Pipeline } from '../../src/pipeline.ts';
@@ -71,7 +71,7 @@ export function runSourceContract(transport: OtlpTransport): void {
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();
   });
-  const serve = async (target: IngestTarget, receiver: Record<string, unknown> = {}): Promise<ServedReceiver> => {
+  const serve = async (target: PipelineInput, receiver: Record<string, unknown> = {}): Promise<ServedReceiver> => {
     const config: ReceiverConfig = ReceiverConfigSchema.parse({ retryAfterSeconds: 3, ...receiver });
     const served = await transport.serve(target, config);
     cleanups.push(() => served.close());
@@ -80,7 +80,7 @@ export function runSourceContract(transport: OtlpTransport): void {
   /** The real pipeline behind a target whose admission a test can force (a sink behind). */
   const steerable = (pipeline: Pipeline) => {
     let forced: string | undefined;
-    const target: IngestTarget = {
+    const target: PipelineInput = {
       admission: () => forced ?? pipeline.admission(),
       accept: (r) => pipeline.accept(r),
       acceptLogs: (r) => pipeline.acceptLogs(r),
@@ -166,7 +166,7 @@ export function runSourceContract(transport: OtlpTransport): void {
     });
 
     it('a bug behind the receiver: INTERNAL (HTTP 500), not a hang and not a retryable answer', async () => {
-      const target: IngestTarget = {
+      const target: PipelineInput = {
         admission: () => undefined,
         accept: () => {
           throw new Error('contract: a broken target');
@@ -246,7 +246,7 @@ export function runSourceContract(transport: OtlpTransport): void {
 
       it('a durable append that fails is refused with its reason, never acknowledged', async () => {
         const pipeline = newPipeline();
-        const target: IngestTarget = {
+        const target: PipelineInput = {
           admission: () => undefined,
           accept: (r) => pipeline.accept(r),
           acceptDurably: () => Promise.reject(new TrajwatchError('contract: log unwritable', { context: { reason: 'wal-unwritable' } })),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AdmissionRefusal } from '../../src/assemble/assembler.ts';
+import type { AdmissionRefusal } from '../../src/ingest/pipeline-input.ts';
 import { exportStatus, MEMORY_BOUND_REFUSALS } from '../../src/ingest/export-status.ts';
 
 describe('exportStatus: one answer per outcome for both transports', () => {

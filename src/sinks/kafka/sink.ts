@@ -2,7 +2,7 @@ import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
 import type { SinkRecord } from '../record.ts';
-import { kafkaClientConfig } from './client-config.ts';
+import { kafkaClientConfig } from '../../kafka/client-config.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { Outbox } from './outbox.ts';
 import type { AppendResult, OutboxEntry } from './outbox.ts';
