@@ -17,7 +17,7 @@ import { underDataDir, type JudgeConfig } from './config.ts';
 import { Emitter, provenanceOf } from './emit.ts';
 import { FaultReporter, type OnFault } from './fault.ts';
 import { invoke, type Invocation } from './invoke.ts';
-import { bump, newCounters, type BudgetName, type DecisionPointStats, type JudgeCall } from './judge-stats.ts';
+import { bump, newCounters, type BudgetName, type DecisionPointStats, type JudgeCall, type JudgeCounters, type LedgerStats } from './judge-stats.ts';
 import { Ledger } from './ledger.ts';
 import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger-protocol.ts';
 import { buildRequestBody } from './prompt.ts';
@@ -45,6 +45,8 @@ export interface DecisionPointsOptions {
   /** Told of every judge call when it ends (metrics: latency by outcome). Must not throw. */
   onCall?: (call: JudgeCall) => void;
 }
+
+const NO_LEDGER: LedgerStats = Object.freeze({ bytes: 0, liveBytes: 0, keys: 0, compactions: 0, skipsNotRecorded: 0 });
 
 /** A queued invocation and what its findings need. */
 interface Job extends Invocation {
@@ -77,7 +79,7 @@ export class DecisionPoints {
   readonly #checksCfg: ChecksConfig;
   readonly #now: () => number;
   readonly #abort = new AbortController();
-  readonly #counters = newCounters();
+  readonly #counters: JudgeCounters;
   readonly #faults: FaultReporter;
   readonly #budget: JudgeBudget;
   readonly #queue: CallQueue<Job>;
@@ -86,13 +88,21 @@ export class DecisionPoints {
   #stopping = false;
   #closing: Promise<void> | undefined;
 
-  private constructor(cfg: JudgeConfig, options: DecisionPointsOptions, ledger: Ledger | undefined, certs: CertificateStore | undefined, certificatesDigest: string) {
+  private constructor(
+    cfg: JudgeConfig,
+    options: DecisionPointsOptions,
+    faults: { counters: JudgeCounters; reporter: FaultReporter },
+    ledger: Ledger | undefined,
+    certs: CertificateStore | undefined,
+    certificatesDigest: string,
+  ) {
     this.#cfg = cfg;
     this.#options = options;
     this.#now = options.now ?? Date.now;
     this.#checksCfg = options.checks ?? checksConfigSchema.parse({});
     this.#id = invocationIdentity(cfg, certificatesDigest);
-    this.#faults = new FaultReporter(this.#counters.faults, options.onFault, options.onError);
+    this.#counters = faults.counters;
+    this.#faults = faults.reporter;
     this.#budget = new JudgeBudget(cfg.budget, this.#now);
     this.#emitter = new Emitter(options.onFindings, this.#counters, this.#faults);
     this.#certifier = new Certifier(certs, this.#id, cfg.decision);
@@ -101,6 +111,7 @@ export class DecisionPoints {
       (job) => this.#judge(job),
       (job, err) => {
         this.#faults.report('judge', err);
+        this.#parts?.protocol.ledger.release(job.key);
         job.settle({ fate: 'refused', finding_ids: [], reason: 'judge-error', detail: (err as Error)?.message ?? String(err) });
       },
     );
@@ -116,10 +127,15 @@ export class DecisionPoints {
    * judge is disabled nothing is opened and `consider` does nothing.
    */
   static async open(dataDir: string, config: JudgeConfig, options: DecisionPointsOptions): Promise<DecisionPoints> {
-    if (!config.enabled) return new DecisionPoints(config, options, undefined, undefined, canonicalDigest([]));
+    const counters = newCounters();
+    const faults = { counters, reporter: new FaultReporter(counters.faults, options.onFault, options.onError) };
+    if (!config.enabled) return new DecisionPoints(config, options, faults, undefined, undefined, canonicalDigest([]));
     const certs = await loadCertificates(underDataDir(dataDir, config.certificatesDir));
-    const ledger = await Ledger.open(underDataDir(dataDir, config.ledgerDir));
-    return new DecisionPoints(config, options, ledger, certs, certs.digest());
+    const ledger = await Ledger.open(underDataDir(dataDir, config.ledgerDir), {
+      bounds: config.ledger,
+      onFault: (err) => faults.reporter.report('ledger', err),
+    });
+    return new DecisionPoints(config, options, faults, ledger, certs, certs.digest());
   }
 
   get enabled(): boolean {
@@ -131,8 +147,13 @@ export class DecisionPoints {
     return this.#parts?.protocol.ledger.tookOverDeadLock ?? false;
   }
 
-  stats(): DecisionPointStats {
-    return { ...structuredClone(this.#counters), budgetRemaining: this.#budget.remaining(this.#queue.length), certified: this.#certifier.certified() };
+  stats(): DecisionPointStats & Required<Pick<DecisionPointStats, 'faults' | 'ledger'>> {
+    return {
+      ...structuredClone(this.#counters),
+      ledger: this.#parts?.protocol.ledger.stats() ?? { ...NO_LEDGER },
+      budgetRemaining: this.#budget.remaining(this.#queue.length),
+      certified: this.#certifier.certified(),
+    };
   }
 
   /**
@@ -182,6 +203,7 @@ export class DecisionPoints {
     this.#stopping = true;
     // Queued windows were never paid for: record them as deferred rather than start them cancelled.
     for (const job of this.#queue.stop()) {
+      this.#parts?.protocol.ledger.release(job.key);
       if (this.#parts !== undefined) this.#skip(this.#parts, 'deferred', refusalOf(job.window, 'shutdown', 'closed before dispatch'), job.window.id);
       job.settle({ fate: 'deferred', finding_ids: [], reason: 'shutdown', detail: 'closed before dispatch' });
     }
@@ -250,9 +272,18 @@ export class DecisionPoints {
         skipped(window, 'deferred', 'shutdown', 'the process is stopping');
         continue;
       }
+      // What replay needs is never deleted: a full ledger defers new calls rather than forget old answers.
+      const ledger = parts.protocol.ledger;
+      const intentBytes = Buffer.byteLength(JSON.stringify(parts.protocol.intent(key, digests, window))) + 1;
+      if (!ledger.reserve(key, intentBytes)) {
+        const s = ledger.stats();
+        skipped(window, 'deferred', 'ledger-full', `ledger: ${s.liveBytes} bytes needed for replay, maxBytes ${ledger.bounds.maxBytes}`);
+        continue;
+      }
       const estimatedTokens = Math.ceil(bytes / 4) + this.#cfg.client.maxOutputTokens;
       const admitted = this.#budget.admit(estimatedTokens, this.#queue.length, this.#queue.inFlight);
       if (!admitted.ok) {
+        ledger.release(key);
         skipped(window, 'deferred', admitted.reason, `budget: ${admitted.reason}`);
         continue;
       }
@@ -276,10 +307,13 @@ export class DecisionPoints {
   /** Count a refusal or deferral and append its audit line (not waited for: the manifest is the durable record). */
   #skip(parts: Enabled, type: 'refused' | 'deferred', r: WindowRefusal, windowId: string | null): void {
     bump(type === 'refused' ? this.#counters.refused : this.#counters.deferred, r.reason);
-    const p = parts.protocol.ledger.appendSkip(parts.protocol.skip(type, r, windowId)).catch((err: unknown) => {
-      this.#counters.ledgerErrors++;
-      this.#faults.report('ledger', err);
-    });
+    const p = parts.protocol.ledger.appendSkip(parts.protocol.skip(type, r, windowId)).then(
+      () => undefined,
+      (err: unknown) => {
+        this.#counters.ledgerErrors++;
+        this.#faults.report('ledger', err);
+      },
+    );
     this.#queue.track(p);
   }
 }

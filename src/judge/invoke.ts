@@ -47,6 +47,7 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
   } catch (err) {
     counters.ledgerErrors++;
     p.faults.report('ledger', err);
+    protocol.ledger.release(key);
     return protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'intent not recorded' }, null, emptyReceipt());
   }
   counters.calls++;

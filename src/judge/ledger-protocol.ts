@@ -68,14 +68,14 @@ export type Failure = { kind: string; status?: number; message: string };
 /**
  * What the ledger already holds decides a window before anything is paid: `call` (new),
  * `duplicate` (this process is judging it now), `replay` (the recorded result), or
- * `unanswerable` — a conflict or an intent without a result, which escalate with that failure
- * and append nothing. Pure.
+ * `unanswerable` — a conflict, an intent without a result, or a recorded line that cannot be
+ * read back — which escalates with that failure and appends nothing. Pure.
  */
 export type Prior =
   | { kind: 'call' }
   | { kind: 'duplicate' }
   | { kind: 'replay'; result: ResultRecord }
-  | { kind: 'unanswerable'; failure: Failure; counter: 'conflicts' | 'unresolvedIntents' };
+  | { kind: 'unanswerable'; failure: Failure; counter: 'conflicts' | 'unresolvedIntents' | 'ledgerErrors' };
 
 export function prior(found: Lookup): Prior {
   switch (found.kind) {
@@ -93,6 +93,9 @@ export function prior(found: Lookup): Prior {
         counter: 'unresolvedIntents',
         failure: { kind: 'intent-without-result', message: 'an earlier process recorded the intent but no result; use a new invocation to retry' },
       };
+    case 'unreadable':
+      // The key is recorded, so it may not be paid for again; its line cannot be read, so nothing replays.
+      return { kind: 'unanswerable', counter: 'ledgerErrors', failure: { kind: 'ledger-failure', message: `recorded line unreadable: ${found.message}` } };
   }
 }
 
