@@ -88,7 +88,8 @@ export class Ledger {
   #rfh: FileHandle;
   #bytes: number;
   #liveBytes: number;
-  readonly #reserved = new Map<string, number>();
+  /** Per key, the reservations of calls admitted and not yet recorded (a revision closed twice before dispatch holds two). */
+  readonly #reserved = new Map<string, number[]>();
   #reservedBytes = 0;
   #compactions = 0;
   #skipsNotRecorded = 0;
@@ -157,17 +158,19 @@ export class Ledger {
   reserve(key: LedgerKey, intentBytes: number): boolean {
     const bytes = intentBytes + RESULT_RESERVE_BYTES;
     if (!roomForCall(this.#liveBytes, this.#reservedBytes, bytes, this.#bounds)) return false;
-    this.release(key);
-    this.#reserved.set(keyString(key), bytes);
+    const k = keyString(key);
+    this.#reserved.set(k, [...(this.#reserved.get(k) ?? []), bytes]);
     this.#reservedBytes += bytes;
     return true;
   }
 
-  /** Gives back a reservation whose call will not be made (deferred at shutdown). */
+  /** Gives back one reservation of `key`: its result was written, or its call will not be made. */
   release(key: LedgerKey): void {
     const k = keyString(key);
-    this.#reservedBytes -= this.#reserved.get(k) ?? 0;
-    this.#reserved.delete(k);
+    const held = this.#reserved.get(k);
+    if (held === undefined) return;
+    this.#reservedBytes -= held.pop() ?? 0;
+    if (held.length === 0) this.#reserved.delete(k);
   }
 
   /** Durable before it resolves: inference may start only after this. */

@@ -259,3 +259,18 @@ describe('ledger full', () => {
     await l.close();
   });
 });
+
+describe('ledger reservations', () => {
+  it('holds one reservation per admitted call, even two under one key, and gives back one at a time', async () => {
+    const dir = await tmp();
+    const l = await Ledger.open(dir, { bounds: LedgerBoundsSchema.parse({ compactAtBytes: 4096, maxBytes: 65536 }) });
+    const perCall = 1000 + 16 * 1024;
+    const fit = Math.floor(65536 / perCall);
+    for (let i = 0; i < fit; i++) expect(l.reserve(keyOf(0), 1000)).toBe(true);
+    expect(l.reserve(keyOf(1), 1000)).toBe(false);
+    l.release(keyOf(0));
+    expect(l.reserve(keyOf(1), 1000)).toBe(true);
+    expect(l.reserve(keyOf(2), 1000)).toBe(false);
+    await l.close();
+  });
+});
