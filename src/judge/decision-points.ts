@@ -7,6 +7,7 @@ import type { Provenance } from '../findings/provenance/provenance.ts';
 import type { Finding } from '../findings/schema.ts';
 import { extractWindows, windowRequests } from '../windows/extract.ts';
 import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
+import { admitCall } from './admission.ts';
 import { JudgeBudget } from './budget.ts';
 import { CallQueue } from './call-queue.ts';
 import { loadCertificates, type CertificateStore } from './certificate.ts';
@@ -66,8 +67,8 @@ interface Enabled {
 
 /**
  * Sampled, bounded windows → one judge request per window → durable ledger → judged findings.
- * A composition of small parts, each with its own bounds: `JudgeBudget` (what may be spent),
- * `CallQueue` (what waits and what runs), `LedgerProtocol` + `invoke` (intent → call →
+ * A composition of small parts, each with its own bounds: `admitCall` (ledger room, then
+ * `JudgeBudget`: what may be spent), `CallQueue` (what waits and what runs), `LedgerProtocol` + `invoke` (intent → call →
  * result, replay, conflict), `Certifier` (which answers may act), `Emitter` (findings out).
  * `consider` never blocks and never throws; `drain` waits for the calls in flight.
  */
@@ -272,19 +273,11 @@ export class DecisionPoints {
         skipped(window, 'deferred', 'shutdown', 'the process is stopping');
         continue;
       }
-      // What replay needs is never deleted: a full ledger defers new calls rather than forget old answers.
-      const ledger = parts.protocol.ledger;
       const intentBytes = Buffer.byteLength(JSON.stringify(parts.protocol.intent(key, digests, window))) + 1;
-      if (!ledger.reserve(key, intentBytes)) {
-        const s = ledger.stats();
-        skipped(window, 'deferred', 'ledger-full', `ledger: ${s.liveBytes} bytes needed for replay, maxBytes ${ledger.bounds.maxBytes}`);
-        continue;
-      }
       const estimatedTokens = Math.ceil(bytes / 4) + this.#cfg.client.maxOutputTokens;
-      const admitted = this.#budget.admit(estimatedTokens, this.#queue.length, this.#queue.inFlight);
+      const admitted = admitCall(parts.protocol.ledger, this.#budget, { key, intentBytes, estimatedTokens }, { queued: this.#queue.length, inFlight: this.#queue.inFlight });
       if (!admitted.ok) {
-        ledger.release(key);
-        skipped(window, 'deferred', admitted.reason, `budget: ${admitted.reason}`);
+        skipped(window, 'deferred', admitted.reason, admitted.detail);
         continue;
       }
       const ceilingTokens = attemptCeilingTokens(bytes, this.#cfg.client.maxOutputTokens);

@@ -1,4 +1,12 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { admitCall } from '../../src/judge/admission.ts';
+import { JudgeBudget } from '../../src/judge/budget.ts';
+import { Ledger } from '../../src/judge/ledger.ts';
+import { LedgerBoundsSchema } from '../../src/judge/ledger-bounds.ts';
+import { BudgetSchema } from '../../src/windows/budget.ts';
 import { FaultReporter, type JudgeFault } from '../../src/judge/fault.ts';
 import { prior } from '../../src/judge/ledger-protocol.ts';
 import type { IntentRecord, ResultRecord } from '../../src/judge/ledger-record.ts';
@@ -52,5 +60,25 @@ describe('fault reporter', () => {
     }
     expect(written).toBe(0);
     expect(counts).toEqual({ judge: 2 });
+  });
+});
+
+describe('admission: ledger room, then budget', () => {
+  const key = { point: 'trace-questions@1', runId: 'r', invocationId: 'w1_a' };
+
+  it('defers ledger-full without charging the budget, and gives the ledger room back when the budget refuses', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'trajwatch-admit-'));
+    const ledger = await Ledger.open(dir, { bounds: LedgerBoundsSchema.parse({ compactAtBytes: 4096, maxBytes: 65536 }) });
+    const budget = new JudgeBudget(BudgetSchema.parse({ callsPerMinute: 1 }), () => 0);
+    const call = { key, intentBytes: 1000, estimatedTokens: 10 };
+    const idle = { queued: 0, inFlight: 0 };
+    expect(admitCall(ledger, budget, { ...call, intentBytes: 70_000 }, idle)).toEqual({ ok: false, reason: 'ledger-full', detail: 'ledger: 0 bytes needed for replay, maxBytes 65536' });
+    expect(budget.remaining(0)['calls-per-minute']).toBe(1); // the ledger refused first: nothing charged
+    expect(admitCall(ledger, budget, call, idle)).toEqual({ ok: true });
+    expect(admitCall(ledger, budget, call, idle)).toEqual({ ok: false, reason: 'calls-per-minute', detail: 'budget: calls-per-minute' });
+    // Only the admitted call still holds room: two more calls' worth fit beside it.
+    expect(ledger.reserve(key, 1000) && ledger.reserve(key, 1000)).toBe(true);
+    expect(ledger.reserve(key, 1000)).toBe(false);
+    await ledger.close();
   });
 });
