@@ -1,5 +1,7 @@
 /** Which part of the judge met an unexpected fault. */
 export type FaultPart = 'ledger' | 'emit' | 'on-call' | 'judge';
+/** `stats().faults` keys: the parts, and `listener` for a fault listener that threw. */
+export type FaultCount = FaultPart | 'listener';
 
 /**
  * An unexpected fault, as a structured event for a logger. Faults are never thrown at the
@@ -19,8 +21,8 @@ export type OnFault = (fault: JudgeFault) => void;
 /**
  * Reports faults to `onFault` (every one) and to the older `onError` (every error). With
  * neither, faults are only counted (`stats().faults`): nothing writes to the process's streams
- * on its own — the logger is the caller's to inject. A throwing listener is swallowed: a fault
- * report must not become a second fault.
+ * on its own — the logger is the caller's to inject. A listener that throws is counted as a
+ * `listener` fault and not told of it: a fault report must not become a loop of faults.
  */
 export class FaultReporter {
   readonly #onFault: OnFault | undefined;
@@ -41,7 +43,7 @@ export class FaultReporter {
       this.#onError?.(error);
       this.#onFault?.({ event: 'judge-fault', part, first, message, error });
     } catch {
-      // Deliberately ignored: see the class comment.
+      this.#counts.listener = (this.#counts.listener ?? 0) + 1;
     }
   }
 }

@@ -35,7 +35,7 @@ export interface DecisionPointStats {
   alarms: number;
   ledgerErrors: number;
   /**
-   * Unexpected faults by part (`ledger`, `emit`, `on-call`, `judge`): each also went to
+   * Unexpected faults by part (`ledger`, `emit`, `on-call`, `judge`; `listener`: an `onFault`/`onError` that threw): each went to
    * `onFault`. Always present in `DecisionPoints.stats()`; optional for stats built elsewhere.
    */
   faults?: Record<string, number>;

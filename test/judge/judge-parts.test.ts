@@ -45,7 +45,7 @@ describe('fault reporter', () => {
     expect(errors).toHaveLength(3);
   });
 
-  it('without listeners only counts (nothing is written to the process streams), and a throwing listener is swallowed', () => {
+  it('without listeners only counts (nothing is written to the process streams), and a listener that throws is counted, not rethrown', () => {
     const counts: Record<string, number> = {};
     const write = process.stderr.write;
     let written = 0;
@@ -59,7 +59,7 @@ describe('fault reporter', () => {
       process.stderr.write = write;
     }
     expect(written).toBe(0);
-    expect(counts).toEqual({ judge: 2 });
+    expect(counts).toEqual({ judge: 2, listener: 1 });
   });
 });
 
