@@ -68,8 +68,9 @@ interface Enabled {
 /**
  * Sampled, bounded windows → one judge request per window → durable ledger → judged findings.
  * A composition of small parts, each with its own bounds: `admitCall` (ledger room, then
- * `JudgeBudget`: what may be spent), `CallQueue` (what waits and what runs), `LedgerProtocol` + `invoke` (intent → call →
- * result, replay, conflict), `Certifier` (which answers may act), `Emitter` (findings out).
+ * `JudgeBudget`: what may be spent), `CallQueue` (what waits and what runs), `LedgerProtocol`
+ * and `invoke` (intent → call → result, replay, conflict), `Certifier` (which answers may
+ * act), `Emitter` (findings out), `FaultReporter` (faults counted and told, never thrown).
  * `consider` never blocks and never throws; `drain` waits for the calls in flight.
  */
 export class DecisionPoints {
