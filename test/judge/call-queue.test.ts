@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CallQueue } from '../../src/judge/call-queue.ts';
 
@@ -61,5 +62,31 @@ describe('call queue', () => {
     expect(failed).toEqual([['bad', 'boom']]);
     expect(trackedDone).toBe(true);
     expect(q.inFlight).toBe(0);
+  });
+
+  it('never runs more than maxConcurrent, starts jobs in push order and runs every one (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.integer({ min: 1, max: 4 }), fc.array(fc.integer({ min: 0, max: 3 }), { maxLength: 25 }), async (max, delays) => {
+        let running = 0;
+        let most = 0;
+        const started: number[] = [];
+        const q = new CallQueue<number>(max, async (n) => {
+          started.push(n);
+          most = Math.max(most, ++running);
+          await new Promise((r) => setTimeout(r, delays[n]));
+          running--;
+        }, () => undefined);
+        // Pushed in bursts, as trajectories close: pump after each.
+        delays.forEach((_, n) => {
+          q.push(n);
+          if (n % 3 === 2) q.pump();
+        });
+        q.pump();
+        await q.drain();
+        expect(most).toBeLessThanOrEqual(max);
+        expect(started).toEqual(delays.map((_, n) => n));
+      }),
+      { numRuns: 30 },
+    );
   });
 });
