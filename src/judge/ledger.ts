@@ -262,14 +262,21 @@ export class Ledger {
         if (step === 'renamed') renamed = true;
         await this.#options.onCompactionStep?.(step);
       });
+      // Every line the index points at must have moved; check them all before changing any.
+      const moves: [Entry, Span | undefined, Span | undefined][] = [];
+      for (const [k, entry] of this.#entries) {
+        const moved = c.spans.get(k);
+        const intent = isSpan(entry.intent) ? expectSpan(moved?.intent, k) : undefined;
+        const result = entry.result !== undefined && isSpan(entry.result) ? expectSpan(moved?.result, k) : undefined;
+        moves.push([entry, intent, result]);
+      }
       const fh = await open(this.path, 'a');
       const rfh = await open(this.path, 'r');
       const [oldFh, oldRfh] = [this.#fh, this.#rfh];
       // One synchronous swap: a lookup sees the old file with its offsets or the new one with its own.
-      for (const [k, entry] of this.#entries) {
-        const moved = c.spans.get(k);
-        if (isSpan(entry.intent)) entry.intent = expectSpan(moved?.intent, k);
-        if (entry.result !== undefined && isSpan(entry.result)) entry.result = expectSpan(moved?.result, k);
+      for (const [entry, intent, result] of moves) {
+        if (intent !== undefined) entry.intent = intent;
+        if (result !== undefined) entry.result = result;
       }
       this.#fh = fh;
       this.#rfh = rfh;

@@ -221,6 +221,28 @@ describe('ledger compaction', () => {
   });
 });
 
+describe('ledger compaction failing after its rename', () => {
+  it('stops accepting writes (the file in use is not known durable) but still replays what it holds', async () => {
+    const dir = await tmp();
+    await writeLedger(dir, 3, 30);
+    const control = await Ledger.open(dir);
+    const expected = replayOf(control, 3);
+    await control.close();
+    const faults: unknown[] = [];
+    const l = await Ledger.open(dir, {
+      bounds: SMALL,
+      onFault: (e) => faults.push(e),
+      onCompactionStep: (s) => {
+        if (s === 'renamed') throw new Error('EIO on the directory');
+      },
+    });
+    expect(faults).toHaveLength(1);
+    await expect(l.appendIntent(intent(9, l.owner))).rejects.toThrow(/compacted but could not be reopened/);
+    expect(replayOf(l, 3)).toEqual(expected);
+    await l.close();
+  });
+});
+
 describe('ledger full', () => {
   it('refuses room for a call once what replay needs and the reservations fill maxBytes, never deletes a replay line, and drops audit lines past maxBytes with a count', async () => {
     const dir = await tmp();
