@@ -1,5 +1,5 @@
 import type { Analysis } from './analyze.ts';
-import { Assembler, foldFloor, type KeyBy, type PositionFloor, type SourcePosition } from './assemble/assembler.ts';
+import { Assembler, type KeyBy } from './assemble/assembler.ts';
 import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
@@ -7,7 +7,7 @@ import { buildManifest } from './findings/manifest.ts';
 import type { AnalysisManifest } from './findings/manifest-schema.ts';
 import type { DerivedProvenance } from './findings/provenance/derive.ts';
 import type { Finding } from './findings/schema.ts';
-import type { IngestTarget, LogsAccepted } from './ingest/http-receiver.ts';
+import { foldFloor, type LogsAccepted, type PipelineInput, type PositionFloor, type SourcePosition } from './ingest/pipeline-input.ts';
 import type { DecodedLogsRequest } from './ingest/log-record.ts';
 import type { DecodedRequest } from './ingest/span.ts';
 import { isContentEventName, logEventName } from './normalize/content-events.ts';
@@ -118,7 +118,7 @@ const SETTLE_RETRY_MS = 1_000;
  * is what the source may commit. So a crash while a judge call is out replays the trajectory,
  * and the ledger turns the intent it finds without a result into an escalation.
  */
-export class Pipeline implements IngestTarget {
+export class Pipeline implements PipelineInput {
   readonly assembler: Assembler;
   readonly #options: PipelineOptions;
   #watermarkMs = 0;

@@ -1,7 +1,7 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.ts';
-import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
+import { kafkaClientConfig } from '../kafka/client-config.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';

@@ -2,10 +2,10 @@ import { join } from 'node:path';
 import { createAnalyzer } from '../analyze.ts';
 import { registerAssemblerMetrics } from '../assemble/assembler-metrics.ts';
 import type { KeyBy } from '../assemble/assembler.ts';
-import type { Config } from '../config/schema.ts';
+import type { Config } from '../config-schema.ts';
 import { deriveProvenance } from '../findings/provenance/derive.ts';
 import { DurableIngest } from '../ingest/durable-ingest.ts';
-import type { IngestTarget } from '../ingest/http-receiver.ts';
+import type { PipelineInput } from '../ingest/pipeline-input.ts';
 import { receiverFaults } from '../ingest/receiver-faults.ts';
 import { receiverMetrics, type RequestOutcome, type Transport } from '../ingest/receiver-metrics.ts';
 import { SpanWal } from '../ingest/span-wal.ts';
@@ -146,7 +146,8 @@ async function buildStage(
     onFindings: (findings, alarms) => pipeline.emitJudged(findings, alarms),
     // Judge series exist only when the judge runs: dashboards read their absence.
     onCall: judgeCallMetrics(config.judge.enabled ? registry : undefined),
-    onError: (err) => judgeErrors.fault(err instanceof Error ? err.message : String(err), { err }),
+    // Every fault is counted by the judge (`stats().faults`); the log says when one part starts failing.
+    onFault: (fault) => judgeErrors.fault(fault.part, { message: fault.message, err: fault.error }),
     checks: config.checks,
     provenance,
   });
@@ -186,7 +187,7 @@ async function buildWal(ctx: Context, pipeline: Pipeline): Promise<SpanWalCompon
  * The HTTP server (OTLP/HTTP receiver and/or the metrics endpoint), the gRPC receiver and the
  * Kafka source. The receivers feed `target` (the WAL when on); the Kafka source the pipeline.
  */
-function buildSources(ctx: Context, pipeline: Pipeline, target: IngestTarget): Component[] {
+function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput): Component[] {
   const { config, registry } = ctx;
   const sources = ctx.plan.sources;
   if (sources === undefined) return [];

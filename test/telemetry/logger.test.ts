@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { applyEnv, validateConfig } from '../../src/config/load.ts';
+import { applyEnv } from '../../src/config/load.ts';
+import { validateConfig } from '../../src/config-schema.ts';
 import { createLogger, type LogLevel, REDACTED } from '../../src/telemetry/logger.ts';
 
 /** A logger writing into an array of parsed lines. */

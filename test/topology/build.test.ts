@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validateConfig } from '../../src/config/load.ts';
+import { validateConfig } from '../../src/config-schema.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { createMetricRegistry } from '../../src/telemetry/metrics.ts';
 import { buildTopology, type Plan } from '../../src/topology/build.ts';

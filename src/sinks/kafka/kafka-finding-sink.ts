@@ -1,3 +1,4 @@
+import { StorageError } from '../../errors.ts';
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
 import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
@@ -37,6 +38,9 @@ export class KafkaFindingSink implements FindingSink {
   #draining: Promise<void> | undefined;
   #refusedTooLarge = 0;
   readonly #log: SinkLog;
+  #closed = false;
+  /** Records handed over after close: never sent, so every later `flushed()` rejects. */
+  #refusedAfterClose = 0;
 
   constructor(kafka: KafkaSink, log: SinkLog = logToStderr) {
     this.kafka = kafka;
@@ -69,6 +73,10 @@ export class KafkaFindingSink implements FindingSink {
   }
 
   #send(records: SinkRecord[]): void {
+    if (this.#closed) {
+      this.#refusedAfterClose += records.length;
+      return;
+    }
     if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
     // Per record from here, so a too-large one cannot hold back the rest.
     this.#overflow.push(...records);
@@ -76,6 +84,7 @@ export class KafkaFindingSink implements FindingSink {
   }
 
   backpressure(): string | undefined {
+    if (this.#closed) return 'kafka-sink-closed';
     return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? 'kafka-outbox-full' : undefined);
   }
 
@@ -86,13 +95,18 @@ export class KafkaFindingSink implements FindingSink {
     return { records: stats.outboxRecords + this.#overflow.length, bytes: stats.outboxBytes + overflowBytes };
   }
 
+  /** Rejects, too, once anything was written after close: that was never sent. */
   async flushed(): Promise<void> {
     while (this.#draining !== undefined) await this.#draining;
     await this.kafka.flushed();
+    if (this.#refusedAfterClose > 0) {
+      throw new StorageError(`kafka sink closed: ${this.#refusedAfterClose} record(s) written after close were not sent`);
+    }
   }
 
   /** Delivers for at most the configured `closeTimeoutMs`; what is left stays in the outbox. */
   async close(): Promise<void> {
+    this.#closed = true;
     const result = await this.kafka.close();
     const lost = this.#overflow.length;
     if (lost > 0 || !result.flushed) {

@@ -3,7 +3,7 @@ import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import type { SinkRecord } from '../record.ts';
-import { kafkaClientConfig } from './client-config.ts';
+import { kafkaClientConfig } from '../../kafka/client-config.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { kafkaProduceMetrics, registerKafkaSinkMetrics } from './metrics.ts';
 import { Outbox } from './outbox.ts';

@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { formatHostPort, type HostPort } from '../../config/host-port.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, type GrpcReceiverConfig, type GrpcRequestObserver } from '../../ingest/grpc-receiver.ts';
-import type { IngestTarget } from '../../ingest/http-receiver.ts';
+import type { PipelineInput } from '../../ingest/pipeline-input.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import { type Component, once } from '../component.ts';
 
@@ -13,7 +13,7 @@ export class GrpcServerComponent implements Component {
   readonly #logger: Logger;
   #bound = false;
 
-  constructor(config: GrpcReceiverConfig, address: HostPort, target: IngestTarget, observe: GrpcRequestObserver, logger: Logger) {
+  constructor(config: GrpcReceiverConfig, address: HostPort, target: PipelineInput, observe: GrpcRequestObserver, logger: Logger) {
     this.#address = address;
     this.#logger = logger;
     this.server = createGrpcReceiver(config, target, observe, { logger });

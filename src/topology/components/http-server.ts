@@ -1,7 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../config/host-port.ts';
-import { createHttpReceiver, type ExtraRoutes, type IngestTarget, type RequestObserver } from '../../ingest/http-receiver.ts';
+import { createHttpReceiver, type ExtraRoutes, type RequestObserver } from '../../ingest/http-receiver.ts';
+import type { PipelineInput } from '../../ingest/pipeline-input.ts';
 import type { ReceiverConfig } from '../../ingest/receiver-config.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import { type Component, once } from '../component.ts';
@@ -11,7 +12,7 @@ export const HTTP_CLOSE_GRACE_MS = 5_000;
 
 export interface HttpServerOptions {
   config: ReceiverConfig;
-  target: IngestTarget;
+  target: PipelineInput;
   observe: RequestObserver;
   /** `/metrics`, `/healthz`. */
   routes: ExtraRoutes;

@@ -1,6 +1,7 @@
 import type { KafkaSourceConfig } from '../../ingest/kafka-source-config.ts';
 import { registerKafkaSourceMetrics } from '../../ingest/kafka-source-metrics.ts';
-import { KafkaSource, type PositionedTarget } from '../../ingest/kafka-source.ts';
+import { KafkaSource } from '../../ingest/kafka-source.ts';
+import type { PositionedInput } from '../../ingest/pipeline-input.ts';
 import { levelLog, type Logger } from '../../telemetry/logger.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import { type Component, once } from '../component.ts';
@@ -12,12 +13,12 @@ import { type Component, once } from '../component.ts';
 export class KafkaSourceComponent implements Component {
   readonly name = 'source.kafka';
   readonly #config: KafkaSourceConfig;
-  readonly #target: PositionedTarget;
+  readonly #target: PositionedInput;
   readonly #registry: MetricRegistry;
   readonly #logger: Logger;
   #source: KafkaSource | undefined;
 
-  constructor(config: KafkaSourceConfig, target: PositionedTarget, registry: MetricRegistry, logger: Logger) {
+  constructor(config: KafkaSourceConfig, target: PositionedInput, registry: MetricRegistry, logger: Logger) {
     this.#config = config;
     this.#target = target;
     this.#registry = registry;

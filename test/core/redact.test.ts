@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactSecrets } from '../../src/windows/redact.ts';
+import { redactSecrets } from '../../src/core/redact.ts';
 
 const SECRETS = {
   openai: 'sk-proj-AbCdEf0123456789GhIjKlMn',

@@ -1,5 +1,3 @@
-import { hash } from 'node:crypto';
-import { parseJsonText } from './json-text.ts';
 import { compareCodeUnits, sortSmall } from './sort-small.ts';
 
 /**
@@ -60,28 +58,4 @@ function writeObject(object: Record<string, unknown>): string {
     out += JSON.stringify(key) + ':' + member;
   }
   return out + '}';
-}
-
-/** sha256 hex of a text's UTF-8 bytes (one-shot `crypto.hash`: no Hash object per call). */
-export function sha256Hex(text: string): string {
-  return hash('sha256', text, 'hex');
-}
-
-/** sha256 hex of `'json:' + canonicalJson(value)`: the digest of arguments that parsed. */
-export function jsonDigest(value: unknown): string {
-  return sha256Hex('json:' + canonicalJson(value));
-}
-
-/** sha256 hex of `'text:' + raw`: the digest of arguments that are not JSON; never equals a JSON digest's preimage. */
-export function textDigest(raw: string): string {
-  return sha256Hex('text:' + raw);
-}
-
-/**
- * The digest of captured tool-call arguments: `jsonDigest` of the parsed value when `raw` is
- * JSON, else `textDigest(raw)`. Key order and whitespace do not change it.
- */
-export function argsDigest(raw: string): string {
-  const parsed = parseJsonText(raw);
-  return parsed === undefined ? textDigest(raw) : jsonDigest(parsed.value);
 }

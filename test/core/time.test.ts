@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ISO_NANO_PATTERN, isoFromUnixNano } from '../../src/findings/time.ts';
+import { ISO_NANO_PATTERN, isoFromUnixNano } from '../../src/core/time.ts';
 
 /** The definition, written out without the one-second cache. */
 function reference(ns: bigint): string {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sortSmall } from '../../src/normalize/sort-small.ts';
+import { sortSmall } from '../../src/core/sort-small.ts';
 
 describe('sortSmall', () => {
   it('sorts in place exactly as a stable Array#sort does, short and long arrays alike', () => {

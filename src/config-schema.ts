@@ -1,14 +1,20 @@
 import { z } from 'zod';
-import { AssemblerLimitsSchema } from '../assemble/limits.ts';
-import { checksConfigSchema } from '../checks/config.ts';
-import { ProvenanceConfigSchema } from '../findings/provenance/config.ts';
-import { JudgeConfigSchema } from '../judge/config.ts';
-import { KafkaSinkConfigSchema } from '../sinks/kafka/config.ts';
-import { ReceiverConfigSchema } from '../ingest/receiver-config.ts';
-import { SourceConfigSchema } from '../ingest/kafka-source-config.ts';
-import { LogConfigSchema } from '../telemetry/logger.ts';
+import { parseSection } from './config/parse-section.ts';
+import type { RawConfig } from './config/load.ts';
+import { AssemblerLimitsSchema } from './assemble/limits.ts';
+import { checksConfigSchema } from './checks/config.ts';
+import { ProvenanceConfigSchema } from './findings/provenance/config.ts';
+import { JudgeConfigSchema } from './judge/config.ts';
+import { KafkaSinkConfigSchema } from './sinks/kafka/config.ts';
+import { ReceiverConfigSchema } from './ingest/receiver-config.ts';
+import { SourceConfigSchema } from './ingest/kafka-source-config.ts';
+import { LogConfigSchema } from './telemetry/logger.ts';
 
-/** The whole configuration: strict (unknown keys are errors), every default embedded. */
+/**
+ * The whole configuration: strict (unknown keys are errors), every default embedded. The
+ * composition root of configuration: it imports each component's section, so it sits above
+ * every stage (docs/architecture.md); the sections themselves use only `config/` helpers.
+ */
 export const ConfigSchema = z
   .object({
     /** Where trajectories, findings and durable state are written. */
@@ -40,3 +46,8 @@ export const ConfigSchema = z
   .strict();
 
 export type Config = z.infer<typeof ConfigSchema>;
+
+/** Validates everything at once; throws a ConfigError listing every problem with key and value. */
+export function validateConfig(raw: RawConfig): Config {
+  return parseSection(ConfigSchema, raw.value, raw.source);
+}

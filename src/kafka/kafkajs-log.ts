@@ -1,8 +1,8 @@
 import { logLevel } from 'kafkajs';
 import type { logCreator } from 'kafkajs';
-import type { KafkaSinkConfig } from './config.ts';
+import type { KafkaLogLevel } from './config.ts';
 
-const LEVELS: Record<KafkaSinkConfig['kafkajsLogLevel'], logLevel> = {
+const LEVELS: Record<KafkaLogLevel, logLevel> = {
   nothing: logLevel.NOTHING,
   error: logLevel.ERROR,
   warn: logLevel.WARN,
@@ -11,17 +11,17 @@ const LEVELS: Record<KafkaSinkConfig['kafkajsLogLevel'], logLevel> = {
 };
 
 /** The kafkajs client log level matching the configured one (kafkajs skips lines above it). */
-export function kafkajsLogLevel(level: KafkaSinkConfig['kafkajsLogLevel']): logLevel {
+export function kafkajsLogLevel(level: KafkaLogLevel): logLevel {
   return LEVELS[level];
 }
 
 /**
  * kafkajs logs every failed connection attempt at ERROR, which during a broker outage is one
- * line per retry. The sink reports the first failure and the recovery itself, so kafkajs's
+ * line per retry. The source and the sink report the first failure and the recovery itself, so kafkajs's
  * own lines are off unless asked for, and then written as one JSON line each to `write`.
  */
 export function quietLogCreator(
-  level: KafkaSinkConfig['kafkajsLogLevel'],
+  level: KafkaLogLevel,
   write: (line: string) => void = (line) => process.stderr.write(line),
 ): logCreator {
   const threshold = LEVELS[level];

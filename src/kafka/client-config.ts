@@ -1,18 +1,12 @@
 import { readFileSync } from 'node:fs';
 import type { KafkaConfig, SASLOptions } from 'kafkajs';
-import { ConfigError } from '../../errors.ts';
-import { type KafkaSinkConfig, resolveSaslPassword } from './config.ts';
+import { ConfigError } from '../errors.ts';
+import { type KafkaConnection, resolveSaslPassword } from './config.ts';
 import { kafkajsLogLevel, quietLogCreator } from './kafkajs-log.ts';
-
-/** The connection settings the Kafka sink and the Kafka source share. */
-export type KafkaConnection = Pick<
-  KafkaSinkConfig,
-  'clientId' | 'brokers' | 'connectionTimeoutMs' | 'requestTimeoutMs' | 'kafkajsLogLevel' | 'sasl' | 'ssl'
->;
 
 /**
  * The kafkajs client options for a connection; reads the SASL secret and the TLS files now,
- * so a missing one fails at start. `keyPrefix` names the config section in errors.
+ * so a missing one fails at start. Used by the source, the sink and `tail` alike. `keyPrefix` names the config section in errors.
  */
 export function kafkaClientConfig(config: KafkaConnection, env: NodeJS.ProcessEnv, keyPrefix: string): KafkaConfig {
   const client: KafkaConfig = {
@@ -25,7 +19,7 @@ export function kafkaClientConfig(config: KafkaConnection, env: NodeJS.ProcessEn
   };
   if (config.sasl !== undefined) {
     const { mechanism, username } = config.sasl;
-    client.sasl = { mechanism, username, password: resolveSaslPassword(config.sasl, env) } as SASLOptions;
+    client.sasl = { mechanism, username, password: resolveSaslPassword(config.sasl, env, keyPrefix) } as SASLOptions;
   }
   if (config.ssl !== undefined) {
     const { caFile, certFile, keyFile, rejectUnauthorized } = config.ssl;

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { argsDigest, canonicalJson, jsonDigest, textDigest } from '../../src/normalize/canonical-json.ts';
+import { canonicalJson } from '../../src/core/canonical-json.ts';
+import { argsDigest, jsonDigest, textDigest } from '../../src/normalize/args-digest.ts';
 
 /** JSON values; `-0` included since canonical form must fold it into `0`. */
 const jsonValue = fc.jsonValue({ maxDepth: 4 });
