@@ -1,6 +1,18 @@
 import { Histogram } from 'prom-client';
 import { type MetricRegistry, mirrorCounter, readGauge } from '../../telemetry/metrics.ts';
-import type { KafkaSinkStats } from './sink.ts';
+
+/**
+ * What these series read of the sink's stats (`KafkaSinkStats` has them): declared here so the
+ * sink can register its metrics without a cycle between the two files.
+ */
+export interface KafkaSinkReadings {
+  delivered: number;
+  sendErrors: number;
+  ackErrors: number;
+  refusedFull: number;
+  refusedTooLarge: number;
+  failing: boolean;
+}
 
 /** Seconds, from a loopback broker to one that is retrying elections. */
 const PRODUCE_LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
@@ -12,11 +24,11 @@ export type ProduceObserver = (seconds: number, records: number) => void;
 const OFF: ProduceObserver = () => {};
 
 /**
- * The Kafka sink's counters and gauge, mirrored from {@link KafkaSinkStats} at scrape time:
+ * The Kafka sink's counters and gauge, mirrored from the sink's stats at scrape time:
  * `trajwatch_kafka_delivered_total`, `_produce_errors_total`, `_outbox_ack_errors_total`,
  * `_outbox_refused_total{reason}`, `trajwatch_kafka_failing`. Without a registry: nothing.
  */
-export function registerKafkaSinkMetrics(registry: MetricRegistry, read: () => KafkaSinkStats): void {
+export function registerKafkaSinkMetrics(registry: MetricRegistry, read: () => KafkaSinkReadings): void {
   if (registry === undefined) return;
   mirrorCounter(registry, 'trajwatch_kafka_delivered_total', 'Records acknowledged by the Kafka broker.', [], () => [[{}, read().delivered]]);
   mirrorCounter(registry, 'trajwatch_kafka_produce_errors_total', 'Failed Kafka produce attempts (each is retried from the outbox).', [], () => [[{}, read().sendErrors]]);
