@@ -74,7 +74,10 @@ export async function serveCommand(args: string[]): Promise<number> {
   logger.info({ dataDir: config.dataDir, components: running.components.map((c) => c.name) }, `serving; data in ${config.dataDir}`);
 
   return new Promise<number>((resolveExit) => {
+    let stopping = false;
     const stop = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
       logger.info(
         { signal },
         kafkaSource

@@ -30,7 +30,7 @@ export class PipelineStage implements Component {
 
   readonly stop = once(async () => {
     clearInterval(this.#ticker);
-    // Never started: nothing was taken in, and nothing is flushed in its name.
+    // Never started: nothing is flushed in its name (what the WAL replayed into it stays in the WAL).
     if (!this.#started) return;
     await this.pipeline.drain('shutdown');
     await this.pipeline.settled();
