@@ -104,7 +104,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       throw err;
     });
     ingest = new DurableIngest(pipeline, opened.wal);
-    const { replayed, undecodable } = ingest.replay(opened.records);
+    const { replayed, undecodable } = await ingest.replay(opened.records);
     const torn = opened.wal.stats().tornRecords;
     if (replayed > 0 || undecodable > 0 || torn > 0) {
       process.stdout.write(

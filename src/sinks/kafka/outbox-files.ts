@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { StorageError } from '../../errors.ts';
 import { isSinkRecord } from '../record.ts';
 import type { SinkRecord } from '../record.ts';
-import { writevAll } from '../writev-all.ts';
+import { writevAll } from '../../storage/writev-all.ts';
 
 /*
  * The outbox's files. A directory holds segment files `seg-<first seq, 16 digits>.jsonl`, one

@@ -14,7 +14,7 @@ import {
   toRanges,
 } from './outbox-files.ts';
 import type { LoadedState, Location, OutboxEntry, Segment } from './outbox-files.ts';
-import { writevAll } from '../writev-all.ts';
+import { writevAll } from '../../storage/writev-all.ts';
 
 export type { OutboxEntry } from './outbox-files.ts';
 

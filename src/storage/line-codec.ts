@@ -1,0 +1,33 @@
+import type { Decoded, RecordCodec } from './record-codec.ts';
+
+/** Bytes a line may wait for before its newline: beyond, the reader asks for this much more at a time. */
+const LINE_READ_STEP_BYTES = 1024 * 1024;
+
+/**
+ * JSON lines: a record is the bytes up to a newline (the value is the line without it, a view
+ * into the reader's buffer). A final line without its newline is the torn tail. What a line
+ * means is the owner's to check (the outbox parses and validates its entries).
+ */
+export function lineCodec(name: string): RecordCodec<Buffer> {
+  return {
+    name,
+    decode(buffer: Buffer, offset: number): Decoded<Buffer> {
+      const end = buffer.indexOf(0x0a, offset);
+      if (end === -1) return { kind: 'more', need: buffer.length - offset + LINE_READ_STEP_BYTES };
+      return { kind: 'record', value: buffer.subarray(offset, end), bytes: end + 1 - offset };
+    },
+  };
+}
+
+/** The lines as UTF-8, each followed by a newline, encoded straight into one buffer. */
+export function encodeLines(lines: readonly string[]): Buffer {
+  let size = 0;
+  for (const line of lines) size += Buffer.byteLength(line) + 1;
+  const bytes = Buffer.allocUnsafe(size);
+  let at = 0;
+  for (const line of lines) {
+    at += bytes.write(line, at);
+    bytes[at++] = 0x0a;
+  }
+  return bytes;
+}
