@@ -10,6 +10,7 @@ import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
 import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import type { LocalLogsRetention } from '../sinks/log-retention-config.ts';
 
 /** Where a pipeline writes: `serve` uses the data directory, `replay` the files it is given. */
 export interface Outputs {
@@ -18,6 +19,8 @@ export interface Outputs {
   findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
   /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
   kafka: boolean;
+  /** Rotate and bound the local logs (serve); without it they are kept whole (replay's outputs). */
+  retention?: LocalLogsRetention;
   /** `trace` when the Kafka source feeds the pipeline (each partition's owner sees whole traces only). */
   keyBy?: KeyBy;
 }
@@ -39,11 +42,12 @@ export async function buildPipeline(config: Config, outputs: Outputs, metrics?: 
   const trajectoryLog =
     outputs.trajectoriesPath === undefined
       ? undefined
-      : await JsonlLog.open(outputs.trajectoriesPath, { truncate: outputs.clock === 'event' });
+      : await JsonlLog.open(outputs.trajectoriesPath, { truncate: outputs.clock === 'event', retention: outputs.retention?.trajectories });
   const sinks: FindingSink[] = [];
   if (outputs.findings !== undefined) {
     const { findingsPath, alarmsPath, truncate } = outputs.findings;
-    sinks.push(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate }));
+    const { findings, alarms } = outputs.retention ?? {};
+    sinks.push(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate, findings, alarms }));
   }
   if (outputs.kafka && config.kafka !== undefined) {
     sinks.push(

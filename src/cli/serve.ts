@@ -76,6 +76,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       findings: { findingsPath: join(dataDir, 'findings.jsonl'), alarmsPath: join(dataDir, 'alarms.jsonl'), truncate: false },
       kafka: true,
       keyBy: sources.kafka ? 'trace' : 'session',
+      retention: config.sinks.retention,
     },
     () => metrics,
   );

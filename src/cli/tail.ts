@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { open } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
 import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
+import { followLines } from '../storage/follow-lines.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]
@@ -102,31 +102,9 @@ function positiveInt(value: string, flag: string): number {
   return n;
 }
 
-/** Follows an append-only JSON-lines file, printing whole lines only; waits for it to appear. */
+/** Follows the local log across its rotations (`followLines`), printing whole lines only. */
 async function tailFile(path: string, fromStart: boolean, print: (line: string) => boolean, signal: AbortSignal): Promise<void> {
-  let position: number | undefined;
-  let partial = '';
-  while (!signal.aborted) {
-    const file = await open(path, 'r').catch(() => undefined);
-    if (file !== undefined) {
-      try {
-        const { size } = await file.stat();
-        position ??= fromStart ? 0 : size;
-        if (size < position) position = 0;
-        if (size > position) {
-          const buffer = Buffer.alloc(size - position);
-          await file.read(buffer, 0, buffer.length, position);
-          position = size;
-          const lines = (partial + buffer.toString('utf8')).split('\n');
-          partial = lines.pop()!;
-          for (const line of lines) if (line !== '' && !print(line)) return;
-        }
-      } finally {
-        await file.close();
-      }
-    } else position ??= 0;
-    await new Promise((r) => setTimeout(r, POLL_MS));
-  }
+  for await (const line of followLines(path, { fromStart, pollMs: POLL_MS, signal })) if (!print(line)) return;
 }
 
 /** Reads a topic with a throwaway consumer group that commits nothing. */

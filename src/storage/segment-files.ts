@@ -126,11 +126,9 @@ export class SegmentFiles {
         const closedPath = join(dir, naming.name(previous.firstNo));
         await rename(previous.path, closedPath);
         previous.path = closedPath;
-        previous.modifiedMs = Date.now();
         const next = previous.firstNo + previous.sizeBytes;
         this.#segments.push({ firstNo: next, lastNo: next - 1, path: join(dir, naming.activeName), sizeBytes: 0, modifiedMs: Date.now() });
       } else {
-        if (previous !== undefined) previous.modifiedMs = Date.now();
         this.#segments.push({ firstNo, lastNo: firstNo - 1, path: join(dir, naming.name(firstNo)), sizeBytes: 0, modifiedMs: Date.now() });
       }
       await this.#openActive(true);

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { StorageError } from '../../src/errors.ts';
+import { Backoff } from '../../src/storage/backoff.ts';
+import { BatchingWriter, type Batch } from '../../src/storage/batching-writer.ts';
+
+/** An in-memory target (the unit's own seam: the file side is tested in segmented-log.test.ts). */
+function target(failFirst = 0) {
+  const batches: string[][] = [];
+  let failures = failFirst;
+  const write = async (batch: Batch) => {
+    if (failures-- > 0) throw new Error('ENOSPC: no space left on device');
+    batches.push(batch.buffers.map((b) => b.toString()));
+  };
+  return { batches, write };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 5));
+
+describe('BatchingWriter', () => {
+  it('writes records appended in one turn of the event loop as one batch, in order', async () => {
+    const t = target();
+    const writer = new BatchingWriter(t.write, 'retry', 'test');
+    for (const s of ['a', 'b', 'c']) writer.append([Buffer.from(s)]);
+    await writer.flushed();
+    writer.append([Buffer.from('d')]);
+    await writer.flushed();
+    expect(t.batches).toEqual([['a', 'b', 'c'], ['d']]);
+    expect(writer.writtenRecords).toBe(4);
+    expect(writer.pendingBytes).toBe(0);
+  });
+
+  it('retry: keeps a failed batch queued and writes it again after a backoff, reporting the failure meanwhile', async () => {
+    const t = target(2);
+    const writer = new BatchingWriter(t.write, 'retry', 'test', new Backoff(10, 20));
+    writer.append([Buffer.from('a')]);
+    await tick();
+    expect(writer.failure).toBeInstanceOf(StorageError);
+    expect(writer.pendingRecords).toBe(1);
+    writer.append([Buffer.from('b')]);
+    for (let i = 0; i < 50 && t.batches.length === 0; i++) await tick();
+    await writer.flushed();
+    expect(t.batches.flat()).toEqual(['a', 'b']);
+    expect(writer.failure).toBeUndefined();
+  });
+
+  it('refuse: rejects the records of a failed batch and keeps reporting the failure until the backoff has passed', async () => {
+    const t = target(1);
+    const writer = new BatchingWriter(t.write, 'refuse', 'test', new Backoff(30, 30));
+    const first = writer.append([Buffer.from('a')], 0, true);
+    await expect(first).rejects.toThrow(/test: ENOSPC/);
+    expect(writer.failure).toBeInstanceOf(StorageError);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(writer.failure).toBeUndefined();
+    await writer.append([Buffer.from('b')], 1, true);
+    expect(t.batches).toEqual([['b']]);
+  });
+
+  it('bounds its backoff: doubling from the first wait, never beyond the maximum, reset by a success', () => {
+    const b = new Backoff(100, 500);
+    expect([b.next(), b.next(), b.next(), b.next(), b.next()]).toEqual([100, 200, 400, 500, 500]);
+    b.reset();
+    expect(b.next()).toBe(100);
+  });
+});
