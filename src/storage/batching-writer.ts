@@ -40,6 +40,7 @@ export class BatchingWriter {
   readonly #write: WriteBatch;
   readonly #policy: OnWriteFailure;
   readonly #backoff: Backoff;
+  readonly #maxBatchBytes: number;
   #queue: Entry[] = [];
   #queuedBytes = 0;
   #inWrite = 0;
@@ -52,11 +53,16 @@ export class BatchingWriter {
   #batchDone = Promise.withResolvers<void>();
   #closed = false;
 
-  constructor(write: WriteBatch, policy: OnWriteFailure, label: string, backoff = new Backoff()) {
+  /**
+   * `maxBatchBytes`: a batch holds records up to this many bytes (at least one record), so a
+   * segmented log can keep each segment within its size.
+   */
+  constructor(write: WriteBatch, policy: OnWriteFailure, label: string, options: { backoff?: Backoff; maxBatchBytes?: number } = {}) {
     this.#write = write;
+    this.#maxBatchBytes = options.maxBatchBytes ?? Infinity;
     this.#policy = policy;
     this.#failureLabel = label;
-    this.#backoff = backoff;
+    this.#backoff = options.backoff ?? new Backoff();
   }
 
   /** Bytes appended and not yet durable (queued or being written). */
@@ -130,8 +136,7 @@ export class BatchingWriter {
     // Let the rest of this turn's appends join the same write.
     if (yieldFirst) await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.#queue.length > 0) {
-      const entries = this.#queue;
-      this.#queue = [];
+      const entries = this.#takeBatch();
       this.#inWrite = entries.length;
       const batch = toBatch(entries);
       try {
@@ -152,6 +157,19 @@ export class BatchingWriter {
     }
     this.#writing = undefined;
     this.#signalBatch();
+  }
+
+  /** The oldest queued records, up to `maxBatchBytes` (at least one). */
+  #takeBatch(): Entry[] {
+    let bytes = this.#queue[0]!.bytes;
+    let n = 1;
+    while (n < this.#queue.length && bytes + this.#queue[n]!.bytes <= this.#maxBatchBytes) bytes += this.#queue[n++]!.bytes;
+    if (n === this.#queue.length) {
+      const all = this.#queue;
+      this.#queue = [];
+      return all;
+    }
+    return this.#queue.splice(0, n);
   }
 
   #failed(entries: Entry[], batch: Batch, err: unknown): void {

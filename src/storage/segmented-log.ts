@@ -50,7 +50,9 @@ export class SegmentedLog<T> {
     this.dir = files.dir;
     this.#files = files;
     this.#options = options;
-    this.#writer = new BatchingWriter((batch) => this.#writeBatch(batch), options.onWriteFailure, `cannot append to ${options.codec.name} in ${files.dir}`);
+    this.#writer = new BatchingWriter((batch) => this.#writeBatch(batch), options.onWriteFailure, `cannot append to ${options.codec.name} in ${files.dir}`, {
+      maxBatchBytes: options.segmentBytes,
+    });
   }
 
   /** Opens (or creates) the log in `dir`; a torn tail of the active segment is cut off (`tornRecords`). */
@@ -152,7 +154,8 @@ export class SegmentedLog<T> {
 
   async #writeBatch(batch: Batch): Promise<void> {
     let active = this.#files.active;
-    if (active === undefined || (active.sizeBytes >= this.#options.segmentBytes && active.sizeBytes > 0)) {
+    // Batches are at most a segment, so a segment exceeds `segmentBytes` only by holding one larger record.
+    if (active === undefined || (active.sizeBytes > 0 && active.sizeBytes + batch.bytes > this.#options.segmentBytes)) {
       active = await this.#files.roll(batch.firstNo ?? (active === undefined ? 0 : active.lastNo + 1));
     }
     await this.#enforceRetention(batch.bytes);

@@ -29,9 +29,17 @@ describe('BatchingWriter', () => {
     expect(writer.pendingBytes).toBe(0);
   });
 
+  it('cuts a turn\'s records into batches of at most maxBatchBytes (a larger record alone), in order', async () => {
+    const t = target();
+    const writer = new BatchingWriter(t.write, 'retry', 'test', { maxBatchBytes: 4 });
+    for (const s of ['ab', 'c', 'd', 'efghij', 'k']) writer.append([Buffer.from(s)]);
+    await writer.flushed();
+    expect(t.batches).toEqual([['ab', 'c', 'd'], ['efghij'], ['k']]);
+  });
+
   it('retry: keeps a failed batch queued and writes it again after a backoff, reporting the failure meanwhile', async () => {
     const t = target(2);
-    const writer = new BatchingWriter(t.write, 'retry', 'test', new Backoff(10, 20));
+    const writer = new BatchingWriter(t.write, 'retry', 'test', { backoff: new Backoff(10, 20) });
     writer.append([Buffer.from('a')]);
     await tick();
     expect(writer.failure).toBeInstanceOf(StorageError);
@@ -45,7 +53,7 @@ describe('BatchingWriter', () => {
 
   it('refuse: rejects the records of a failed batch and keeps reporting the failure until the backoff has passed', async () => {
     const t = target(1);
-    const writer = new BatchingWriter(t.write, 'refuse', 'test', new Backoff(30, 30));
+    const writer = new BatchingWriter(t.write, 'refuse', 'test', { backoff: new Backoff(30, 30) });
     const first = writer.append([Buffer.from('a')], 0, true);
     await expect(first).rejects.toThrow(/test: ENOSPC/);
     expect(writer.failure).toBeInstanceOf(StorageError);
