@@ -11,10 +11,35 @@ const LINE_READ_STEP_BYTES = 1024 * 1024;
 export function lineCodec(name: string): RecordCodec<Buffer> {
   return {
     name,
+    recordName: 'line',
     decode(buffer: Buffer, offset: number): Decoded<Buffer> {
       const end = buffer.indexOf(0x0a, offset);
       if (end === -1) return { kind: 'more', need: buffer.length - offset + LINE_READ_STEP_BYTES };
       return { kind: 'record', value: buffer.subarray(offset, end), bytes: end + 1 - offset };
+    },
+  };
+}
+
+/**
+ * JSON lines whose every line `parse` accepts (it returns undefined for a line that is no valid
+ * record). A final line that does not parse, terminated or not, is the torn tail; one before
+ * the end is damage.
+ */
+export function jsonLinesCodec<T>(name: string, parse: (value: unknown) => T | undefined): RecordCodec<T> {
+  return {
+    name,
+    recordName: 'line',
+    decode(buffer: Buffer, offset: number): Decoded<T> {
+      const end = buffer.indexOf(0x0a, offset);
+      if (end === -1) return { kind: 'more', need: buffer.length - offset + LINE_READ_STEP_BYTES };
+      let value: T | undefined;
+      try {
+        value = parse(JSON.parse(buffer.toString('utf8', offset, end)));
+      } catch (err) {
+        return { kind: 'damage', reason: `not JSON (${(err as Error).message})`, bytes: end + 1 - offset };
+      }
+      if (value === undefined) return { kind: 'damage', reason: 'not a valid record', bytes: end + 1 - offset };
+      return { kind: 'record', value, bytes: end + 1 - offset };
     },
   };
 }

@@ -7,6 +7,8 @@
 export interface RecordCodec<T> {
   /** Shown in errors: "write-ahead log", "findings log". */
   readonly name: string;
+  /** What a record is called in an error ("line"): then errors give its number too. */
+  readonly recordName?: string;
   decode(buffer: Buffer, offset: number): Decoded<T>;
 }
 

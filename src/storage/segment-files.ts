@@ -141,13 +141,20 @@ export class SegmentFiles {
   }
 
   /**
-   * Deletes closed segments (never the active one). The directory is not synced after: a
-   * deletion a crash undoes only brings back data the owner no longer needed.
+   * Deletes closed segments; the active one only with `includeActive` (numbered scheme: the
+   * next write then starts a new one). The directory is not synced after: a deletion a crash
+   * undoes only brings back data the owner no longer needed.
    */
-  async remove(segments: readonly Segment[]): Promise<void> {
+  async remove(segments: readonly Segment[], includeActive = false): Promise<Segment[]> {
+    const removed: Segment[] = [];
     for (const segment of segments) {
       const i = this.#segments.indexOf(segment);
-      if (i === -1 || i === this.#segments.length - 1) continue;
+      const isActive = i === this.#segments.length - 1;
+      if (i === -1 || (isActive && (!includeActive || this.naming.activeName !== undefined))) continue;
+      if (isActive) {
+        await this.#out?.file.close();
+        this.#out = undefined;
+      }
       try {
         await unlink(segment.path);
       } catch (err) {
@@ -156,7 +163,9 @@ export class SegmentFiles {
         }
       }
       this.#segments.splice(this.#segments.indexOf(segment), 1);
+      removed.push(segment);
     }
+    return removed;
   }
 
   async close(): Promise<void> {

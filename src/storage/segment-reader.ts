@@ -44,6 +44,8 @@ export async function* readSegment<T>(path: string, codec: RecordCodec<T>, optio
     let base = 0;
     let at = 0;
     let eof = false;
+    /** Records read so far: errors name the damaged one by its number. */
+    let count = 0;
     for (;;) {
       if (at === buffer.length && eof) return;
       const decoded = at === buffer.length ? { kind: 'more' as const, need: 1 } : codec.decode(buffer, at);
@@ -51,15 +53,17 @@ export async function* readSegment<T>(path: string, codec: RecordCodec<T>, optio
       if (decoded.kind === 'record') {
         yield { value: decoded.value, offset: base + at, bytes: decoded.bytes };
         at += decoded.bytes;
+        count += 1;
         continue;
       } else if (decoded.kind === 'damage') {
         const reachesEnd = at + decoded.bytes >= buffer.length;
         if (!reachesEnd || eof) {
           if (reachesEnd) return torn(path, codec, base + at, options);
+          const where = codec.recordName === undefined ? `byte ${base + at}` : `${codec.recordName} ${count + 1} (byte ${base + at})`;
           throw new StorageError(
-            `damaged ${codec.name} ${path} at byte ${base + at}: ${decoded.reason}; ` +
+            `damaged ${codec.name} ${path} at ${where}: ${decoded.reason}; ` +
               `move it aside to start without it (what it holds is then lost)`,
-            { context: { path, offset: base + at } },
+            { context: { path, offset: base + at, record: count + 1 } },
           );
         }
         // Whether it is the last record decides torn tail or damage: read on to know.

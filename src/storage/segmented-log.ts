@@ -17,6 +17,11 @@ export interface SegmentedLogOptions<T> extends OpenSegmentsOptions<T> {
    * records): such a segment is never deleted. Default: nothing is needed once written.
    */
   needed?: (segment: Segment) => boolean;
+  /**
+   * Called once a batch is durable, in the same turn, with the segment it went to and the
+   * offset it starts at: an owner that reads records back by position records them here.
+   */
+  onWritten?: (segment: Segment, offset: number, batch: Batch) => void;
 }
 
 /** A record read back, with the segment it is in. */
@@ -43,6 +48,8 @@ export class SegmentedLog<T> {
   readonly #files: SegmentFiles;
   readonly #options: SegmentedLogOptions<T>;
   readonly #writer: BatchingWriter;
+  /** Writes and deletions take turns: a segment is never deleted under a write to it. */
+  #lock: Promise<unknown> = Promise.resolve();
   #deletedSegments = 0;
   #deletedBytes = 0;
 
@@ -50,7 +57,7 @@ export class SegmentedLog<T> {
     this.dir = files.dir;
     this.#files = files;
     this.#options = options;
-    this.#writer = new BatchingWriter((batch) => this.#writeBatch(batch), options.onWriteFailure, `cannot append to ${options.codec.name} in ${files.dir}`, {
+    this.#writer = new BatchingWriter((batch) => this.#exclusive(() => this.#writeBatch(batch)), options.onWriteFailure, `cannot append to ${options.codec.name} in ${files.dir}`, {
       maxBatchBytes: options.segmentBytes,
     });
   }
@@ -126,10 +133,17 @@ export class SegmentedLog<T> {
     if (this.#files.active === undefined) await this.#files.roll(firstNo);
   }
 
-  /** Deletes every closed segment the owner no longer needs, now (the owner's data is worthless once released). */
-  async dropUnneeded(): Promise<void> {
-    const needed = this.#options.needed ?? (() => false);
-    await this.#remove(this.#files.segments.slice(0, -1).filter((s) => !needed(s)));
+  /**
+   * Deletes every closed segment the owner no longer needs, now (the owner's data is worthless
+   * once released); with `includeActive` the active one too, when not needed (numbered scheme:
+   * an outbox with everything acknowledged keeps no file).
+   */
+  dropUnneeded(includeActive = false): Promise<void> {
+    return this.#exclusive(async () => {
+      const needed = this.#options.needed ?? (() => false);
+      const segments = includeActive ? this.#files.segments : this.#files.segments.slice(0, -1);
+      await this.#remove(segments.filter((s) => !needed(s)), includeActive && this.#writer.pendingRecords === 0);
+    });
   }
 
   /**
@@ -155,7 +169,8 @@ export class SegmentedLog<T> {
   async #writeBatch(batch: Batch): Promise<void> {
     let active = this.#files.active;
     // Batches are at most a segment, so a segment exceeds `segmentBytes` only by holding one larger record.
-    if (active === undefined || (active.sizeBytes > 0 && active.sizeBytes + batch.bytes > this.#options.segmentBytes)) {
+    // No open file: the owner had the active segment deleted (everything in it done).
+    if (active === undefined || this.#files.out === undefined || (active.sizeBytes > 0 && active.sizeBytes + batch.bytes > this.#options.segmentBytes)) {
       active = await this.#files.roll(batch.firstNo ?? (active === undefined ? 0 : active.lastNo + 1));
     }
     await this.#enforceRetention(batch.bytes);
@@ -172,9 +187,17 @@ export class SegmentedLog<T> {
       }
       throw new StorageError(`cannot append to ${active.path}: ${(err as Error).message}`, { cause: err, retriable: true });
     }
+    const offset = active.sizeBytes;
     active.sizeBytes += batch.bytes;
     active.modifiedMs = Date.now();
     if (batch.lastNo !== undefined) active.lastNo = batch.lastNo;
+    this.#options.onWritten?.(active, offset, batch);
+  }
+
+  #exclusive<R>(fn: () => Promise<R>): Promise<R> {
+    const run = this.#lock.then(fn, fn);
+    this.#lock = run.catch(() => undefined);
+    return run;
   }
 
   async #enforceRetention(incomingBytes: number): Promise<void> {
@@ -182,12 +205,12 @@ export class SegmentedLog<T> {
     await this.#remove(plan.remove);
   }
 
-  async #remove(segments: readonly Segment[]): Promise<void> {
+  async #remove(segments: readonly Segment[], includeActive = false): Promise<void> {
     if (segments.length === 0) return;
+    const removed = await this.#files.remove(segments, includeActive);
     let bytes = 0;
-    for (const s of segments) bytes += s.sizeBytes;
-    await this.#files.remove(segments);
-    this.#deletedSegments += segments.length;
+    for (const s of removed) bytes += s.sizeBytes;
+    this.#deletedSegments += removed.length;
     this.#deletedBytes += bytes;
   }
 }
