@@ -127,7 +127,7 @@ function writeDoc(report: { node: string; walBytes: number; segments: number; re
   const end = '<!-- wal-replay:end -->';
   const rows = report.runs.map(
     (r) =>
-      `| ${r.mode === 'stream' ? 'streamed (serve)' : 'read whole first (the old replay)'} | ${r.requests} | ${r.seconds} | ` +
+      `| ${r.mode === 'stream' ? 'streamed (serve)' : 'every request in one array first (as before)'} | ${r.requests} | ${r.seconds} | ` +
       `${r.peak.heapMiB} | ${r.peak.arrayBuffersMiB} | ${r.peak.rssMiB} |`,
   );
   const table = [
