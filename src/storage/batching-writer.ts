@@ -80,7 +80,10 @@ export class BatchingWriter {
     return this.#written;
   }
 
-  /** The last write failure: under `retry` until a write succeeds, under `refuse` until the backoff has passed. */
+  /**
+   * The last write failure: under `retry` until a write succeeds, under `refuse` until the
+   * backoff has passed; one that is not retriable (the file could not be repaired) stays.
+   */
   get failure(): StorageError | undefined {
     return this.#failure;
   }
@@ -93,6 +96,10 @@ export class BatchingWriter {
   append(buffers: Buffer[], no: number | undefined, track: true): Promise<void>;
   append(buffers: Buffer[], no?: number, track?: false): undefined;
   append(buffers: Buffer[], no: number | undefined, track = false): Promise<void> | undefined {
+    if (this.#failure?.retriable === false) {
+      // Nothing more is written; the owner refuses on `failure`, this only keeps the promise honest.
+      return track ? Promise.reject(this.#failure) : undefined;
+    }
     let bytes = 0;
     for (const b of buffers) bytes += b.length;
     const done = track ? Promise.withResolvers<void>() : undefined;
@@ -111,7 +118,7 @@ export class BatchingWriter {
     const target = this.#appended;
     // A failing batch otherwise waits out its backoff: try it once now, so a disk freed since
     // (a shutdown right after recovery) is not reported as still failing.
-    if (this.#failure !== undefined && this.#writing === undefined && this.#queue.length > 0) this.#writing = this.#drain(false);
+    if (this.#failure?.retriable === true && this.#writing === undefined && this.#queue.length > 0) this.#writing = this.#drain(false);
     while (this.#writing !== undefined && (this.#settled() < target || this.#failure !== undefined)) {
       await Promise.race([this.#writing, this.#batchDone.promise]);
     }
@@ -144,7 +151,7 @@ export class BatchingWriter {
       } catch (err) {
         this.#inWrite = 0;
         this.#failed(entries, batch, err);
-        if (this.#policy === 'retry') break;
+        if (this.#policy === 'retry' || this.#failure?.retriable === false) break;
         continue;
       }
       this.#inWrite = 0;
@@ -177,6 +184,17 @@ export class BatchingWriter {
       err instanceof StorageError ? err : new StorageError(`${this.#failureLabel}: ${(err as Error).message}`, { retriable: true, cause: err });
     this.#failure = failure;
     const delayMs = this.#backoff.next();
+    if (!failure.retriable) {
+      // The file could not be repaired (a torn batch may remain): writing more would bury it
+      // mid-segment. Refuse from now on; the next open cuts the torn tail.
+      const left = entries.concat(this.#queue);
+      this.#queue = this.#policy === 'retry' ? left : [];
+      if (this.#policy === 'refuse') {
+        this.#queuedBytes = 0;
+        for (const e of left) e.done?.reject(failure);
+      }
+      return;
+    }
     if (this.#policy === 'retry') {
       this.#queue = entries.concat(this.#queue);
       if (this.#closed) return;

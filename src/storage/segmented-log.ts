@@ -183,7 +183,7 @@ export class SegmentedLog<T> {
       try {
         await out.file.truncate(active.sizeBytes);
       } catch (truncateErr) {
-        throw new StorageError(`cannot write or repair ${active.path}`, { cause: new AggregateError([err, truncateErr]), retriable: true });
+        throw new StorageError(`cannot write or repair ${active.path}`, { cause: new AggregateError([err, truncateErr]), retriable: false });
       }
       throw new StorageError(`cannot append to ${active.path}: ${(err as Error).message}`, { cause: err, retriable: true });
     }

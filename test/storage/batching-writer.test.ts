@@ -63,6 +63,28 @@ describe('BatchingWriter', () => {
     expect(t.batches).toEqual([['b']]);
   });
 
+  it('stops at a failure that is not retriable (a torn batch could not be cut): nothing more is written, under either policy', async () => {
+    for (const policy of ['retry', 'refuse'] as const) {
+      const batches: string[][] = [];
+      let calls = 0;
+      const write = async (batch: Batch) => {
+        calls += 1;
+        if (calls === 1) throw new StorageError('cannot write or repair seg', { retriable: false });
+        batches.push(batch.buffers.map((b) => b.toString()));
+      };
+      const writer = new BatchingWriter(write, policy, 'test', { backoff: new Backoff(5, 5) });
+      const first = writer.append([Buffer.from('a')], 0, true);
+      await expect(policy === 'refuse' ? first : writer.flushed()).rejects.toThrow(/cannot write or repair/);
+      await new Promise((r) => setTimeout(r, 30));
+      expect(writer.failure?.retriable).toBe(false);
+      await expect(writer.append([Buffer.from('b')], 1, true)).rejects.toThrow(/cannot write or repair/);
+      await expect(writer.flushed()).rejects.toThrow(/cannot write or repair/);
+      expect(calls).toBe(1);
+      expect(batches).toEqual([]);
+      if (policy === 'retry') void first.catch(() => undefined);
+    }
+  });
+
   it('bounds its backoff: doubling from the first wait, never beyond the maximum, reset by a success', () => {
     const b = new Backoff(100, 500);
     expect([b.next(), b.next(), b.next(), b.next(), b.next()]).toEqual([100, 200, 400, 500, 500]);
