@@ -69,7 +69,13 @@ export class SegmentFiles {
       const path = join(dir, naming.activeName);
       const last = segments.at(-1);
       const firstNo = last === undefined ? 0 : last.firstNo + last.sizeBytes;
-      const active = await describe(path, firstNo, codec.name).catch(() => undefined);
+      const active = await stat(path).then(
+        (st) => ({ firstNo, lastNo: firstNo - 1, path, sizeBytes: st.size, modifiedMs: st.mtimeMs }),
+        (err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return undefined;
+          throw new StorageError(`cannot read ${codec.name} ${path}: ${err.message}`, { cause: err });
+        },
+      );
       segments.push(active ?? { firstNo, lastNo: firstNo - 1, path, sizeBytes: 0, modifiedMs: Date.now() });
     }
     let tornRecords = 0;
