@@ -1,13 +1,11 @@
 import { readdir, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { StorageError } from '../errors.ts';
-import { lineCodec } from '../storage/line-codec.ts';
+import { encodeLines, lineCodec } from '../storage/line-codec.ts';
 import type { RetentionLimits } from '../storage/retention.ts';
 import { findLinesTailEnd } from '../storage/segment-files.ts';
 import { rotatedSegments } from '../storage/segment-naming.ts';
 import { SegmentedLog } from '../storage/segmented-log.ts';
-
-const NEWLINE = Buffer.from('\n');
 
 /** Where a JSON-lines log rotates and how much of it is kept. */
 export interface JsonlRetention extends RetentionLimits {
@@ -91,8 +89,9 @@ export class JsonlLog {
   }
 
   append(lines: readonly string[]): void {
-    // Each line its own record, encoded once, the newline a shared buffer: no joined copy.
-    for (const line of lines) this.#log.append([Buffer.from(line), NEWLINE]);
+    if (lines.length === 0) return;
+    // The call's lines encoded once, straight into one buffer (joining them first copied every line once more).
+    this.#log.append([encodeLines(lines)], undefined, false, lines.length);
   }
 
   /**

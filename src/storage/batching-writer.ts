@@ -24,6 +24,8 @@ interface Entry {
   buffers: Buffer[];
   bytes: number;
   no: number | undefined;
+  /** How many records of the owner it holds (a JSON-lines append of several lines is one entry). */
+  records: number;
   done: PromiseWithResolvers<void> | undefined;
 }
 
@@ -45,7 +47,9 @@ export class BatchingWriter {
   #queuedBytes = 0;
   #inWrite = 0;
   #appended = 0;
-  #written = 0;
+  #queuedRecords = 0;
+  #inWriteRecords = 0;
+  #writtenRecords = 0;
   #writing: Promise<void> | undefined;
   #failure: StorageError | undefined;
   #failureLabel: string;
@@ -72,12 +76,12 @@ export class BatchingWriter {
 
   /** Records appended and not yet durable. */
   get pendingRecords(): number {
-    return this.#queue.length + this.#inWrite;
+    return this.#queuedRecords + this.#inWriteRecords;
   }
 
   /** Records made durable since construction. */
   get writtenRecords(): number {
-    return this.#written;
+    return this.#writtenRecords;
   }
 
   /**
@@ -89,13 +93,13 @@ export class BatchingWriter {
   }
 
   /**
-   * Queues one record (its buffers are written in order, never copied). With `track`, the
-   * promise resolves once it is durable and rejects when its write failed (`refuse`) or the
-   * writer closed first.
+   * Queues one entry (its buffers are written in order, never copied) holding `records` of
+   * the owner's records. With `track`, the promise resolves once it is durable and rejects
+   * when its write failed (`refuse`) or the writer closed first.
    */
-  append(buffers: Buffer[], no: number | undefined, track: true): Promise<void>;
-  append(buffers: Buffer[], no?: number, track?: false): undefined;
-  append(buffers: Buffer[], no: number | undefined, track = false): Promise<void> | undefined {
+  append(buffers: Buffer[], no: number | undefined, track: true, records?: number): Promise<void>;
+  append(buffers: Buffer[], no?: number, track?: false, records?: number): undefined;
+  append(buffers: Buffer[], no: number | undefined, track = false, records = 1): Promise<void> | undefined {
     if (this.#failure?.retriable === false) {
       // Nothing more is written; the owner refuses on `failure`, this only keeps the promise honest.
       return track ? Promise.reject(this.#failure) : undefined;
@@ -103,8 +107,9 @@ export class BatchingWriter {
     let bytes = 0;
     for (const b of buffers) bytes += b.length;
     const done = track ? Promise.withResolvers<void>() : undefined;
-    this.#queue.push({ buffers, bytes, no, done });
+    this.#queue.push({ buffers, bytes, no, records, done });
     this.#queuedBytes += bytes;
+    this.#queuedRecords += records;
     this.#appended += 1;
     this.#writing ??= this.#drain();
     return done?.promise;
@@ -131,6 +136,7 @@ export class BatchingWriter {
     while (this.#writing !== undefined) await this.#writing;
     const left = this.#queue.splice(0);
     this.#queuedBytes = 0;
+    this.#queuedRecords = 0;
     for (const e of left) e.done?.reject(this.#failure ?? new StorageError(`${this.#failureLabel}: closed before the records were written`));
   }
 
@@ -144,19 +150,23 @@ export class BatchingWriter {
     if (yieldFirst) await new Promise<void>((resolve) => setImmediate(resolve));
     while (this.#queue.length > 0) {
       const entries = this.#takeBatch();
-      this.#inWrite = entries.length;
       const batch = toBatch(entries);
+      this.#inWrite = entries.length;
+      this.#inWriteRecords = batch.records;
+      this.#queuedRecords -= batch.records;
       try {
         await this.#write(batch);
       } catch (err) {
         this.#inWrite = 0;
+        this.#inWriteRecords = 0;
         this.#failed(entries, batch, err);
         if (this.#policy === 'retry' || this.#failure?.retriable === false) break;
         continue;
       }
       this.#inWrite = 0;
+      this.#inWriteRecords = 0;
       this.#queuedBytes -= batch.bytes;
-      this.#written += entries.length;
+      this.#writtenRecords += batch.records;
       this.#failure = undefined;
       this.#backoff.reset();
       for (const e of entries) e.done?.resolve();
@@ -191,12 +201,14 @@ export class BatchingWriter {
       this.#queue = this.#policy === 'retry' ? left : [];
       if (this.#policy === 'refuse') {
         this.#queuedBytes = 0;
+        this.#queuedRecords = 0;
         for (const e of left) e.done?.reject(failure);
-      }
+      } else this.#queuedRecords += batch.records;
       return;
     }
     if (this.#policy === 'retry') {
       this.#queue = entries.concat(this.#queue);
+      this.#queuedRecords += batch.records;
       if (this.#closed) return;
       const timer = setTimeout(() => (this.#writing ??= this.#drain(false)), delayMs);
       timer.unref();
@@ -230,5 +242,7 @@ function toBatch(entries: readonly Entry[]): Batch {
       lastNo = e.no;
     }
   }
-  return { buffers, bytes, records: entries.length, firstNo, lastNo };
+  let records = 0;
+  for (const e of entries) records += e.records;
+  return { buffers, bytes, records, firstNo, lastNo };
 }

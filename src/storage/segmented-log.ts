@@ -7,6 +7,9 @@ import { SegmentFiles, type OpenSegmentsOptions, type Segment } from './segment-
 import { readSegment, type ReadRecord } from './segment-reader.ts';
 import { writevAll } from './writev-all.ts';
 
+/** Linux's IOV_MAX: the buffers one writev takes. */
+const MAX_WRITEV_BUFFERS = 1024;
+
 export interface SegmentedLogOptions<T> extends OpenSegmentsOptions<T> {
   /** The active segment is closed, and the next write starts a new one, once it holds this many bytes. */
   segmentBytes: number;
@@ -118,10 +121,10 @@ export class SegmentedLog<T> {
   }
 
   /** See {@link BatchingWriter.append}; `no` is the owner's record number (sequence), kept per segment as `lastNo`. */
-  append(buffers: Buffer[], no: number | undefined, track: true): Promise<void>;
-  append(buffers: Buffer[], no?: number, track?: false): undefined;
-  append(buffers: Buffer[], no?: number, track = false): Promise<void> | undefined {
-    return track ? this.#writer.append(buffers, no, true) : this.#writer.append(buffers, no);
+  append(buffers: Buffer[], no: number | undefined, track: true, records?: number): Promise<void>;
+  append(buffers: Buffer[], no?: number, track?: false, records?: number): undefined;
+  append(buffers: Buffer[], no?: number, track = false, records = 1): Promise<void> | undefined {
+    return track ? this.#writer.append(buffers, no, true, records) : this.#writer.append(buffers, no, false, records);
   }
 
   flushed(): Promise<void> {
@@ -175,8 +178,10 @@ export class SegmentedLog<T> {
     }
     await this.#enforceRetention(batch.bytes);
     const out = this.#files.out!;
+    // Past IOV_MAX buffers one writev becomes several writes, each synchronous under O_DSYNC: one copy is cheaper.
+    const buffers = batch.buffers.length > MAX_WRITEV_BUFFERS ? [Buffer.concat(batch.buffers, batch.bytes)] : batch.buffers;
     try {
-      await writevAll(out.file, batch.buffers);
+      await writevAll(out.file, buffers);
       await syncWritten(out);
     } catch (err) {
       // A full disk can take part of a batch: cut it, so the next write starts on a record boundary.

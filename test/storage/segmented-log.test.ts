@@ -111,4 +111,15 @@ describe('SegmentedLog', () => {
     expect(log.deleted.segments).toBeGreaterThan(0);
     await log.close();
   });
+
+  it('writes a turn of more buffers than one writev takes (IOV_MAX) whole and in order', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'trajwatch-log-'));
+    const log = await SegmentedLog.open(dir, options({ segmentBytes: 1 << 20, retention: { maxBytes: 1 << 22 } }));
+    const lines = Array.from({ length: 3000 }, (_, i) => `{"n":${i}}`);
+    for (const l of lines) log.append([Buffer.from(l), Buffer.from('\n')]);
+    await log.flushed();
+    expect(log.writtenRecords).toBe(3000);
+    expect((await collect(log.records())).map((r) => r.value.toString())).toEqual(lines);
+    await log.close();
+  });
 });
