@@ -64,7 +64,7 @@ export class SegmentFiles {
       .filter((f): f is { name: string; firstNo: number } => f.firstNo !== undefined)
       .sort((a, b) => a.firstNo - b.firstNo);
     const segments: Segment[] = [];
-    for (const f of found) segments.push(await describe(join(dir, f.name), f.firstNo, codec.name));
+    for (const f of found) segments.push(await statSegment(join(dir, f.name), f.firstNo, codec.name));
     if (naming.activeName !== undefined) {
       const path = join(dir, naming.activeName);
       const last = segments.at(-1);
@@ -191,7 +191,7 @@ export class SegmentFiles {
   }
 }
 
-async function describe(path: string, firstNo: number, name: string): Promise<Segment> {
+async function statSegment(path: string, firstNo: number, name: string): Promise<Segment> {
   try {
     const s = await stat(path);
     return { firstNo, lastNo: firstNo - 1, path, sizeBytes: s.size, modifiedMs: s.mtimeMs };

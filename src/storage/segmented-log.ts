@@ -11,7 +11,10 @@ import { writevAll } from './writev-all.ts';
 const MAX_WRITEV_BUFFERS = 1024;
 
 export interface SegmentedLogOptions<T> extends OpenSegmentsOptions<T> {
-  /** The active segment is closed, and the next write starts a new one, once it holds this many bytes. */
+  /**
+   * The active segment is closed (the write then starts a new one) before a write would take
+   * it past this many bytes; a single larger record gets a segment of its own.
+   */
   segmentBytes: number;
   retention: RetentionLimits;
   onWriteFailure: OnWriteFailure;
@@ -35,7 +38,8 @@ export interface LogRecord<T> extends ReadRecord<T> {
 /**
  * An append-only log of segment files with retention: the storage layer every durable log of
  * trajwatch stands on. Appends are batched per event-loop turn into one durable write
- * (`BatchingWriter`); a full active segment is closed before the next write; before every
+ * (`BatchingWriter`, batches of at most one segment); the active segment is closed before a
+ * write would take it past `segmentBytes`; before every
  * write, closed segments beyond `retention` go, oldest first, except those the owner still
  * `needed`. When the needed data alone fills `maxBytes`, `wouldOverflow` says so and the owner
  * refuses new input (503) instead of deleting.
