@@ -176,8 +176,12 @@ export class SegmentedLog<T> {
   async #writeBatch(batch: Batch): Promise<void> {
     let active = this.#files.active;
     // Batches are at most a segment, so a segment exceeds `segmentBytes` only by holding one larger record.
-    // No open file: the owner had the active segment deleted (everything in it done).
-    if (active === undefined || this.#files.out === undefined || (active.sizeBytes > 0 && active.sizeBytes + batch.bytes > this.#options.segmentBytes)) {
+    // A new segment when: none is open (the owner had the active one deleted), this batch would
+    // take it past segmentBytes, or its numbers do not continue the segment's (a segment holds a
+    // consecutive run, as its name promises: after a restart the owner may have skipped numbers).
+    const full = active !== undefined && active.sizeBytes > 0 && active.sizeBytes + batch.bytes > this.#options.segmentBytes;
+    const gap = active !== undefined && active.sizeBytes > 0 && batch.firstNo !== undefined && batch.firstNo !== active.lastNo + 1;
+    if (active === undefined || this.#files.out === undefined || full || gap) {
       active = await this.#files.roll(batch.firstNo ?? (active === undefined ? 0 : active.lastNo + 1));
     }
     await this.#enforceRetention(batch.bytes);
