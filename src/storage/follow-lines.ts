@@ -39,9 +39,9 @@ export async function* followLines(path: string, options: FollowOptions): AsyncG
   try {
     while (!options.signal.aborted) {
       if (reading === undefined) {
-        reading = await openNext(dir, path, naming.parse, nextBase, first && options.fromStart);
-        if (reading !== undefined && first && !options.fromStart) reading.position = (await reading.handle.stat()).size;
-        if (reading !== undefined) first = false;
+        // A log that did not exist at the first look is read from its start once it appears.
+        reading = await openNext(dir, path, naming.parse, nextBase, first ? options.fromStart : true);
+        first = false;
       }
       if (reading !== undefined) {
         // The name's identity before reading: if it changed, this read drains the renamed file.
@@ -71,9 +71,11 @@ export async function* followLines(path: string, options: FollowOptions): AsyncG
 }
 
 /**
- * The file to read next: the closed one named `nextBase` (or the oldest after it, when
- * retention deleted it first), else the active one. On the first open, with `fromStart`, the
- * oldest closed file.
+ * The file to read next: the closed one that starts at `nextBase` (or the oldest after it,
+ * when retention deleted it first), else the active one. On the first open, with `fromStart`,
+ * the oldest closed file; without, the active one from its end. The active file is opened
+ * first and then recognised among the closed ones by its inode, so a rotation between the
+ * listing and the open can neither skip a file nor misplace where one starts.
  */
 async function openNext(
   dir: string,
@@ -82,20 +84,31 @@ async function openNext(
   nextBase: number | undefined,
   fromStart: boolean,
 ): Promise<Reading | undefined> {
-  const names = await readdir(dir).catch(() => [] as string[]);
-  const closed = names
-    .map((name) => ({ name, base: parse(name) }))
-    .filter((c): c is { name: string; base: number } => c.base !== undefined)
-    .sort((a, b) => a.base - b.base);
-  const candidate = nextBase === undefined ? (fromStart ? closed[0] : undefined) : closed.find((c) => c.base >= nextBase);
-  if (candidate !== undefined) {
-    const handle = await open(join(dir, candidate.name), 'r').catch(() => undefined);
-    if (handle !== undefined) return { handle, ino: (await handle.stat()).ino, base: candidate.base, active: false, position: 0 };
-  }
   const handle = await open(path, 'r').catch(() => undefined);
-  if (handle === undefined) return undefined;
+  const ino = handle === undefined ? undefined : (await handle.stat()).ino;
+  const closed: { path: string; base: number; ino: number; size: number }[] = [];
+  for (const name of await readdir(dir).catch(() => [] as string[])) {
+    const base = parse(name);
+    if (base === undefined) continue;
+    const s = await stat(join(dir, name)).catch(() => undefined);
+    if (s !== undefined) closed.push({ path: join(dir, name), base, ino: s.ino, size: s.size });
+  }
+  closed.sort((a, b) => a.base - b.base);
+  // Where the file just opened starts: its closed name if it was renamed meanwhile, else after the last closed one.
+  const mine = closed.find((c) => c.ino === ino);
   const last = closed.at(-1);
-  const lastSize = last === undefined ? 0 : await stat(join(dir, last.name)).then((s) => s.size, () => 0);
-  const base = nextBase ?? (last === undefined ? 0 : last.base + lastSize);
-  return { handle, ino: (await handle.stat()).ino, base, active: true, position: 0 };
+  const activeBase = mine?.base ?? (last === undefined ? 0 : last.base + last.size);
+  const from = nextBase ?? (fromStart ? -1 : activeBase);
+  const candidate = closed.find((c) => c.base >= from);
+  if (candidate !== undefined && candidate.base < activeBase) {
+    await handle?.close();
+    const other = await open(candidate.path, 'r').catch(() => undefined);
+    // Deleted by retention between the listing and the open: look again.
+    if (other === undefined) return undefined;
+    return { handle: other, ino: candidate.ino, base: candidate.base, active: false, position: 0 };
+  }
+  if (handle === undefined) return undefined;
+  const reading: Reading = { handle, ino: ino!, base: activeBase, active: mine === undefined, position: 0 };
+  if (nextBase === undefined && !fromStart) reading.position = (await handle.stat()).size;
+  return reading;
 }
