@@ -16,7 +16,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { createAnalyzer } from '../src/analyze.ts';
-import { ConfigSchema } from '../src/config/schema.ts';
+import { ConfigSchema } from '../src/config-schema.ts';
 import type { Finding } from '../src/findings/schema.ts';
 import { createHttpReceiver } from '../src/ingest/http-receiver.ts';
 import { Pipeline } from '../src/pipeline.ts';

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createAnalyzer } from '../src/analyze.ts';
 import { Assembler } from '../src/assemble/assembler.ts';
-import { ConfigSchema } from '../src/config/schema.ts';
+import { ConfigSchema } from '../src/config-schema.ts';
 import { DecodeError } from '../src/errors.ts';
 import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
 import type { DecodedRequest, Span } from '../src/ingest/span.ts';

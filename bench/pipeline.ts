@@ -13,7 +13,7 @@ import { createAnalyzer } from '../src/analyze.ts';
 import { Assembler } from '../src/assemble/assembler.ts';
 import type { Trajectory } from '../src/assemble/trajectory.ts';
 import { runChecks } from '../src/checks/run-checks.ts';
-import { ConfigSchema } from '../src/config/schema.ts';
+import { ConfigSchema } from '../src/config-schema.ts';
 import { DecodeError } from '../src/errors.ts';
 import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
 import type { DecodedRequest } from '../src/ingest/span.ts';

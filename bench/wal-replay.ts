@@ -14,7 +14,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DurableIngest, type PositionedTarget } from '../src/ingest/durable-ingest.ts';
+import { DurableIngest } from '../src/ingest/durable-ingest.ts';
 import { SpanWal, type WalRecord } from '../src/ingest/span-wal.ts';
 import { syntheticRequest, syntheticRequestProto } from './synthetic-spans.ts';
 
@@ -95,13 +95,15 @@ async function replay(dir: string, mode: 'stream' | 'collect'): Promise<ReplayFi
   const started = performance.now();
   let requests = 0;
   // The pipeline's side is a counter: what is measured is reading and decoding the log.
-  const target: PositionedTarget = {
+  const target: ConstructorParameters<typeof DurableIngest>[0] = {
     admission: () => undefined,
     accept: () => {
       if (++requests % 16 === 0) sample();
     },
-    acceptLogs: () => ({ rejected: 0, invalid: 0, unmatched: 0 }) as never,
+    acceptLogs: () => ({ unattachable: 0 }),
     committable: () => new Map(),
+    settled: () => Promise.resolve(),
+    dropPartitions: () => ({ dropped: 0, mixed: 0 }),
   };
   const { wal, records } = await SpanWal.open(dir, WAL_OPTIONS);
   const ingest = new DurableIngest(target, wal);

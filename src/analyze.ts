@@ -1,7 +1,7 @@
 import type { Trajectory } from './assemble/trajectory.ts';
 import type { CheckResults } from './checks/check-result.ts';
 import { runChecks } from './checks/run-checks.ts';
-import type { Config } from './config/schema.ts';
+import type { Config } from './config-schema.ts';
 import { findingsFromChecks } from './findings/from-checks.ts';
 import { deriveProvenance, provenanceAsOf, type DerivedProvenance } from './findings/provenance/derive.ts';
 import type { ProvenanceIssue } from './findings/provenance/issue.ts';

@@ -1,5 +1,5 @@
 import type { Analysis } from './analyze.ts';
-import { Assembler, foldFloor, type KeyBy, type PositionFloor, type SourcePosition } from './assemble/assembler.ts';
+import { Assembler, type KeyBy } from './assemble/assembler.ts';
 import type { AssemblerLimits } from './assemble/limits.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
@@ -7,7 +7,7 @@ import { buildManifest } from './findings/manifest.ts';
 import type { AnalysisManifest } from './findings/manifest-schema.ts';
 import type { DerivedProvenance } from './findings/provenance/derive.ts';
 import type { Finding } from './findings/schema.ts';
-import type { IngestTarget, LogsAccepted } from './ingest/http-receiver.ts';
+import { foldFloor, type LogsAccepted, type PipelineInput, type PositionFloor, type SourcePosition } from './ingest/pipeline-input.ts';
 import type { DecodedLogsRequest } from './ingest/log-record.ts';
 import type { DecodedRequest } from './ingest/span.ts';
 import { isContentEventName, logEventName } from './normalize/content-events.ts';
@@ -51,6 +51,8 @@ export interface PipelineOptions {
    * acknowledged (Kafka), per sink. Sampled: one timing per sink is in flight at a time.
    */
   onDurable?: (sink: string, seconds: number) => void;
+  /** Told of judged findings and the coordinator alarms among them as they are emitted (metrics). */
+  onJudged?: (findings: readonly Finding[], alarms: readonly Finding[]) => void;
   /** `trace` when a partitioned source (Kafka) feeds it: see {@link KeyBy}. Default `session`. */
   keyBy?: KeyBy;
 }
@@ -116,7 +118,7 @@ const SETTLE_RETRY_MS = 1_000;
  * is what the source may commit. So a crash while a judge call is out replays the trajectory,
  * and the ledger turns the intent it finds without a result into an escalation.
  */
-export class Pipeline implements IngestTarget {
+export class Pipeline implements PipelineInput {
   readonly assembler: Assembler;
   readonly #options: PipelineOptions;
   #watermarkMs = 0;
@@ -132,8 +134,6 @@ export class Pipeline implements IngestTarget {
   #settleLoop: Promise<void> | undefined;
   readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0, manifestsEmitted: 0 };
   readonly logCounts: LogCounts = { refused: 0, notContentEvent: 0, noSpanContext: 0 };
-  /** Told of judged findings and alarms as they are emitted (metrics). */
-  onJudged: ((findings: readonly Finding[], alarms: readonly Finding[]) => void) | undefined;
   /** A burst of closes is being worked through in later turns. */
   #tickPending = false;
   /** Sinks with a durability timing in flight. */
@@ -269,7 +269,7 @@ export class Pipeline implements IngestTarget {
   /** Judged findings, and the coordinator alarms among them, go to every sink. */
   emitJudged(findings: readonly Finding[], alarms: readonly Finding[]): void {
     this.counts.findingsEmitted += findings.length;
-    this.onJudged?.(findings, alarms);
+    this.#options.onJudged?.(findings, alarms);
     for (const sink of this.#options.sinks) {
       if (findings.length > 0) sink.write(findings, 'findings');
       if (alarms.length > 0) sink.write(alarms, 'alarms');

@@ -1,28 +1,15 @@
-import { compareCodeUnits, sortSmall } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
+import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
-import { linkRequests } from './link-requests.ts';
+import { type CloseCause, closeRevision } from './close-revision.ts';
+import { ClosedRevisions, type Retained } from './closed-revisions.ts';
 import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
-import { type Inherited, inheritedReasons } from './revision-inheritance.ts';
+import { absorb, emptyBuffer, holdPosition, isEmptied, moveTrace, type OpenBuffer } from './open-buffer.ts';
+import type { Inherited } from './revision-inheritance.ts';
 import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
-import type { CaptureConflict, IncompleteReason, SessionConflict, Trajectory } from './trajectory.ts';
-
-/** Why the assembler cannot take more work right now (answered 503 + Retry-After upstream). */
-export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes';
-
-/**
- * Where a span came from in a replayable source, e.g. a Kafka record. `offset` is the record's
- * position in its `partition`; the assembler tracks the lowest one per open trajectory so the
- * source commits only below what is not finished.
- */
-export interface SourcePosition {
-  partition: number;
-  offset: number;
-}
-
-/** Per partition, the lowest offset of a record whose spans are held: partition → offset. */
-export type PositionFloor = Map<number, number>;
+import type { Trajectory } from './trajectory.ts';
 
 /**
  * How trajectories are keyed: `session` (conversation/session id when a span names one, else
@@ -30,9 +17,6 @@ export type PositionFloor = Map<number, number>;
  * `partitioned-session`, because other traces of that session may be on other partitions).
  */
 export type KeyBy = 'session' | 'trace';
-
-/** Why a trajectory was closed. */
-export type CloseCause = 'quiet-after-root' | 'idle-timeout' | 'span-limit' | 'end-of-input' | 'shutdown';
 
 export interface AssemblerStats {
   openTrajectories: number;
@@ -54,46 +38,6 @@ export interface ContentEventStats extends JoinCounts {
   late: number;
 }
 
-interface OpenBuffer {
-  key: string;
-  revision: number;
-  /** `${traceId}/${spanId}` → step; insertion order is arrival order. */
-  steps: Map<string, Step>;
-  traceIds: Set<string>;
-  conflicts: CaptureConflict[];
-  sessionConflicts: SessionConflict[];
-  reasons: Set<IncompleteReason>;
-  refusedSpans: number;
-  bytes: number;
-  rootSeen: boolean;
-  lastActivityMs: number;
-  /** The deadline of the buffer's live heap entry; other entries for its key are stale. */
-  scheduledAtMs: number | undefined;
-  /** Lowest source offset per partition among the records that fed it; undefined without positions. */
-  positions: PositionFloor | undefined;
-  /** Content events (log records) waiting to join their steps at close. */
-  held: HeldContent | undefined;
-  /** Digests of earlier revisions' spans whose steps are not in `steps` (let go). */
-  previous: SpanDigests | undefined;
-}
-
-interface Retained {
-  revision: number;
-  /** `trace/span` → step, while kept for late spans. */
-  steps: Map<string, Step> | undefined;
-  /** Digests of the spans let go (this revision's and earlier ones'), until `maxRememberedSpanDigests`. */
-  digests: SpanDigests | undefined;
-  /** What every later revision inherits, kept as long as the key is remembered. */
-  inherited: Inherited;
-  traceIds: string[];
-  bytes: number;
-  closedAtMs: number;
-  /** The partitions that fed it, so a revoked partition's replay starts it afresh. */
-  partitions: number[] | undefined;
-  /** Content events whose span had not arrived: kept with the steps, for a late span. */
-  held: HeldContent | undefined;
-}
-
 /**
  * Buffers steps per trajectory key and closes trajectories by the rules of DESIGN.md:
  * after the root ended and a quiet period passed, after an idle timeout, at the span bound,
@@ -110,16 +54,10 @@ export class Assembler {
   readonly #open = new Map<string, OpenBuffer>();
   /** Which trajectory key a trace belongs to (a session can span many traces). */
   readonly #traceKey = new Map<string, string>();
-  /** Closed trajectories, oldest first: steps kept for late spans, then only the revision. */
-  readonly #closed = new Map<string, Retained>();
-  /** The subset of `#closed` whose steps are still kept, oldest first. */
-  readonly #withSteps = new Map<string, Retained>();
-  /** The subset of `#closed` with span digests, oldest first; `#digestCount` spans in all. */
-  readonly #withDigests = new Map<string, Retained>();
-  #digestCount = 0;
+  /** Closed trajectories, oldest first: steps kept for late spans, then digests, then only the revision. */
+  readonly #closed: ClosedRevisions;
   readonly #heap = new DeadlineHeap();
   #bufferedBytes = 0;
-  #retainedBytes = 0;
   #duplicateSpans = 0;
   #conflictingSpans = 0;
   #lateSpans = 0;
@@ -137,6 +75,7 @@ export class Assembler {
     this.#limits = limits;
     this.#onClose = onClose;
     this.#sessionKeys = (options.keyBy ?? 'session') === 'session';
+    this.#closed = new ClosedRevisions(limits, (key, r) => this.#untrack(key, r));
   }
 
   /** Whether a new request may be accepted; checked before decoding it. */
@@ -150,7 +89,7 @@ export class Assembler {
     return {
       openTrajectories: this.#open.size,
       bufferedBytes: this.#bufferedBytes,
-      retainedBytes: this.#retainedBytes,
+      retainedBytes: this.#closed.retainedBytes,
       duplicateSpans: this.#duplicateSpans,
       conflictingSpans: this.#conflictingSpans,
       lateSpans: this.#lateSpans,
@@ -273,7 +212,7 @@ export class Assembler {
       this.#close(buffer, buffer.rootSeen ? 'quiet-after-root' : 'idle-timeout', nowMs);
       closes++;
     }
-    this.#expireRetained(nowMs);
+    this.#closed.expire(nowMs);
     return false;
   }
 
@@ -311,10 +250,10 @@ export class Assembler {
       this.#bufferedBytes -= buffer.bytes;
       for (const t of buffer.traceIds) if (this.#traceKey.get(t) === buffer.key) this.#traceKey.delete(t);
     }
-    for (const [key, r] of this.#closed) {
+    for (const [key, r] of this.#closed.entries()) {
       if (r.partitions === undefined || !r.partitions.some((p) => partitions.has(p))) continue;
-      this.#forget(key, r);
-      for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
+      this.#closed.forget(key, r);
+      this.#untrack(key, r);
     }
     return { dropped, mixed };
   }
@@ -376,25 +315,8 @@ export class Assembler {
   #moveTrace(traceId: string, fromKey: string, target: OpenBuffer): void {
     const source = this.#open.get(fromKey);
     if (source === undefined || source === target) return;
-    for (const [id, s] of source.steps) {
-      if (s.traceId !== traceId) continue;
-      source.steps.delete(id);
-      target.steps.set(id, s);
-      source.bytes -= s.encodedBytes;
-      target.bytes += s.encodedBytes;
-      if (s.parentId === undefined) target.rootSeen = true;
-    }
-    source.rootSeen = [...source.steps.values()].some((s) => s.parentId === undefined);
-    source.conflicts = moveRecords(source.conflicts, target.conflicts, traceId);
-    source.sessionConflicts = moveRecords(source.sessionConflicts, target.sessionConflicts, traceId);
-    if (source.sessionConflicts.length === 0) source.reasons.delete('session-conflict');
-    source.traceIds.delete(traceId);
-    target.traceIds.add(traceId);
-    // Refusals are counted per trajectory, not per trace: the moved trace may have lost spans.
-    if (source.reasons.has('refused-spans')) target.reasons.add('refused-spans');
-    if (source.positions !== undefined) foldFloor((target.positions ??= new Map()), source.positions);
-    target.lastActivityMs = Math.max(target.lastActivityMs, source.lastActivityMs);
-    if (source.steps.size === 0 && source.traceIds.size === 0 && source.refusedSpans === 0) this.#open.delete(fromKey);
+    moveTrace(source, target, traceId);
+    if (isEmptied(source)) this.#open.delete(fromKey);
     this.#schedule(target);
   }
 
@@ -402,20 +324,8 @@ export class Assembler {
   #mergeTraceInto(traceId: string, target: OpenBuffer): void {
     const source = this.#open.get(traceId);
     if (source === undefined || source === target) return;
-    for (const [id, step] of source.steps) target.steps.set(id, step);
-    for (const t of source.traceIds) {
-      target.traceIds.add(t);
-      this.#traceKey.set(t, target.key);
-    }
-    target.conflicts.push(...source.conflicts);
-    target.sessionConflicts.push(...source.sessionConflicts);
-    for (const r of source.reasons) target.reasons.add(r);
-    target.refusedSpans += source.refusedSpans;
-    target.bytes += source.bytes;
-    target.rootSeen ||= source.rootSeen;
-    target.lastActivityMs = Math.max(target.lastActivityMs, source.lastActivityMs);
-    if (source.positions !== undefined) foldFloor((target.positions ??= new Map()), source.positions);
-    if (source.held !== undefined) (target.held ??= new HeldContent()).absorb(source.held);
+    absorb(source, target);
+    for (const t of source.traceIds) this.#traceKey.set(t, target.key);
     this.#open.delete(traceId);
     this.#schedule(target);
   }
@@ -444,26 +354,10 @@ export class Assembler {
   /** `cause` says what arrived: a late content event is counted apart from late spans. */
   #openBuffer(key: string, activityMs: number, cause: 'span' | 'content' = 'span'): OpenBuffer {
     const before = this.#closed.get(key);
-    const buffer: OpenBuffer = {
-      key,
-      revision: 1,
-      steps: new Map(),
-      traceIds: new Set(),
-      conflicts: [],
-      sessionConflicts: [],
-      reasons: new Set(),
-      refusedSpans: 0,
-      bytes: 0,
-      rootSeen: false,
-      lastActivityMs: activityMs,
-      scheduledAtMs: undefined,
-      positions: undefined,
-      held: undefined,
-      previous: undefined,
-    };
+    const buffer = emptyBuffer(key, activityMs);
     if (before !== undefined) {
       if (cause === 'span') this.#lateSpans++;
-      this.#forget(key, before);
+      this.#closed.forget(key, before);
       buffer.revision = before.revision + 1;
       // What the earlier revisions lost stays lost: reasons, conflicts and refusals carry over.
       for (const r of before.inherited.reasons) buffer.reasons.add(r);
@@ -492,57 +386,22 @@ export class Assembler {
     return buffer;
   }
 
-  /** Removes a remembered key's record and what it counts in the retention bounds. */
-  #forget(key: string, r: Retained): void {
-    this.#closed.delete(key);
-    if (this.#withSteps.delete(key)) this.#retainedBytes -= r.bytes;
-    if (this.#withDigests.delete(key)) this.#digestCount -= r.digests!.size;
+  /** Forgets which key the traces of a forgotten closed revision belong to, unless it is open again. */
+  #untrack(key: string, r: Retained): void {
+    for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
   }
 
   #close(buffer: OpenBuffer, cause: CloseCause, nowMs: number): void {
     this.#open.delete(buffer.key);
     this.#bufferedBytes -= buffer.bytes;
-    const reasons = new Set(buffer.reasons);
-    if (buffer.held !== undefined) this.#joinHeld(buffer.held, buffer.steps, reasons);
-    const steps = sortSmall([...buffer.steps.values()], compareSteps);
-    if (!buffer.rootSeen) reasons.add('root-not-seen');
-    if (hasOrphans(buffer.steps)) reasons.add('orphan-parents');
-    if (cause === 'idle-timeout') reasons.add('idle-timeout');
-    if (cause === 'shutdown') reasons.add('shutdown');
-    if (cause === 'end-of-input' && !buffer.rootSeen) reasons.add('end-of-input');
-    const incompleteReasons = [...reasons].sort();
-    const traceIds = [...buffer.traceIds].sort();
-    const inherited: Inherited = {
-      ...inheritedReasons(incompleteReasons),
-      conflicts: buffer.conflicts,
-      sessionConflicts: buffer.sessionConflicts,
-      refusedSpans: buffer.refusedSpans,
-    };
-    this.#retain(buffer, inherited, traceIds, cause, nowMs);
-    this.#onClose(
-      {
-        key: buffer.key,
-        traceIds,
-        revision: buffer.revision,
-        complete: incompleteReasons.length === 0,
-        incompleteReasons,
-        // The checks see what the requests tell of the tool steps; the retained steps stay as captured.
-        steps: linkRequests(steps),
-        conflicts: buffer.conflicts,
-        ...(buffer.sessionConflicts.length > 0 ? { sessionConflicts: buffer.sessionConflicts } : {}),
-        refusedSpans: buffer.refusedSpans,
-        closedBy: cause,
-      },
-      buffer.positions,
-    );
-  }
-
-  #joinHeld(held: HeldContent, steps: Map<string, Step>, reasons: Set<IncompleteReason>): void {
-    const counts = held.joinInto(steps);
-    this.#content.joined += counts.joined;
-    this.#content.noNewFacts += counts.noNewFacts;
-    this.#content.spanMissing += counts.spanMissing;
-    if (counts.spanMissing > 0) reasons.add('content-without-span');
+    const { trajectory, inherited, joined } = closeRevision(buffer, cause);
+    if (joined !== undefined) {
+      this.#content.joined += joined.joined;
+      this.#content.noNewFacts += joined.noNewFacts;
+      this.#content.spanMissing += joined.spanMissing;
+    }
+    this.#retain(buffer, inherited, trajectory.traceIds, cause, nowMs);
+    this.#onClose(trajectory, buffer.positions);
   }
 
   #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {
@@ -559,91 +418,6 @@ export class Assembler {
       partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
       held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
     };
-    this.#closed.set(buffer.key, retained);
-    if (keepSteps) {
-      this.#withSteps.set(buffer.key, retained);
-      this.#retainedBytes += buffer.bytes;
-    }
-    this.#rememberDigests(buffer.key, retained);
-    this.#expireRetained(nowMs);
+    this.#closed.retain(buffer.key, retained, keepSteps, nowMs);
   }
-
-  /** Counts `r`'s digests (set or replaced) in the `maxRememberedSpanDigests` bound, as the newest. */
-  #rememberDigests(key: string, r: Retained, replaced?: SpanDigests): void {
-    if (this.#withDigests.delete(key)) this.#digestCount -= replaced!.size;
-    if (r.digests === undefined || r.digests.size === 0) return;
-    this.#withDigests.set(key, r);
-    this.#digestCount += r.digests.size;
-  }
-
-  /** Lets go of retained steps past the late-span window or the byte bound, then of old keys. */
-  #expireRetained(nowMs: number): void {
-    const limits = this.#limits;
-    for (const [key, r] of this.#withSteps) {
-      const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
-      if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
-      const replaced = r.digests;
-      r.digests = SpanDigests.of(r.steps!.values(), replaced);
-      r.steps = undefined;
-      r.held = undefined;
-      this.#withSteps.delete(key);
-      this.#retainedBytes -= r.bytes;
-      this.#rememberDigests(key, r, replaced);
-    }
-    // Past the digest bound a late duplicate of the oldest keys' spans opens an honest revision
-    // (`previous-revision-not-retained`) instead of being recognized.
-    for (const [key, r] of this.#withDigests) {
-      if (this.#digestCount <= limits.maxRememberedSpanDigests) break;
-      this.#digestCount -= r.digests!.size;
-      r.digests = undefined;
-      this.#withDigests.delete(key);
-    }
-    while (this.#closed.size > limits.maxRememberedKeys) {
-      const [key, r] = this.#closed.entries().next().value!;
-      this.#forget(key, r);
-      for (const t of r.traceIds) if (this.#traceKey.get(t) === key && !this.#open.has(key)) this.#traceKey.delete(t);
-    }
-  }
-}
-
-/** Appends the records of `traceId` to `to`; returns the others. */
-function moveRecords<T extends { traceId: string }>(from: T[], to: T[], traceId: string): T[] {
-  const kept: T[] = [];
-  for (const record of from) (record.traceId === traceId ? to : kept).push(record);
-  return kept;
-}
-
-/** Holds `position` in the buffer's floor: offsets mostly arrive in order, so this is one lookup. */
-function holdPosition(buffer: OpenBuffer, position: SourcePosition): void {
-  const floor = (buffer.positions ??= new Map());
-  const held = floor.get(position.partition);
-  if (held === undefined || position.offset < held) floor.set(position.partition, position.offset);
-}
-
-/** `into[p] = min(into[p], from[p])` for every partition of `from`. */
-export function foldFloor(into: PositionFloor, from: ReadonlyMap<number, number>): void {
-  for (const [partition, offset] of from) {
-    const held = into.get(partition);
-    if (held === undefined || offset < held) into.set(partition, offset);
-  }
-}
-
-/**
- * Steps in trajectory order: start time, then end time, then trace id, then span id. A total
- * order on distinct spans, so a trajectory's order (and every reading over it) never depends
- * on arrival order.
- */
-export function compareSteps(a: Step, b: Step): number {
-  if (a.startTimeUnixNano !== b.startTimeUnixNano) return a.startTimeUnixNano < b.startTimeUnixNano ? -1 : 1;
-  if (a.endTimeUnixNano !== b.endTimeUnixNano) return a.endTimeUnixNano < b.endTimeUnixNano ? -1 : 1;
-  if (a.traceId !== b.traceId) return a.traceId < b.traceId ? -1 : 1;
-  return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-}
-
-/** Whether some step names a parent that is not in the trajectory (keys are `trace/span`). */
-function hasOrphans(steps: ReadonlyMap<string, Step>): boolean {
-  for (const s of steps.values()) {
-    if (s.parentId !== undefined && !steps.has(`${s.traceId}/${s.parentId}`)) return true;
-  }
-  return false;
 }

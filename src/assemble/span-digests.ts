@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { sha256Hex } from '../core/digest.ts';
 import type { Step } from '../normalize/step.ts';
 
 /**
@@ -72,7 +72,7 @@ export class SpanDigests {
  */
 export function stepDigest(step: Step): string {
   const json = JSON.stringify(step, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-  return hash('sha256', json, 'hex');
+  return sha256Hex(json);
 }
 
 /**

@@ -1,29 +1,20 @@
-import type { CheckSilence } from './silences.ts';
+import type { CodeEvalHit as CodeEvalHitOf, PatternHit } from './hit.ts';
+import type { SilenceReason } from './l0-check.ts';
+import type { L0Pattern } from './registry.ts';
+
 /** What the inline checks produce: pure data that `findings/` turns into findings. */
 
-export const L0_PATTERNS = [
-  'error-output',
-  'fault-passthrough',
-  'malformed-structure',
-  'unguarded-send',
-  'out-of-order-gate',
-] as const;
+export { L0_PATTERNS, type L0Pattern } from './registry.ts';
 
-export type L0Pattern = (typeof L0_PATTERNS)[number];
-
-/** A fired L0 pattern: a candidate, never a verdict. Shape of the seed's `codeEvalHits`. */
-export interface CodeEvalHit {
+/** An L0 pattern that, on a complete capture, did not look at everything it reads. */
+export interface CheckSilence extends SilenceReason {
   pattern: L0Pattern;
-  /** The step id (span id) the hit is anchored at. */
-  anchor: string;
-  /** A short, deterministic description of what matched. */
-  detail: string;
 }
 
-export interface L0Hit extends CodeEvalHit {
-  /** Every step the hit rests on, anchor first, as `{traceId, spanId}`. */
-  evidence: { traceId: string; spanId: string }[];
-}
+/** A fired L0 pattern of a registered check (see `hit.ts`). */
+export type CodeEvalHit = CodeEvalHitOf<L0Pattern>;
+
+export type L0Hit = PatternHit<L0Pattern>;
 
 /** A group of distinct physical attempts with the same tool name and canonical arguments. */
 export interface RepetitionGroup {

@@ -1,7 +1,8 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import type { L0CheckDefinition } from './l0-check.ts';
 import { describeStep, excerpt, ref } from './hit-text.ts';
 import { failurePropagations } from './propagated-failure.ts';
 import { compiledRules } from './rules.ts';
@@ -16,7 +17,7 @@ const NAMED_PROPAGATORS = 3;
  * order. A failure that propagated to enclosing steps (`failurePropagations`) is one failure:
  * reported once, at the innermost step, with the steps it propagated through as evidence.
  */
-export function errorOutput(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function errorOutput(t: Trajectory, cfg: ChecksConfig): PatternHit<'error-output'>[] {
   const failures = stepFailures(t, compiledRules(cfg));
   const links = failurePropagations(t, cfg);
   // Each failed step repeats at most one inside it and is repeated by at most one around it.
@@ -24,7 +25,7 @@ export function errorOutput(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   links.forEach((link, outer) => {
     if (link !== undefined) repeatedBy.set(link.from, outer);
   });
-  const hits: L0Hit[] = [];
+  const hits: PatternHit<'error-output'>[] = [];
   for (const [i, step] of t.steps.entries()) {
     const failure = failures[i];
     if (failure === undefined || links[i] !== undefined) continue;
@@ -48,3 +49,13 @@ function propagatedText(through: readonly Step[]): string {
   const more = through.length > NAMED_PROPAGATORS ? ` and ${through.length - NAMED_PROPAGATORS} more` : '';
   return `; propagated to ${named}${more}`;
 }
+
+export const errorOutputCheck: L0CheckDefinition<'error-output'> = {
+  pattern: 'error-output',
+  run: errorOutput,
+  // A failed step is often recovered.
+  severity: 'low',
+  claim: (a) => `${a} failed`,
+  absence: 'none',
+  silentOnIncomplete: 'no failed step among the captured steps; spans not captured may hold one',
+};

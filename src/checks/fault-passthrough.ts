@@ -1,8 +1,9 @@
 import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { HIDING_REASONS, type L0CheckDefinition, type SilenceContext, type SilenceReason } from './l0-check.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
 import { readTask } from './message-shape.ts';
 import { failurePropagations } from './propagated-failure.ts';
@@ -30,7 +31,7 @@ interface Pending {
  *   succeeded afterwards in it (same tool name). Anchored at the first failure after the
  *   tool's last success, so later failures add evidence without moving the anchor.
  */
-export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): PatternHit<'fault-passthrough'>[] {
   const rules = compiledRules(cfg);
   const failures = stepFailures(t, rules);
   const { runs, runOf, underAgent } = agentRuns(t, failures);
@@ -153,4 +154,47 @@ function unretriedToolFailures(t: Trajectory, run: AgentRun, failures: readonly 
     else open.set(step.toolName, [i]);
   }
   return new Map([...open.entries()].sort(([, a], [, b]) => a[0]! - b[0]!));
+}
+
+export const faultPassthroughCheck: L0CheckDefinition<'fault-passthrough'> = {
+  pattern: 'fault-passthrough',
+  run: faultPassthrough,
+  // A failure carried on as success is what a reviewer should see first.
+  severity: 'high',
+  claim: (a) => `the failure of ${a} was carried on as if it had succeeded`,
+  absence: 'some-forms',
+  silentOnIncomplete: 'no error text reappeared among the captured steps; the unretried-failure form runs on complete captures only',
+  silence: (t, cfg, ctx) => unreadOutcome(t, cfg) ?? hiddenLaterCall(t, ctx),
+};
+
+/**
+ * `fault-passthrough` compares a failure with the answer of its own run (a carrier, and "the
+ * run reported success"): when a run that holds a failure has no readable answer
+ * (`run-outcome.ts`: no output captured, tool calls pending...), that part was not checked.
+ */
+function unreadOutcome(t: Trajectory, cfg: ChecksConfig): SilenceReason | undefined {
+  const failures = stepFailures(t, compiledRules(cfg));
+  if (!failures.some((f) => f !== undefined)) return undefined;
+  const { runs, runOf } = agentRuns(t, failures);
+  for (let i = 0; i < failures.length; i++) {
+    if (failures[i] === undefined) continue;
+    const run = runs[runOf[i]!];
+    if (run === undefined || run.outcome.kind !== 'absent' || run.outcome.reason === 'run-failed') continue;
+    return {
+      reason: 'run-outcome-not-captured',
+      detail: `the answer of a run holding a failure cannot be read (${run.outcome.reason}): whether the failure reached it, or the run reported success, is not claimed`,
+    };
+  }
+  return undefined;
+}
+
+/** The "no later success" form is not claimed while a capture gap may hide a tool call. */
+function hiddenLaterCall(t: Trajectory, ctx: SilenceContext): SilenceReason | undefined {
+  if (ctx.gaps.length === 0) return undefined;
+  const hidden = hiddenToolCalls(t.steps);
+  if (!hidden.unnamed && hidden.names.size === 0) return undefined;
+  return {
+    reason: ctx.reasonOf(HIDING_REASONS),
+    detail: 'the "no later success" form is not claimed for a tool whose later call the capture may be missing',
+  };
 }

@@ -1,5 +1,5 @@
 import type { Step } from '../normalize/step.ts';
-import { redactSecrets } from '../windows/redact.ts';
+import { redactSecrets } from '../core/redact.ts';
 
 /**
  * A short, deterministic quote of captured text: its first non-blank line, cut to `maxChars`,

@@ -2,11 +2,12 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import { parseJsonText } from '../normalize/json-text.ts';
 import { readRecordedCall } from '../normalize/recorded-call.ts';
 import type { Step, ToolArgs } from '../normalize/step.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import type { L0CheckDefinition } from './l0-check.ts';
 import { excerpt } from './hit-text.ts';
 import { isApplicableSchema, parameterSchemaOf, validateJsonSubset } from './json-schema-subset.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 
 /**
  * `malformed-structure`, one hit per anchor with every reason found there, in trajectory order
@@ -22,7 +23,7 @@ import { compareCodeUnits } from '../normalize/sort-small.ts';
  *   `application/json`; LangGraph Python writes `Paris`), which names no parameter;
  * - a capture conflict: two different payloads arrived under one span id.
  */
-export function malformedStructure(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function malformedStructure(t: Trajectory, cfg: ChecksConfig): PatternHit<'malformed-structure'>[] {
   const reasons = new Map<string, { traceId: string; parts: string[] }>();
   const add = (traceId: string, spanId: string, part: string) => {
     const entry = reasons.get(spanId) ?? { traceId, parts: [] };
@@ -145,3 +146,23 @@ function toolLabel(step: Step): string {
 function rank(order: Map<string, number>, stepIds: Set<string>, id: string): number {
   return stepIds.has(id) ? order.get(id)! : Number.MAX_SAFE_INTEGER;
 }
+
+export const malformedStructureCheck: L0CheckDefinition<'malformed-structure'> = {
+  pattern: 'malformed-structure',
+  run: malformedStructure,
+  // Malformed structure is a defect worth a look.
+  severity: 'medium',
+  claim: (a) => `${a} has malformed structure`,
+  absence: 'none',
+  silentOnIncomplete: 'no malformed step among the captured steps; spans not captured may hold one',
+  silence: (_t, _cfg, ctx) =>
+    ctx.gaps.some((g) => g.reason === 'tool-name-not-captured')
+      ? { reason: 'tool-name-not-captured', detail: 'a tool step without a tool name cannot be checked against a declared schema' }
+      : undefined,
+  unreadInput: (t) => {
+    let argsNotCaptured = 0;
+    for (const s of t.steps) if (s.kind === 'tool' && s.args === undefined) argsNotCaptured++;
+    if (argsNotCaptured === 0) return undefined;
+    return { reason: 'tool-args-not-captured', detail: `${argsNotCaptured} tool step(s) without captured arguments could not be checked` };
+  },
+};

@@ -1,6 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { HIDING_REASONS, type L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
 import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
@@ -15,12 +16,12 @@ import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-role
  * gate or outbound call that the capture may be missing (`roleMayBeHidden`): an unseen gate
  * may have guarded the action, an unseen action may be the one the gate followed.
  */
-export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): PatternHit<'out-of-order-gate'>[] {
   if (!t.complete || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
   const roles = toolRoles(t, cfg);
   if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
   const guarded = guardedBefore(t, roles);
-  const hits: L0Hit[] = [];
+  const hits: PatternHit<'out-of-order-gate'>[] = [];
   let next = 0; // index into roles.outbound of the first action not yet before the gate
   for (const g of roles.gates) {
     while (next < roles.outbound.length && roles.outbound[next]! < g) next++;
@@ -37,3 +38,17 @@ export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   }
   return hits;
 }
+
+export const outOfOrderGateCheck: L0CheckDefinition<'out-of-order-gate'> = {
+  pattern: 'out-of-order-gate',
+  run: outOfOrderGate,
+  // A gate after the fact is a defect worth a look.
+  severity: 'medium',
+  claim: (a) => `${a} ran after the action it guards`,
+  absence: 'always',
+  silentOnIncomplete: 'not run: "no gate before the action" is a claim of absence, made from complete captures only',
+  silence: (t, cfg, ctx) =>
+    ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates', 'outbound'])
+      ? { reason: ctx.reasonOf(HIDING_REASONS), detail: 'not run: the capture may be missing a gate or an outbound call' }
+      : undefined,
+};

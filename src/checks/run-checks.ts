@@ -1,32 +1,24 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
-import { L0_PATTERNS, type CheckResults, type L0Hit } from './check-result.ts';
+import type { CheckResults, L0Hit } from './check-result.ts';
 import type { ChecksConfig } from './config.ts';
-import { errorOutput } from './error-output.ts';
-import { faultPassthrough } from './fault-passthrough.ts';
-import { malformedStructure } from './malformed-structure.ts';
-import { outOfOrderGate } from './out-of-order-gate.ts';
+import { L0_CHECKS, L0_PATTERNS } from './registry.ts';
 import { checkSilences } from './silences.ts';
 import { toolRepetition } from './tool-repetition.ts';
-import { unguardedSend } from './unguarded-send.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
-
-type Check = (t: Trajectory, cfg: ChecksConfig) => L0Hit[];
-
-/** The L0 checks, in the order of `L0_PATTERNS`. */
-const CHECKS: readonly Check[] = [errorOutput, faultPassthrough, malformedStructure, unguardedSend, outOfOrderGate];
+import { compareCodeUnits } from '../core/sort-small.ts';
 
 /**
- * Run every inline check over one trajectory. Pure and deterministic: the same trajectory and
- * config give byte-identical results. Hits are ordered by pattern (the order of
- * `L0_PATTERNS`), then by the anchor's position in the trajectory, then anchor and detail.
+ * Run every registered L0 check (`registry.ts`) and exact tool repetition over one trajectory.
+ * Pure and deterministic: the same trajectory and config give byte-identical results. Hits are
+ * ordered by pattern (registry order), then by the anchor's position in the trajectory, then
+ * anchor and detail.
  *
  * @example const { l0, repetition } = runChecks(trajectory, defaultChecksConfig);
  */
 export function runChecks(trajectory: Trajectory, cfg: ChecksConfig): CheckResults {
   const t = withDistinctSteps(trajectory);
   const l0: L0Hit[] = [];
-  for (const check of CHECKS) for (const hit of check(t, cfg)) l0.push(hit);
+  for (const check of L0_CHECKS) for (const hit of check.run(t, cfg)) l0.push(hit);
   if (l0.length > 1) sortHits(l0, t);
   return { l0, repetition: toolRepetition(t), silenced: t.complete ? checkSilences(t, cfg) : [] };
 }

@@ -1,4 +1,4 @@
-import { canonicalJson } from '../normalize/canonical-json.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
 import type { Step } from '../normalize/step.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import { captureGaps, type CaptureGapReason } from '../assemble/capture-gaps.ts';
 import type { ExcludedAttempt, RepetitionGroup, RepetitionObservation } from './check-result.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
 
 /** Reason text for a span refused because two different payloads arrived under its id. */
 export const CONFLICT_REASON = 'capture-conflict';

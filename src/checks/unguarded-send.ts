@@ -1,6 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
-import type { L0Hit } from './check-result.ts';
+import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { HIDING_REASONS, type L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
 import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
@@ -14,11 +15,11 @@ import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles
  * it does when the capture may be missing a gate (`roleMayBeHidden`: a nameless tool step, or
  * a requested tool call with no tool step whose name is a gate's, may have been the gate).
  */
-export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
+export function unguardedSend(t: Trajectory, cfg: ChecksConfig): PatternHit<'unguarded-send'>[] {
   if (!t.complete || roleMayBeHidden(t, cfg, ['gates'])) return [];
   const roles = toolRoles(t, cfg);
   const coverage = gateCoverage(t, roles);
-  const hits: L0Hit[] = [];
+  const hits: PatternHit<'unguarded-send'>[] = [];
   roles.outbound.forEach((i, k) => {
     const c = coverage[k]!;
     if (c.covered) return;
@@ -51,3 +52,17 @@ export function unguardedSend(t: Trajectory, cfg: ChecksConfig): L0Hit[] {
   });
   return hits;
 }
+
+export const unguardedSendCheck: L0CheckDefinition<'unguarded-send'> = {
+  pattern: 'unguarded-send',
+  run: unguardedSend,
+  // An irreversible action with no gate is what a reviewer should see first.
+  severity: 'high',
+  claim: (a) => `${a} ran with no successful gate before it`,
+  absence: 'always',
+  silentOnIncomplete: 'not run: "no gate before the send" is a claim of absence, made from complete captures only',
+  silence: (t, cfg, ctx) =>
+    ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates'])
+      ? { reason: ctx.reasonOf(HIDING_REASONS), detail: 'not run: the capture may be missing a gate' }
+      : undefined,
+};

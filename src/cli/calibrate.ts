@@ -5,7 +5,7 @@ import { ConfigError } from '../errors.ts';
 import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../judge/calibrate.ts';
 import { MIN_KAPPA } from '../judge/decision-policy.ts';
 import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
-import { sha256Hex } from '../normalize/canonical-json.ts';
+import { sha256Hex } from '../core/digest.ts';
 
 export const CALIBRATE_HELP = `Usage: trajwatch calibrate --gold GOLD.jsonl [options]
 

@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util';
 import { DecodeError } from '../errors.ts';
 import { readOtlpFile } from '../ingest/otlp-file.ts';
 import type { Pipeline } from '../pipeline.ts';
-import { buildPipeline } from './build-pipeline.ts';
+import { createLogger } from '../telemetry/logger.ts';
+import { buildTopology } from '../topology/build.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const REPLAY_HELP = `Usage: trajwatch replay FILE... [options]
@@ -47,15 +48,22 @@ export async function replayCommand(args: string[]): Promise<number> {
     return 2;
   }
   const config = await resolveConfig(values.config, []);
-  const running = await buildPipeline(config, {
-    clock: 'event',
-    ...(values.trajectories === undefined ? {} : { trajectoriesPath: values.trajectories }),
-    ...(values.findings === undefined
-      ? {}
-      : { findings: { findingsPath: values.findings, ...(values.alarms === undefined ? {} : { alarmsPath: values.alarms }), truncate: true } }),
-    kafka: false,
-  });
-  const { pipeline } = running;
+  // Replay's own report is its stderr lines below; the log carries what the components say.
+  const logger = createLogger({ level: config.log.level, destination: 'stderr' });
+  const { pipeline, running } = await buildTopology(
+    config,
+    {
+      clock: 'event',
+      ...(values.trajectories === undefined ? {} : { trajectoriesPath: values.trajectories }),
+      ...(values.findings === undefined
+        ? {}
+        : { findings: { findingsPath: values.findings, ...(values.alarms === undefined ? {} : { alarmsPath: values.alarms }), truncate: true } }),
+      kafkaSink: false,
+    },
+    // Nobody scrapes a replay: every component's telemetry is the no-op.
+    { registry: undefined, logger },
+  );
+  await running.start();
 
   let failures = 0;
   let lastProgress = Date.now();
@@ -84,7 +92,8 @@ export async function replayCommand(args: string[]): Promise<number> {
     }
   }
   await pipeline.drain('end-of-input');
-  await running.close();
+  const stopped = await running.stop();
+  if (stopped.outcome === 'failed') throw stopped.error;
   if (Date.now() - started >= PROGRESS_EVERY_MS || failures > 0) {
     process.stderr.write(`replay: done: ${progress(positionals.length, positionals.length, pipeline)}\n`);
   }

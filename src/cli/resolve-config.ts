@@ -1,5 +1,5 @@
-import { applyEnv, readConfigFile, setPath, validateConfig } from '../config/load.ts';
-import type { Config } from '../config/schema.ts';
+import { applyEnv, readConfigFile, setPath } from '../config/load.ts';
+import { type Config, validateConfig } from '../config-schema.ts';
 
 /**
  * Builds the configuration: embedded defaults, then the config file (`--config`, or

@@ -1,17 +1,8 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { formatHostPort } from '../config/host-port.ts';
-import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../ingest/grpc-receiver.ts';
-import { DurableIngest } from '../ingest/durable-ingest.ts';
-import { createHttpReceiver, type IngestTarget } from '../ingest/http-receiver.ts';
-import { SpanWal } from '../ingest/span-wal.ts';
-import { KafkaSource } from '../ingest/kafka-source.ts';
-import { registerKafkaSourceMetrics } from '../ingest/kafka-source-metrics.ts';
-import { Metrics } from '../metrics/metrics.ts';
-import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
-import { buildPipeline } from './build-pipeline.ts';
+import { createLogger } from '../telemetry/logger.ts';
+import { createMetricRegistry } from '../telemetry/metrics.ts';
+import { buildTopology } from '../topology/build.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
@@ -35,7 +26,7 @@ Options:
   --help                 this text
 `;
 
-const TICK_MS = 100;
+/** Bounded means bounded: an open request or a hanging call must not keep the process. */
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 
 export async function serveCommand(args: string[]): Promise<number> {
@@ -55,151 +46,57 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stdout.write(SERVE_HELP);
     return 0;
   }
-  const config = await resolveConfig(values.config, [
+  const resolved = await resolveConfig(values.config, [
     { path: ['receiver', 'otlpHttp'], value: values['otlp-http'] },
     { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'] },
     { path: ['dataDir'], value: values['data-dir'] },
     { path: ['source', 'kafka', 'brokers'], value: values['kafka-brokers']?.split(',').map((b) => b.trim()) },
   ]);
-  const sources = chooseSources(values.source, config.source.http, config.source.kafka !== undefined);
+  const sources = chooseSources(values.source, resolved.source.http, resolved.source.kafka !== undefined);
   if (typeof sources === 'string') {
     process.stderr.write(`trajwatch: ${sources}\n`);
     return 2;
   }
-  const dataDir = resolve(config.dataDir);
-  let metrics: Metrics | undefined;
-  const running = await buildPipeline(
-    { ...config, dataDir },
+  const config = { ...resolved, dataDir: resolve(resolved.dataDir) };
+  const logger = createLogger({ level: config.log.level });
+  const { running, kafkaSource } = await buildTopology(
+    config,
     {
       clock: 'arrival',
-      trajectoriesPath: join(dataDir, 'trajectories.jsonl'),
-      findings: { findingsPath: join(dataDir, 'findings.jsonl'), alarmsPath: join(dataDir, 'alarms.jsonl'), truncate: false },
-      kafka: true,
-      keyBy: sources.kafka ? 'trace' : 'session',
+      trajectoriesPath: join(config.dataDir, 'trajectories.jsonl'),
+      findings: { findingsPath: join(config.dataDir, 'findings.jsonl'), alarmsPath: join(config.dataDir, 'alarms.jsonl'), truncate: false },
+      kafkaSink: true,
+      sources,
       retention: config.sinks.retention,
     },
-    () => metrics,
+    { registry: createMetricRegistry(), logger },
   );
-  const { pipeline, sinks, trajectoryLog, decisions } = running;
-  let kafkaSource: KafkaSource | undefined;
-  const kafka = sinks.find((s) => s instanceof KafkaFindingSink);
-  metrics = new Metrics({
-    assembler: () => pipeline.assembler.stats(),
-    sinkBacklog: () => ({
-      'trajectory-log': { records: trajectoryLog?.pendingLines ?? 0, bytes: trajectoryLog?.pendingBytes ?? 0 },
-      ...Object.fromEntries(sinks.map((s) => [s.name, s.backlog()])),
-      // Accepted requests kept for a crash until what they fed is durable downstream.
-      ...(ingest === undefined ? {} : { 'span-wal': { bytes: ingest.wal.pendingBytes } }),
-    }),
-    ...(decisions.enabled ? { judge: () => decisions.stats() } : {}),
-    ...(kafka === undefined ? {} : { kafka: () => kafka.kafka.stats() }),
-    logs: () => pipeline.logOutcomes(),
-  });
-  pipeline.onJudged = (findings, alarms) => metrics?.observeJudged(findings, alarms);
-  const registry = metrics.registry;
-  // The write-ahead log comes back before the receivers listen: what it held is replayed first.
-  let ingest: DurableIngest | undefined;
-  if (sources.http && config.receiver.wal.enabled) {
-    const opened = await SpanWal.open(join(dataDir, 'wal'), config.receiver.wal).catch(async (err: unknown) => {
-      await running.close();
-      throw err;
-    });
-    ingest = new DurableIngest(pipeline, opened.wal);
-    const { replayed, undecodable } = await ingest.replay(opened.records);
-    const torn = opened.wal.stats().tornRecords;
-    if (replayed > 0 || undecodable > 0 || torn > 0) {
-      process.stdout.write(
-        `trajwatch: replayed ${replayed} request(s) from the write-ahead log` +
-          (undecodable > 0 ? `, ${undecodable} undecodable skipped` : '') +
-          (torn > 0 ? `, ${torn} torn final record cut off` : '') +
-          '\n',
-      );
-    }
-  }
-  const target: IngestTarget = ingest ?? pipeline;
-  const server = createHttpReceiver(config.receiver, target, (o) => metrics.observeRequest('http', o), {
-    '/healthz': (_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
-    },
-    '/metrics': (_req, res) => {
-      registry.metrics().then(
-        (text) => res.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
-        (err: unknown) => res.writeHead(500).end(String(err)),
-      );
-    },
-  });
-  if (!sources.http) refuseTraces(server);
-  const grpcServer = sources.http ? createGrpcReceiver(config.receiver, target, (o) => metrics.observeRequest('grpc', o)) : undefined;
-  const ticker = setInterval(() => pipeline.tick(), TICK_MS);
-
-  await new Promise<void>((resolveListen, rejectListen) => {
-    server.once('error', rejectListen);
-    server.listen(config.receiver.otlpHttp.port, config.receiver.otlpHttp.host, () => resolveListen());
-  });
-  const address = server.address() as AddressInfo;
-  const shown = formatHostPort({ host: address.address, port: address.port });
-  const scheme = config.receiver.tls === undefined ? 'http' : 'https';
-  if (grpcServer !== undefined) {
-    const grpcPort = await bindGrpcReceiver(grpcServer, config.receiver.otlpGrpc);
-    const grpcShown = formatHostPort({ host: config.receiver.otlpGrpc.host, port: grpcPort });
-    process.stdout.write(`trajwatch: listening on ${scheme}://${shown}/v1/traces and /v1/logs (OTLP/HTTP); data in ${dataDir}\n`);
-    process.stdout.write(`trajwatch: otlp-grpc listening on ${grpcShown} (OTLP/gRPC traces and logs)\n`);
-  } else {
-    process.stdout.write(`trajwatch: listening on ${scheme}://${shown}/ (/metrics, /healthz; OTLP receivers off); data in ${dataDir}\n`);
-  }
-  if (sources.kafka) {
-    const source = await KafkaSource.start(config.source.kafka!, pipeline).catch(async (err: unknown) => {
-      // Without its source the process must not linger half-started.
-      clearInterval(ticker);
-      server.close();
-      if (grpcServer !== undefined) await closeGrpcReceiver(grpcServer);
-      await running.close();
-      await ingest?.close();
-      throw err;
-    });
-    registerKafkaSourceMetrics(registry, () => source.stats());
-    kafkaSource = source;
-    const { topic, groupId, brokers } = source.config;
-    process.stdout.write(`trajwatch: consuming OTLP from Kafka topic ${topic} as group ${groupId} (${brokers.join(',')})\n`);
-  }
+  await running.start();
+  logger.info({ dataDir: config.dataDir, components: running.components.map((c) => c.name) }, `serving; data in ${config.dataDir}`);
 
   return new Promise<number>((resolveExit) => {
     let stopping = false;
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      process.stdout.write(
-        kafkaSource === undefined
-          ? `trajwatch: ${signal}: stopping; open trajectories close as incomplete (shutdown)\n`
-          : `trajwatch: ${signal}: stopping; Kafka offsets committed below open trajectories (replayed by the next owner), others close as incomplete (shutdown)\n`,
+      logger.info(
+        { signal },
+        kafkaSource
+          ? `${signal}: stopping; Kafka offsets committed below open trajectories (replayed by the next owner), others close as incomplete (shutdown)`
+          : `${signal}: stopping; open trajectories close as incomplete (shutdown)`,
       );
-      const deadline = setTimeout(() => {
-        process.stderr.write(`trajwatch: shutdown did not finish within ${SHUTDOWN_TIMEOUT_MS} ms\n`);
-        // Bounded means bounded: an open request or a hanging call must not keep the process.
-        process.exit(1);
-      }, SHUTDOWN_TIMEOUT_MS);
-      deadline.unref();
-      clearInterval(ticker);
-      server.close();
-      server.closeIdleConnections();
-      Promise.all([kafkaSource?.stop(), grpcServer === undefined ? undefined : closeGrpcReceiver(grpcServer)])
-        .then(() => pipeline.drain('shutdown'))
-        // Every trajectory is closed and its output durable: the log is released to its end.
-        .then(() => pipeline.settled())
-        .then(() => ingest?.close())
-        .then(() => running.close())
-        .then(
-          () => {
-            clearTimeout(deadline);
-            process.stdout.write('trajwatch: stopped\n');
-            resolveExit(0);
-          },
-          (err: unknown) => {
-            clearTimeout(deadline);
-            process.stderr.write(`trajwatch: shutdown failed: ${(err as Error).message}\n`);
-            resolveExit(1);
-          },
-        );
+      void running.stop(SHUTDOWN_TIMEOUT_MS).then((stopped) => {
+        if (stopped.outcome === 'timeout') {
+          logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, `shutdown did not finish within ${SHUTDOWN_TIMEOUT_MS} ms`);
+          process.exit(1);
+        }
+        if (stopped.outcome === 'failed') {
+          logger.error({ err: stopped.error }, `shutdown failed: ${stopped.error.message}`);
+          return resolveExit(1);
+        }
+        logger.info('stopped');
+        resolveExit(0);
+      });
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
     process.once('SIGINT', () => stop('SIGINT'));
@@ -216,16 +113,4 @@ function chooseSources(flag: string | undefined, http: boolean, kafkaConfigured:
     return '--source kafka needs source.kafka in the configuration (at least brokers; or --kafka-brokers)';
   }
   return { http: names.includes('http'), kafka: names.includes('kafka') };
-}
-
-/** With the OTLP receivers off, `/v1/traces` and `/v1/logs` answer 404; `/metrics` and `/healthz` stay as they are. */
-function refuseTraces(server: Server): void {
-  const [inner] = server.listeners('request') as ((req: IncomingMessage, res: ServerResponse) => void)[];
-  server.removeAllListeners('request');
-  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    const path = (req.url ?? '/').split('?', 1)[0];
-    if (path !== '/v1/traces' && path !== '/v1/logs') return inner!(req, res);
-    req.resume();
-    res.writeHead(404, { 'Content-Type': 'text/plain' }).end('OTLP receivers are off (--source kafka); spans come from Kafka\n');
-  });
 }

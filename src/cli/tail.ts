@@ -1,10 +1,11 @@
-import { randomUUID } from 'node:crypto';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Kafka } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
-import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
-import { followLines } from '../storage/follow-lines.ts';
+import { kafkaClientConfig } from '../kafka/client-config.ts';
+import { createLogger } from '../telemetry/logger.ts';
+import { FileFollower } from '../topology/components/file-follower.ts';
+import { TopicFollower } from '../topology/components/topic-follower.ts';
+import { RunningTopology } from '../topology/running.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]
@@ -25,8 +26,6 @@ Options:
   --config FILE      JSON configuration file
   --help             this text
 `;
-
-const POLL_MS = 200;
 
 export async function tailCommand(args: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -54,35 +53,46 @@ export async function tailCommand(args: string[]): Promise<number> {
   if (kind !== 'finding' && kind !== 'manifest' && kind !== 'all') {
     throw new ConfigError([`--kind: expected finding, manifest or all, got "${kind}"`], 'tail');
   }
-  const stop = new AbortController();
-  const onSignal = () => stop.abort();
-  process.once('SIGINT', onSignal);
-  process.once('SIGTERM', onSignal);
-  const timer = timeoutMs === undefined ? undefined : setTimeout(onSignal, timeoutMs);
+  const logger = createLogger({ level: config.log.level, destination: 'stderr' });
   let printed = 0;
+  let more = true;
   const print = (line: string): boolean => {
-    if (kind !== 'all' && (isManifestLine(line) ? 'manifest' : 'finding') !== kind) return !stop.signal.aborted;
+    if (!more) return false;
+    if (kind !== 'all' && (isManifestLine(line) ? 'manifest' : 'finding') !== kind) return true;
     process.stdout.write(`${line}\n`);
     printed++;
-    if (printed >= max) stop.abort();
-    return !stop.signal.aborted;
+    if (printed >= max) more = false;
+    return more;
   };
-  try {
-    if (values.kafka === true) {
-      if (config.kafka === undefined) {
-        throw new ConfigError(['kafka: --kafka needs "kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
-      }
-      const topic = values.alarms === true ? config.kafka.topics.alarms : config.kafka.topics.findings;
-      await tailTopic(kafkaClientConfig(config.kafka, process.env, 'kafka.'), topic, values['from-start'] === true, print, stop.signal);
-    } else {
-      const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
-      await tailFile(file, values['from-start'] === true, print, stop.signal);
+  let follower: FileFollower | TopicFollower;
+  if (values.kafka === true) {
+    if (config.kafka === undefined) {
+      throw new ConfigError(['kafka: --kafka needs "kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
     }
+    const topic = values.alarms === true ? config.kafka.topics.alarms : config.kafka.topics.findings;
+    follower = new TopicFollower(kafkaClientConfig(config.kafka, process.env, 'kafka.'), topic, values['from-start'] === true, print);
+  } else {
+    const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
+    follower = new FileFollower(file, values['from-start'] === true, print);
+  }
+  const running = new RunningTopology([[follower]], logger);
+  // Ends at a signal, at --timeout-ms, or once --max records are printed.
+  let end!: () => void;
+  const ended = new Promise<void>((resolveEnd) => (end = resolveEnd));
+  process.once('SIGINT', end);
+  process.once('SIGTERM', end);
+  const timer = timeoutMs === undefined ? undefined : setTimeout(end, timeoutMs);
+  void follower.done.then(end);
+  try {
+    await running.start();
+    await ended;
   } finally {
     clearTimeout(timer);
-    process.off('SIGINT', onSignal);
-    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', end);
+    process.off('SIGTERM', end);
   }
+  const stopped = await running.stop();
+  if (stopped.outcome === 'failed') throw stopped.error;
   return 0;
 }
 
@@ -100,33 +110,4 @@ function positiveInt(value: string, flag: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n <= 0) throw new ConfigError([`${flag}: expected a positive integer, got "${value}"`], 'tail');
   return n;
-}
-
-/** Follows the local log across its rotations (`followLines`), printing whole lines only. */
-async function tailFile(path: string, fromStart: boolean, print: (line: string) => boolean, signal: AbortSignal): Promise<void> {
-  for await (const line of followLines(path, { fromStart, pollMs: POLL_MS, signal })) if (!print(line)) return;
-}
-
-/** Reads a topic with a throwaway consumer group that commits nothing. */
-async function tailTopic(
-  client: ConstructorParameters<typeof Kafka>[0],
-  topic: string,
-  fromStart: boolean,
-  print: (line: string) => boolean,
-  signal: AbortSignal,
-): Promise<void> {
-  const consumer = new Kafka(client).consumer({ groupId: `trajwatch-tail-${randomUUID()}` });
-  await consumer.connect();
-  try {
-    await consumer.subscribe({ topic, fromBeginning: fromStart });
-    await consumer.run({
-      autoCommit: false,
-      eachMessage: async ({ message }) => {
-        if (!signal.aborted && message.value !== null) print(message.value.toString('utf8'));
-      },
-    });
-    await new Promise<void>((r) => (signal.aborted ? r() : signal.addEventListener('abort', () => r(), { once: true })));
-  } finally {
-    await consumer.disconnect();
-  }
 }

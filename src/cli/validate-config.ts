@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { readConfigFile, validateConfig } from '../config/load.ts';
+import { readConfigFile } from '../config/load.ts';
+import { validateConfig } from '../config-schema.ts';
 
 export const VALIDATE_CONFIG_HELP = `Usage: trajwatch validate-config FILE
 

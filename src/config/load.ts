@@ -1,13 +1,12 @@
 import { readFile } from 'node:fs/promises';
 import { ConfigError } from '../errors.ts';
-import { parseSection } from './parse-section.ts';
-import { type Config, ConfigSchema } from './schema.ts';
 
 /** Overrides from the environment, applied over the file and under command-line flags. */
 export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
   TRAJWATCH_DATA_DIR: ['dataDir'],
   TRAJWATCH_OTLP_HTTP: ['receiver', 'otlpHttp'],
   TRAJWATCH_OTLP_GRPC: ['receiver', 'otlpGrpc'],
+  TRAJWATCH_LOG_LEVEL: ['log', 'level'],
 };
 
 /** Overrides whose value is a comma-separated list. */
@@ -60,9 +59,4 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): 
     const value = env[name];
     if (value !== undefined && value !== '') setPath(raw, path, value.split(',').map((v) => v.trim()));
   }
-}
-
-/** Validates everything at once; throws a ConfigError listing every problem with key and value. */
-export function validateConfig(raw: RawConfig): Config {
-  return parseSection(ConfigSchema, raw.value, raw.source);
 }

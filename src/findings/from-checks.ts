@@ -1,30 +1,16 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
-import type { CheckResults, L0Hit, L0Pattern, RepetitionGroup } from '../checks/check-result.ts';
+import type { CheckResults, L0Hit, RepetitionGroup } from '../checks/check-result.ts';
+import { l0Check } from '../checks/registry.ts';
 import type { Step } from '../normalize/step.ts';
 import { describeStep } from '../checks/hit-text.ts';
 import { TrajwatchError } from '../errors.ts';
-import { compareCodeUnits } from '../normalize/sort-small.ts';
-import { spanRef, spanUri, type EvidenceRef } from './evidence-ref.ts';
+import { compareCodeUnits } from '../core/sort-small.ts';
+import { spanRef, spanUri, type EvidenceRef } from '../core/evidence-ref.ts';
 import { makePreparedFinding, prepareProvenance, type FindingDraft, type PreparedProvenance } from './make-finding.ts';
 import type { Provenance } from './provenance/provenance.ts';
-import type { Covariates, Finding, Severity } from './schema.ts';
+import type { Covariates, Finding } from './schema.ts';
 import { rootStep } from './step-order.ts';
-import { isoFromUnixNano } from './time.ts';
-
-/**
- * Severity of a fired L0 candidate, by what the pattern would mean if confirmed:
- * a failed step is often recovered (low); malformed structure or a gate after the fact
- * is a defect worth a look (medium); a failure carried on as success, or an irreversible
- * action with no gate, is what a reviewer should see first (high). Repetition is `info`:
- * it is an observation, never a claim of waste.
- */
-export const L0_SEVERITY: Readonly<Record<L0Pattern, Severity>> = {
-  'error-output': 'low',
-  'fault-passthrough': 'high',
-  'malformed-structure': 'medium',
-  'unguarded-send': 'high',
-  'out-of-order-gate': 'medium',
-};
+import { isoFromUnixNano } from '../core/time.ts';
 
 /** Method versions stamped on findings; bump when a check's semantics change. */
 export interface CheckMethodVersions {
@@ -114,19 +100,13 @@ function uniqueRefs(points: readonly { traceId: string; spanId: string }[]): Evi
 }
 
 /**
- * What each pattern claims about its anchor, from the anchor step alone. This sentence is the
- * finding's claim and so its identity; the hit's `detail` (carriers, counts, the later steps it
- * names) is evidence that may grow from revision to revision and rides in `code_eval_hits`.
+ * One L0 hit's finding. The claim (its registered `claim` of the anchor step alone) is the
+ * finding's identity; the hit's `detail` (carriers, counts, the later steps it names) is
+ * evidence that may grow from revision to revision and rides in `code_eval_hits`. Repetition
+ * is `info`: an observation, never a claim of waste; an L0 hit has its check's severity.
  */
-const L0_CLAIM: Readonly<Record<L0Pattern, (anchor: string) => string>> = {
-  'error-output': (a) => `${a} failed`,
-  'fault-passthrough': (a) => `the failure of ${a} was carried on as if it had succeeded`,
-  'malformed-structure': (a) => `${a} has malformed structure`,
-  'unguarded-send': (a) => `${a} ran with no successful gate before it`,
-  'out-of-order-gate': (a) => `${a} ran after the action it guards`,
-};
-
 function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
+  const check = l0Check(hit.pattern);
   const anchorPoint = hit.evidence.find((e) => e.spanId === hit.anchor);
   const anchor =
     anchorPoint === undefined ? ctx.t.steps.find((s) => s.id === hit.anchor) : ctx.step(anchorPoint.traceId, anchorPoint.spanId);
@@ -137,9 +117,9 @@ function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
     analyst_id: 'l0',
     area: hit.pattern,
     subject: ctx.subject(anchor),
-    claim: `Candidate ${hit.pattern} (not a verdict): ${L0_CLAIM[hit.pattern](anchor === undefined ? `span ${hit.anchor}` : describeStep(anchor))}`,
+    claim: `Candidate ${hit.pattern} (not a verdict): ${check.claim(anchor === undefined ? `span ${hit.anchor}` : describeStep(anchor))}`,
     id_basis: [anchorUri],
-    severity: L0_SEVERITY[hit.pattern],
+    severity: check.severity,
     layer: 'event',
     method: { kind: 'computed', name: `l0.${hit.pattern}`, version },
     verdict: 'fired',

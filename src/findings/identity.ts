@@ -1,6 +1,7 @@
 import { bundleIdentity, type Bundle } from './provenance/treatment.ts';
 import { fixedConditions, type Snapshot } from './provenance/conditions.ts';
-import { canonicalJson, sha256Hex } from '../normalize/canonical-json.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
+import { sha256Hex } from '../core/digest.ts';
 
 /** The fields a finding's identity rests on. Everything else on a finding is evidence or covariate. */
 export interface FindingIdentityFields {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { L0_PATTERNS } from '../checks/check-result.ts';
 import { WINDOW_KINDS, WINDOW_TRIGGERS } from '../windows/window.ts';
-import { ISO_NANO_PATTERN } from './time.ts';
+import { ISO_NANO_PATTERN } from '../core/time.ts';
 
 export const MANIFEST_SCHEMA_VERSION = '1.0.0';
 /** The `record_kind` that tells a manifest from a finding on the findings log and topic. */

@@ -1,6 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
-import { L0_PATTERNS, type CheckResults, type L0Pattern } from '../checks/check-result.ts';
-import { sha256Hex } from '../normalize/canonical-json.ts';
+import type { CheckResults } from '../checks/check-result.ts';
+import { L0_CHECKS } from '../checks/registry.ts';
+import { sha256Hex } from '../core/digest.ts';
 import {
   MANIFEST_MAX_FINDING_IDS,
   MANIFEST_MAX_UNJUDGED_WINDOWS,
@@ -12,7 +13,7 @@ import {
 } from './manifest-schema.ts';
 import type { DerivedProvenance } from './provenance/derive.ts';
 import type { Finding } from './schema.ts';
-import { isoFromUnixNano } from './time.ts';
+import { isoFromUnixNano } from '../core/time.ts';
 
 /** Everything the manifest of one closed trajectory revision is built from. */
 export interface ManifestInput {
@@ -26,19 +27,6 @@ export interface ManifestInput {
   /** Every window's fate, in the order the policy asked for them. */
   windows: readonly WindowFate[];
 }
-
-/**
- * Why an L0 pattern that did not fire on an incomplete capture claims nothing. Two kinds: the
- * absence-claiming patterns do not run at all; the others searched the captured steps only,
- * and the spans not captured may hold what they look for.
- */
-const SILENT_ON_INCOMPLETE: Readonly<Record<L0Pattern, string>> = {
-  'error-output': 'no failed step among the captured steps; spans not captured may hold one',
-  'fault-passthrough': 'no error text reappeared among the captured steps; the unretried-failure form runs on complete captures only',
-  'malformed-structure': 'no malformed step among the captured steps; spans not captured may hold one',
-  'unguarded-send': 'not run: "no gate before the send" is a claim of absence, made from complete captures only',
-  'out-of-order-gate': 'not run: "no gate before the action" is a claim of absence, made from complete captures only',
-};
 
 /**
  * The analysis manifest of one closed trajectory revision: each check's status, each window's
@@ -93,20 +81,17 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
     if (ids === undefined) idsByCheck.set(check, [f.finding_id]);
     else ids.push(f.finding_id);
   }
-  let argsNotCaptured = 0;
-  for (const s of t.steps) if (s.kind === 'tool' && s.args === undefined) argsNotCaptured++;
-  const out: CheckStatus[] = L0_PATTERNS.map((pattern) => {
+  // Why a check that did not fire claims nothing: an incomplete capture (the absence-claiming
+  // checks did not run; the others searched the captured steps only, and the spans not
+  // captured may hold what they look for), a capture gap (`silenced`), or input not captured.
+  const out: CheckStatus[] = L0_CHECKS.map(({ pattern, silentOnIncomplete, unreadInput }) => {
     const ids = idsByCheck.get(pattern);
     if (ids !== undefined) return { check: pattern, status: 'fired', ...named(ids) };
     if (!t.complete) {
-      return { check: pattern, status: 'unavailable', ...none(), reason: 'incomplete-capture', detail: SILENT_ON_INCOMPLETE[pattern] };
+      return { check: pattern, status: 'unavailable', ...none(), reason: 'incomplete-capture', detail: silentOnIncomplete };
     }
-    const silence = checks.silenced.find((s) => s.pattern === pattern);
+    const silence = checks.silenced.find((s) => s.pattern === pattern) ?? unreadInput?.(t);
     if (silence !== undefined) return { check: pattern, status: 'unavailable', ...none(), reason: silence.reason, detail: silence.detail };
-    if (pattern === 'malformed-structure' && argsNotCaptured > 0) {
-      const detail = `${argsNotCaptured} tool step(s) without captured arguments could not be checked`;
-      return { check: pattern, status: 'unavailable', ...none(), reason: 'tool-args-not-captured', detail };
-    }
     return { check: pattern, status: 'none-observed', ...none() };
   });
   const r = checks.repetition;

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { L0_PATTERNS } from '../checks/check-result.ts';
-import { EvidenceRefSchema } from './evidence-ref.ts';
+import { EvidenceRefSchema } from '../core/evidence-ref.ts';
 import { BundleSchema } from './provenance/treatment.ts';
 import { SnapshotSchema } from './provenance/conditions.ts';
-import { ISO_NANO_PATTERN } from './time.ts';
+import { ISO_NANO_PATTERN } from '../core/time.ts';
 
 export const FINDING_SCHEMA_VERSION = '1.1.0';
 export const SEVERITIES = ['info', 'low', 'medium', 'high'] as const;

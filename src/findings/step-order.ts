@@ -1,4 +1,4 @@
-import { compareSteps } from '../assemble/assembler.ts';
+import { compareSteps } from '../assemble/step-order.ts';
 import type { Step } from '../normalize/step.ts';
 
 /**

@@ -4,9 +4,10 @@
  * header. The token comes only from an environment variable or a file, never from the
  * configuration itself, and is never logged.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { sha256Bytes } from '../core/digest.ts';
 import { ConfigError } from '../errors.ts';
 
 export const ReceiverAuthSchema = z
@@ -53,9 +54,9 @@ export function createAuthCheck(
   env: Readonly<Record<string, string | undefined>> = process.env,
 ): AuthCheck {
   if (auth === undefined) return OPEN;
-  const expected = digest(readToken(auth, env));
+  const expected = sha256Bytes(readToken(auth, env));
   const matches = (candidate: string | undefined) =>
-    candidate !== undefined && candidate !== '' && timingSafeEqual(digest(candidate), expected);
+    candidate !== undefined && candidate !== '' && timingSafeEqual(sha256Bytes(candidate), expected);
   return (header) => {
     const authorization = header('authorization');
     const bearer = authorization === undefined ? undefined : /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
@@ -81,8 +82,4 @@ function readToken(auth: ReceiverAuth, env: Readonly<Record<string, string | und
   const value = text.trim();
   if (value === '') throw new ConfigError([`receiver.auth.tokenFile: ${auth.tokenFile} is empty`], 'receiver.auth');
   return value;
-}
-
-function digest(text: string): Buffer {
-  return createHash('sha256').update(text).digest();
 }

@@ -1,11 +1,10 @@
-import type { SourcePosition } from '../assemble/assembler.ts';
 import { DecodeError, StorageError } from '../errors.ts';
-import type { IngestTarget, LogsAccepted, RawRequest } from './http-receiver.ts';
 import type { DecodedLogsRequest } from './log-record.ts';
 import { decodeOtlpLogsJson } from './otlp-json-logs-decode.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
+import type { LogsAccepted, PipelineInput, PositionedInput, RawRequest } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 import type { SpanWal, WalRecord, WalSignal } from './span-wal.ts';
 
@@ -15,14 +14,8 @@ export const WAL_PARTITION = -1;
 /** How often finished requests are released from the log. */
 const RELEASE_INTERVAL_MS = 500;
 
-/** What DurableIngest needs of the pipeline (`Pipeline`). */
-export interface PositionedTarget {
-  admission(): string | undefined;
-  accept(request: DecodedRequest, position?: SourcePosition): void;
-  acceptLogs(request: DecodedLogsRequest, position?: SourcePosition): LogsAccepted;
-  /** Per partition, the offset below which every request is finished. */
-  committable(): Map<number, number>;
-}
+/** What DurableIngest feeds: an input that tracks positions and takes logs (`Pipeline`). */
+type LoggedInput = PositionedInput & Required<Pick<PipelineInput, 'acceptLogs'>>;
 
 /**
  * The OTLP receivers' target when the write-ahead log is on: a request is appended to the log,
@@ -37,12 +30,12 @@ export interface PositionedTarget {
  * await ingest.replay(records); // before listening
  * createHttpReceiver(config.receiver, ingest);
  */
-export class DurableIngest implements IngestTarget {
+export class DurableIngest implements PipelineInput {
   readonly wal: SpanWal;
-  readonly #pipeline: PositionedTarget;
+  readonly #pipeline: LoggedInput;
   readonly #timer: NodeJS.Timeout;
 
-  constructor(pipeline: PositionedTarget, wal: SpanWal, releaseIntervalMs = RELEASE_INTERVAL_MS) {
+  constructor(pipeline: LoggedInput, wal: SpanWal, releaseIntervalMs = RELEASE_INTERVAL_MS) {
     this.#pipeline = pipeline;
     this.wal = wal;
     this.#timer = setInterval(() => void this.release(), releaseIntervalMs);

@@ -4,15 +4,17 @@
  * @grpc/grpc-js, feeding the same decoders and pipeline as the HTTP receiver.
  */
 import * as grpc from '@grpc/grpc-js';
-import type { AdmissionRefusal } from '../assemble/assembler.ts';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
+import type { Logger } from '../telemetry/logger.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
+import { exportStatus, type ExportOutcome } from './export-status.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
-import { durabilityRefusal, type IngestTarget, type LogsAccepted, logsPartialSuccess } from './http-receiver.ts';
+import { durabilityRefusal, logsPartialSuccess } from './http-receiver.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
+import type { AdmissionRefusal, LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** The full method path OTLP exporters call. */
@@ -53,13 +55,6 @@ export interface GrpcRequestObserver {
 }
 
 /**
- * The assembler's memory bounds: refusing for them is RESOURCE_EXHAUSTED. Every other
- * refusal (a sink or log that is behind or failing) is UNAVAILABLE, the spec's backpressure
- * code. Both carry RetryInfo, and OTLP clients retry both.
- */
-const MEMORY_BOUNDS: ReadonlySet<string> = new Set<AdmissionRefusal>(['max-open-trajectories', 'max-buffered-bytes']);
-
-/**
  * Raw-bytes method definition: grpc-js hands the handler the undecoded request, so trajwatch's
  * own protobuf decoder runs (once), never a generated message class.
  */
@@ -89,8 +84,9 @@ function rawExportService(path: string): grpc.ServiceDefinition {
  */
 export function createGrpcReceiver(
   config: GrpcReceiverConfig,
-  target: IngestTarget,
+  target: PipelineInput,
   observe: GrpcRequestObserver = () => {},
+  options: { logger?: Logger } = {},
 ): grpc.Server {
   const note = (code: grpc.status, spans: number, rejectedSpans: number, reason?: string) =>
     observe({ status: grpc.status[code], contentType: GRPC_CONTENT_TYPE, spans, rejectedSpans, reason });
@@ -128,8 +124,8 @@ export function createGrpcReceiver(
   const allowed = createAuthCheck(config.auth);
   const exportTraces = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
     if (!allowed((name) => metadataValue(call.metadata, name))) {
-      note(grpc.status.UNAUTHENTICATED, 0, 0, 'unauthenticated');
-      callback({ code: grpc.status.UNAUTHENTICATED, details: 'Export requires a token (authorization: Bearer <token>)' });
+      note(codeOf({ kind: 'unauthenticated' }), 0, 0, 'unauthenticated');
+      callback({ code: codeOf({ kind: 'unauthenticated' }), details: 'Export requires a token (authorization: Bearer <token>)' });
       return;
     }
     const refuse = (busy: string) => {
@@ -141,8 +137,8 @@ export function createGrpcReceiver(
     if (busy !== undefined) return refuse(busy);
     const decoded = decodeOtlpProto(call.request);
     if (decoded instanceof DecodeError) {
-      note(grpc.status.INVALID_ARGUMENT, 0, 0, 'undecodable');
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: `undecodable OTLP protobuf request: ${decoded.message}` });
+      note(codeOf({ kind: 'undecodable' }), 0, 0, 'undecodable');
+      callback({ code: codeOf({ kind: 'undecodable' }), details: `undecodable OTLP protobuf request: ${decoded.message}` });
       return;
     }
     const answer = () => {
@@ -172,8 +168,8 @@ export function createGrpcReceiver(
         ...(reason === undefined ? {} : { reason }),
       });
     if (!allowed((name) => metadataValue(call.metadata, name))) {
-      noteLogs(grpc.status.UNAUTHENTICATED, 0, 0, 'unauthenticated');
-      callback({ code: grpc.status.UNAUTHENTICATED, details: 'Export requires a token (authorization: Bearer <token>)' });
+      noteLogs(codeOf({ kind: 'unauthenticated' }), 0, 0, 'unauthenticated');
+      callback({ code: codeOf({ kind: 'unauthenticated' }), details: 'Export requires a token (authorization: Bearer <token>)' });
       return;
     }
     const refuse = (busy: string) => {
@@ -185,8 +181,8 @@ export function createGrpcReceiver(
     if (busy !== undefined) return refuse(busy);
     const decoded = decodeOtlpLogsProto(call.request);
     if (decoded instanceof DecodeError) {
-      noteLogs(grpc.status.INVALID_ARGUMENT, 0, 0, 'undecodable');
-      callback({ code: grpc.status.INVALID_ARGUMENT, details: `undecodable OTLP protobuf logs request: ${decoded.message}` });
+      noteLogs(codeOf({ kind: 'undecodable' }), 0, 0, 'undecodable');
+      callback({ code: codeOf({ kind: 'undecodable' }), details: `undecodable OTLP protobuf logs request: ${decoded.message}` });
       return;
     }
     const answer = (accepted: LogsAccepted) => {
@@ -205,9 +201,10 @@ export function createGrpcReceiver(
         handler(call, callback);
       } catch (err) {
         // Only a bug reaches here; answer INTERNAL rather than leave the client hanging.
-        process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
-        note(grpc.status.INTERNAL, 0, 0, 'internal-error');
-        callback({ code: grpc.status.INTERNAL, details: 'internal error' });
+        if (options.logger !== undefined) options.logger.error({ err }, 'gRPC receiver failed on a request');
+        else process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+        note(codeOf({ kind: 'internal' }), 0, 0, 'internal-error');
+        callback({ code: codeOf({ kind: 'internal' }), details: 'internal error' });
       }
     };
   server.addService(rawExportService(TRACE_EXPORT_PATH), { Export: guarded(exportTraces) });
@@ -216,9 +213,12 @@ export function createGrpcReceiver(
   return server;
 }
 
+/** The gRPC status of `outcome`, from the map both receivers answer by (`export-status.ts`). */
+const codeOf = (outcome: ExportOutcome): grpc.status => exportStatus(outcome).grpcCode as grpc.status;
+
 /** The answer to a refused call: RESOURCE_EXHAUSTED for the memory bounds, else UNAVAILABLE, with RetryInfo. */
 function throttled(busy: string, retryAfterSeconds: number): { code: grpc.status; details: string; metadata: grpc.Metadata } {
-  const code = MEMORY_BOUNDS.has(busy) ? grpc.status.RESOURCE_EXHAUSTED : grpc.status.UNAVAILABLE;
+  const code = codeOf({ kind: 'refused', reason: busy });
   const details = `trajwatch is at its limit (${busy}); retry later`;
   const metadata = new grpc.Metadata();
   metadata.set(STATUS_DETAILS_KEY, statusWithRetryInfo(code, details, retryAfterSeconds));

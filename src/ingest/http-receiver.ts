@@ -4,6 +4,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import { ConfigError, DecodeError, LimitError, TrajwatchError } from '../errors.ts';
 import { createAuthCheck } from './auth.ts';
 import { gunzipCapped, readBody } from './body.ts';
+import { exportStatus, type ExportOutcome } from './export-status.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpLogsJson } from './otlp-json-logs-decode.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
@@ -18,39 +19,11 @@ import {
   type ResponseFormat,
   type Signal,
 } from './otlp-response.ts';
+import type { Logger } from '../telemetry/logger.ts';
 import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
 import type { DecodedLogsRequest } from './log-record.ts';
+import type { LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
-
-/** A request body as received (after gzip), for a target that logs it before acknowledging. */
-export interface RawRequest {
-  format: 'protobuf' | 'json';
-  bytes: Buffer;
-}
-
-/** What the pipeline could not use of a logs request, for its partial success. */
-export interface LogsAccepted {
-  /** GenAI content events without a trace and span id: nothing to join them to. */
-  unattachable: number;
-}
-
-/** Where decoded requests go: the pipeline, or the write-ahead log in front of it. */
-export interface IngestTarget {
-  /** A reason to refuse new work now (answered 503 + Retry-After), or undefined. */
-  admission(): string | undefined;
-  /** Takes a decoded request; every span in it is kept or counted as rejected. */
-  accept(request: DecodedRequest): void;
-  /**
-   * When present, used instead of `accept`: the request is acknowledged only once this
-   * resolves (durable). A rejection is answered 503 / UNAVAILABLE + Retry-After; a
-   * {@link TrajwatchError} whose `context.reason` is a string names the refusal.
-   */
-  acceptDurably?(request: DecodedRequest, raw: RawRequest): Promise<void>;
-  /** Takes a decoded OTLP logs request; a target without it answers `/v1/logs` 404 (gRPC UNIMPLEMENTED). */
-  acceptLogs?(request: DecodedLogsRequest): LogsAccepted;
-  /** Like `acceptDurably`, for logs requests: used instead of `acceptLogs` when present. */
-  acceptLogsDurably?(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted>;
-}
 
 /** The refusal reason of a rejected `acceptDurably`. */
 export function durabilityRefusal(err: unknown): string {
@@ -79,6 +52,16 @@ export interface RequestObserver {
 /** Extra routes served beside `/v1/traces` and `/v1/logs` (health, metrics). */
 export type ExtraRoutes = Record<string, (req: IncomingMessage, res: ServerResponse) => void>;
 
+export interface HttpReceiverOptions {
+  /**
+   * Serve `/v1/traces` and `/v1/logs` (default). With `false` both answer 404 before any other
+   * check (spans come from another source) and only the extra routes are served.
+   */
+  otlp?: boolean;
+  /** Where a request that failed on a bug is logged (default: a process warning). */
+  logger?: Logger;
+}
+
 const TRACES_PATH = '/v1/traces';
 const LOGS_PATH = '/v1/logs';
 /** Liveness stays reachable without the token, so orchestrators need no secret. */
@@ -94,13 +77,20 @@ const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz']);
  */
 export function createHttpReceiver(
   config: ReceiverConfig,
-  target: IngestTarget,
+  target: PipelineInput,
   observe: RequestObserver = () => {},
   routes: ExtraRoutes = {},
+  options: HttpReceiverOptions = {},
 ): Server {
   const allowed = createAuthCheck(config.auth);
+  const otlp = options.otlp ?? true;
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
+    if (!otlp && (path === TRACES_PATH || path === LOGS_PATH)) {
+      req.resume();
+      res.writeHead(404, { 'Content-Type': 'text/plain' }).end('OTLP receivers are off (--source kafka); spans come from Kafka\n');
+      return;
+    }
     const signal: Signal | undefined =
       path === TRACES_PATH ? 'traces' : path === LOGS_PATH && target.acceptLogs !== undefined ? 'logs' : undefined;
     const counts = (status: number, reason?: string) =>
@@ -111,13 +101,16 @@ export function createHttpReceiver(
       req.resume();
       if (signal !== undefined) observe({ ...counts(401, 'unauthenticated'), contentType: 'other' });
       res.setHeader('WWW-Authenticate', 'Bearer realm="trajwatch"');
-      return reply(res, 401, 'json', RPC_CODE.UNAUTHENTICATED, `${path} requires a token (Authorization: Bearer <token>)`);
+      return answer(res, { kind: 'unauthenticated' }, 'json', `${path} requires a token (Authorization: Bearer <token>)`);
     }
     if (signal === undefined) {
       const route = routes[path];
       if (route !== undefined) return route(req, res);
       const where = target.acceptLogs === undefined ? `POST ${TRACES_PATH}` : `POST ${TRACES_PATH} and ${LOGS_PATH}`;
-      return reply(res, 404, 'json', RPC_CODE.NOT_FOUND, `no route for ${path}; OTLP goes to ${where}`);
+      const message = `no route for ${path}; OTLP goes to ${where}`;
+      // An OTLP signal this target does not take is what gRPC answers UNIMPLEMENTED for.
+      if (path === LOGS_PATH) return answer(res, { kind: 'not-served' }, 'json', message);
+      return reply(res, 404, 'json', RPC_CODE.NOT_FOUND, message);
     }
     if (req.method !== 'POST') {
       res.setHeader('Allow', 'POST');
@@ -146,12 +139,19 @@ export function createHttpReceiver(
       note(415, 'content-encoding');
       return reply(res, 415, format, RPC_CODE.INVALID_ARGUMENT, `unsupported Content-Encoding "${encoding}"; use gzip or none`);
     }
+    const respond = (outcome: ExportOutcome, message: string): void => {
+      const status = exportStatus(outcome);
+      if (status.retry) res.setHeader('Retry-After', String(config.retryAfterSeconds));
+      reply(res, status.httpStatus, format, status.grpcCode, message);
+    };
+    const refuse = (reason: string): void => {
+      note(exportStatus({ kind: 'refused', reason }).httpStatus, reason);
+      respond({ kind: 'refused', reason }, `trajwatch is at its limit (${reason}); retry later`);
+    };
     const busy = target.admission();
     if (busy !== undefined) {
       req.resume();
-      res.setHeader('Retry-After', String(config.retryAfterSeconds));
-      note(503, busy);
-      return reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${busy}); retry later`);
+      return refuse(busy);
     }
 
     let body = await readBody(req, config.maxBodyBytes);
@@ -159,34 +159,23 @@ export function createHttpReceiver(
     if (body instanceof LimitError) {
       note(413, body.limit);
       res.setHeader('Connection', 'close');
-      return reply(res, 413, format, RPC_CODE.INVALID_ARGUMENT, body.message);
+      return respond({ kind: 'too-large' }, body.message);
     }
     if (body instanceof DecodeError) {
       note(400, 'unreadable-body');
-      return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, body.message);
+      return respond({ kind: 'undecodable' }, body.message);
     }
     if (body.length > config.maxDecompressedBytes) {
       note(413, 'maxDecompressedBytes');
-      return reply(
-        res,
-        413,
-        format,
-        RPC_CODE.INVALID_ARGUMENT,
-        `body exceeds maxDecompressedBytes (${config.maxDecompressedBytes} bytes)`,
-      );
+      return respond({ kind: 'too-large' }, `body exceeds maxDecompressedBytes (${config.maxDecompressedBytes} bytes)`);
     }
-    const refuseDurably = (err: unknown) => {
-      const reason = durabilityRefusal(err);
-      res.setHeader('Retry-After', String(config.retryAfterSeconds));
-      note(503, reason);
-      reply(res, 503, format, RPC_CODE.UNAVAILABLE, `trajwatch is at its limit (${reason}); retry later`);
-    };
+    const refuseDurably = (err: unknown) => refuse(durabilityRefusal(err));
 
     if (signal === 'logs') {
       const decoded = format === 'protobuf' ? decodeOtlpLogsProto(body) : decodeOtlpLogsJson(body.toString('utf8'));
       if (decoded instanceof DecodeError) {
         note(400, 'undecodable');
-        return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} logs body: ${decoded.message}`);
+        return respond({ kind: 'undecodable' }, `undecodable OTLP ${format} logs body: ${decoded.message}`);
       }
       let accepted: LogsAccepted;
       if (target.acceptLogsDurably === undefined) accepted = target.acceptLogs!(decoded);
@@ -213,7 +202,7 @@ export function createHttpReceiver(
     const decoded = format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
     if (decoded instanceof DecodeError) {
       note(400, 'undecodable');
-      return reply(res, 400, format, RPC_CODE.INVALID_ARGUMENT, `undecodable OTLP ${format} body: ${decoded.message}`);
+      return respond({ kind: 'undecodable' }, `undecodable OTLP ${format} body: ${decoded.message}`);
     }
     if (target.acceptDurably === undefined) target.accept(decoded);
     else {
@@ -232,8 +221,9 @@ export function createHttpReceiver(
   const listener = (req: IncomingMessage, res: ServerResponse) => {
     handle(req, res).catch((err: unknown) => {
       // Only a bug reaches here; answer 500 rather than leave the client hanging.
-      process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
-      if (!res.headersSent) reply(res, 500, 'json', RPC_CODE.UNAVAILABLE, 'internal error');
+      if (options.logger !== undefined) options.logger.error({ err, path: req.url }, 'receiver failed on a request');
+      else process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+      if (!res.headersSent) answer(res, { kind: 'internal' }, 'json', 'internal error');
       else res.destroy();
     });
   };
@@ -275,6 +265,12 @@ export function logsPartialSuccess(decoded: DecodedLogsRequest, accepted: LogsAc
   for (const r of decoded.rejected) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
   if (accepted.unattachable > 0) byReason.set('GenAI content event without a trace and span id', accepted.unattachable);
   return { rejected, errorMessage: [...byReason].map(([reason, n]) => `${n} log record(s): ${reason}`).join('; ') };
+}
+
+/** An answer from the shared map (`export-status.ts`) outside a request's own handler. */
+function answer(res: ServerResponse, outcome: ExportOutcome, format: ResponseFormat, message: string): void {
+  const status = exportStatus(outcome);
+  reply(res, status.httpStatus, format, status.grpcCode, message);
 }
 
 function reply(res: ServerResponse, status: number, format: ResponseFormat, code: number, message: string): void {

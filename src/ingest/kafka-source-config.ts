@@ -1,51 +1,33 @@
 import { z } from 'zod';
-import { parseHostPort } from '../config/host-port.ts';
-import { KafkaSinkConfigSchema } from '../sinks/kafka/config.ts';
-
-const Broker = z.string().refine((v) => parseHostPort(v) !== undefined, {
-  message: 'expected HOST:PORT with a port from 0 to 65535',
-});
-
-const TopicName = z
-  .string()
-  .regex(/^[a-zA-Z0-9._-]{1,249}$/, 'a Kafka topic name: 1 to 249 of [a-zA-Z0-9._-]');
+import { KafkaConnectionSchema, KafkaTopicNameSchema as TopicName } from '../kafka/config.ts';
 
 /**
  * The Kafka source: OTLP records written by the OTel Collector's Kafka exporter, read as one
  * consumer group (docs/scaling-out.md). Strict, every default embedded.
  */
-export const KafkaSourceConfigSchema = z
-  .strictObject({
-    brokers: z.array(Broker).min(1),
-    clientId: z.string().min(1).default('trajwatch'),
-    /** The Collector exporter's `traces.topic`. */
-    topic: TopicName.default('otlp_spans'),
-    /** Every instance of one deployment uses the same group id; Kafka shares the partitions among them. */
-    groupId: z.string().min(1).default('trajwatch'),
-    /** The Collector exporter's `traces.encoding`. */
-    encoding: z.enum(['otlp_proto', 'otlp_json']).default('otlp_proto'),
-    /** Undecodable records go here with the reason in the `trajwatch.dlq.reason` header. */
-    deadLetterTopic: TopicName.default('otlp_spans.dlq'),
-    /** Create the dead-letter topic at start when it is missing (brokers often refuse auto-creation). */
-    createDeadLetterTopic: z.boolean().default(true),
-    /** A new group with no committed offset starts at the oldest record (true) or the newest. */
-    fromBeginning: z.boolean().default(true),
-    /** Offsets are committed at this interval (and on rebalance and stop), never automatically by kafkajs. */
-    commitIntervalMs: z.number().int().min(10).default(1_000),
-    /** While the pipeline refuses input, the consumer is paused and admission asked again at this interval. */
-    admissionRetryMs: z.number().int().min(1).default(100),
-    sessionTimeoutMs: z.number().int().min(1_000).default(30_000),
-    heartbeatIntervalMs: z.number().int().min(100).default(3_000),
-    rebalanceTimeoutMs: z.number().int().min(1_000).default(60_000),
-    /** Bytes fetched per partition per request (kafkajs `maxBytesPerPartition`). */
-    maxBytesPerPartition: z.number().int().min(1024).default(1024 * 1024),
-    sasl: KafkaSinkConfigSchema.shape.sasl,
-    ssl: KafkaSinkConfigSchema.shape.ssl,
-    connectionTimeoutMs: z.number().int().min(1).default(3_000),
-    requestTimeoutMs: z.number().int().min(1).default(30_000),
-    /** kafkajs's own log lines, to stderr at or above this level ('nothing' by default). */
-    kafkajsLogLevel: z.enum(['nothing', 'error', 'warn', 'info', 'debug']).default('nothing'),
-  })
+export const KafkaSourceConfigSchema = KafkaConnectionSchema.extend({
+  /** The Collector exporter's `traces.topic`. */
+  topic: TopicName.default('otlp_spans'),
+  /** Every instance of one deployment uses the same group id; Kafka shares the partitions among them. */
+  groupId: z.string().min(1).default('trajwatch'),
+  /** The Collector exporter's `traces.encoding`. */
+  encoding: z.enum(['otlp_proto', 'otlp_json']).default('otlp_proto'),
+  /** Undecodable records go here with the reason in the `trajwatch.dlq.reason` header. */
+  deadLetterTopic: TopicName.default('otlp_spans.dlq'),
+  /** Create the dead-letter topic at start when it is missing (brokers often refuse auto-creation). */
+  createDeadLetterTopic: z.boolean().default(true),
+  /** A new group with no committed offset starts at the oldest record (true) or the newest. */
+  fromBeginning: z.boolean().default(true),
+  /** Offsets are committed at this interval (and on rebalance and stop), never automatically by kafkajs. */
+  commitIntervalMs: z.number().int().min(10).default(1_000),
+  /** While the pipeline refuses input, the consumer is paused and admission asked again at this interval. */
+  admissionRetryMs: z.number().int().min(1).default(100),
+  sessionTimeoutMs: z.number().int().min(1_000).default(30_000),
+  heartbeatIntervalMs: z.number().int().min(100).default(3_000),
+  rebalanceTimeoutMs: z.number().int().min(1_000).default(60_000),
+  /** Bytes fetched per partition per request (kafkajs `maxBytesPerPartition`). */
+  maxBytesPerPartition: z.number().int().min(1024).default(1024 * 1024),
+})
   .refine((c) => c.heartbeatIntervalMs < c.sessionTimeoutMs, {
     message: 'heartbeatIntervalMs must be below sessionTimeoutMs',
     path: ['heartbeatIntervalMs'],

@@ -1,27 +1,11 @@
 import { Kafka } from 'kafkajs';
 import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
-import type { SourcePosition } from '../assemble/assembler.ts';
 import { UpstreamError } from '../errors.ts';
-import { kafkaClientConfig } from '../sinks/kafka/client-config.ts';
+import { kafkaClientConfig } from '../kafka/client-config.ts';
 import type { KafkaSourceConfig } from './kafka-source-config.ts';
 import { type DeadLetterReason, decodeRecord, isUndecodable } from './kafka-source-record.ts';
+import type { PositionedInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
-
-/**
- * What the Kafka source feeds: the pipeline, which tracks source positions
- * (`Pipeline.committable`) so only finished records are committed.
- */
-export interface PositionedTarget {
-  /** A reason to refuse new work now; the source pauses the consumer until it clears. */
-  admission(): string | undefined;
-  accept(request: DecodedRequest, position: SourcePosition): void;
-  /** Per partition, the offset below which every record is finished (safe to commit). */
-  committable(): Map<number, number>;
-  /** Resolves once the output of every trajectory closed so far is durable. */
-  settled(): Promise<void>;
-  /** Forgets, without emitting, what these partitions fed (they will be replayed). */
-  dropPartitions(partitions: Iterable<number>): { dropped: number; mixed: number };
-}
 
 export type SourceLogLevel = 'info' | 'warn' | 'error';
 export type SourceLog = (level: SourceLogLevel, message: string, context?: Record<string, unknown>) => void;
@@ -82,7 +66,7 @@ const DLQ_HEADER_REASON = 'trajwatch.dlq.reason';
  */
 export class KafkaSource {
   readonly config: KafkaSourceConfig;
-  readonly #target: PositionedTarget;
+  readonly #target: PositionedInput;
   readonly #consumer: Consumer;
   readonly #producer: Producer;
   readonly #log: SourceLog;
@@ -108,7 +92,7 @@ export class KafkaSource {
     mixedPartitionTrajectories: 0,
   };
 
-  private constructor(config: KafkaSourceConfig, target: PositionedTarget, kafka: Kafka, log: SourceLog) {
+  private constructor(config: KafkaSourceConfig, target: PositionedInput, kafka: Kafka, log: SourceLog) {
     this.config = config;
     this.#target = target;
     this.#log = log;
@@ -128,7 +112,7 @@ export class KafkaSource {
    * @throws UpstreamError when the broker cannot be reached or the topic does not exist;
    *   ConfigError for unreadable secrets.
    */
-  static async start(config: KafkaSourceConfig, target: PositionedTarget, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
+  static async start(config: KafkaSourceConfig, target: PositionedInput, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
     const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env, 'source.kafka.'));
     const source = new KafkaSource(config, target, kafka, options.log ?? logToStderr);
     try {

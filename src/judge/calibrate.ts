@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { canonicalDigest } from '../findings/digest.ts';
-import type { EvidenceRef } from '../findings/evidence-ref.ts';
+import { canonicalDigest } from '../core/digest.ts';
+import type { EvidenceRef } from '../core/evidence-ref.ts';
 import { CERTIFICATE_FORMAT, type Certificate } from './certificate.ts';
 import { cohensKappa } from './kappa.ts';
 import type { LedgerRecord, ResultRecord } from './ledger-record.ts';

@@ -5,6 +5,7 @@ import { WindowPolicySchema } from '../windows/policy.ts';
 import { SamplingSchema } from '../windows/sampling.ts';
 import { JudgeClientSchema } from './client.ts';
 import { DecisionPolicySchema } from './decision-policy.ts';
+import { LedgerBoundsSchema } from './ledger-bounds.ts';
 
 /**
  * Windows, sampling, budget, judge endpoint, decision policy and where certificates and the
@@ -24,6 +25,8 @@ export const JudgeConfigSchema = z
     certificatesDir: z.string().min(1).default('judge/certificates'),
     /** Ledger directory (`ledger.jsonl`, `ledger.lock`); relative paths are under `dataDir`. */
     ledgerDir: z.string().min(1).default('judge'),
+    /** The ledger's bounds in bytes (`maxBytes`, `compactAtBytes`); see ledger-bounds.ts. */
+    ledger: LedgerBoundsSchema,
   })
   .superRefine((cfg, ctx) => {
     if (cfg.enabled && cfg.client.model === '') {

@@ -1,4 +1,4 @@
-import { canonicalDigest } from '../findings/digest.ts';
+import { canonicalDigest } from '../core/digest.ts';
 import type { JudgeClientConfig } from './client.ts';
 
 /**

@@ -1,7 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults } from '../checks/check-result.ts';
 import { TrajwatchError } from '../errors.ts';
-import type { EvidenceRef } from '../findings/evidence-ref.ts';
+import type { EvidenceRef } from '../core/evidence-ref.ts';
 import { makeFinding, type FindingDraft } from '../findings/make-finding.ts';
 import type { Provenance } from '../findings/provenance/provenance.ts';
 import type { Finding, Severity } from '../findings/schema.ts';

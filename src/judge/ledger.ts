@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, unlink, type FileHandle } from 'node:fs/promises';
+import { readSync } from 'node:fs';
+import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageError } from '../errors.ts';
-import { canonicalJson } from '../normalize/canonical-json.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
+import { compactionDue, compactionNeeded, LedgerBoundsSchema, RESULT_RESERVE_BYTES, roomForCall, type LedgerBounds } from './ledger-bounds.ts';
+import { compactLedger, removeStaleCompaction, type CompactionStep, type Span } from './ledger-compaction.ts';
+import { acquireLock, releaseLock } from './ledger-lock.ts';
+import { ledgerLines } from './ledger-lines.ts';
 import {
-  LedgerRecordSchema,
+  IntentRecordSchema,
+  ResultRecordSchema,
   type InputDigests,
   type IntentRecord,
   type LedgerKey,
@@ -12,6 +18,9 @@ import {
   type ResultRecord,
   type SkipRecord,
 } from './ledger-record.ts';
+import type { LedgerStats } from './judge-stats.ts';
+
+export { readLedger } from './ledger-lines.ts';
 
 export const LEDGER_FILE = 'ledger.jsonl';
 export const LOCK_FILE = 'ledger.lock';
@@ -24,56 +33,102 @@ export type Lookup =
   /** An earlier process wrote the intent and never the result: possibly paid, never re-paid silently. */
   | { kind: 'unresolved-intent'; intent: IntentRecord }
   /** This process is judging it right now. */
-  | { kind: 'in-flight' };
+  | { kind: 'in-flight' }
+  /** The key's recorded line could not be read back: nothing may be paid again, nothing replayed. */
+  | { kind: 'unreadable'; message: string };
 
+/**
+ * One key of the in-memory index. A record is held in memory only while its line is being
+ * written; then only where its line is. So a key costs its digests (eight 64-hex strings),
+ * its owner, the key string and two spans — about 1.2 KiB of heap, measured by
+ * test/judge/measure-ledger-open.ts — whatever its records' size.
+ */
 interface Entry {
-  intent: IntentRecord;
-  result?: ResultRecord;
+  digests: InputDigests;
+  owner: string;
+  intent: IntentRecord | Span;
+  result?: ResultRecord | Span;
+}
+
+export interface LedgerOptions {
+  /** `judge.ledger`; defaults apply otherwise. */
+  bounds?: LedgerBounds;
+  /** Told of a compaction that failed (the ledger as it was stays in use). Must not throw. */
+  onFault?: (err: unknown) => void;
+  /** Told after each compaction step; for tests that stop there as a crash would. */
+  onCompactionStep?: (step: CompactionStep) => void | Promise<void>;
 }
 
 export function keyString(k: LedgerKey): string {
   return canonicalJson([k.point, k.runId, k.invocationId]);
 }
 
+const isSpan = (held: object): held is Span => 'offset' in held;
+
 /**
  * The durable decision ledger: append-only JSONL, every line fsync'd before its promise
  * resolves, one writer at a time (a lock file naming the owner's pid; a dead owner's lock is
- * taken over). Opening reads and validates every line: a corrupt ledger refuses to open with
+ * taken over). Opening streams and validates every line: a corrupt ledger refuses to open with
  * the line and the problem, and is never reset.
+ *
+ * Bounded (`LedgerBounds`): audit lines are compacted away when the file passes
+ * `compactAtBytes`; what replay needs is never deleted, so when it fills `maxBytes` new calls
+ * are refused room (`reserve`) and the caller defers them.
  */
 export class Ledger {
   readonly path: string;
   readonly owner: string;
-  readonly #lockPath: string;
-  readonly #fh: FileHandle;
-  readonly #entries: Map<string, Entry>;
-  #tail: Promise<void> = Promise.resolve();
-  #failure: Error | undefined;
-  #closed = false;
   /** Whether opening took over a lock left by a dead process. */
   readonly tookOverDeadLock: boolean;
+  readonly #lockPath: string;
+  readonly #bounds: LedgerBounds;
+  readonly #options: LedgerOptions;
+  readonly #entries: Map<string, Entry>;
+  #fh: FileHandle;
+  /** Read side of the same file: replays read their line back by offset. */
+  #rfh: FileHandle;
+  #bytes: number;
+  #liveBytes: number;
+  /** Per key, the reservations of calls admitted and not yet recorded (a revision closed twice before dispatch holds two). */
+  readonly #reserved = new Map<string, number[]>();
+  #reservedBytes = 0;
+  #compactions = 0;
+  #skipsNotRecorded = 0;
+  #tail: Promise<unknown> = Promise.resolve();
+  #failure: Error | undefined;
+  #closed = false;
 
-  private constructor(path: string, lockPath: string, fh: FileHandle, entries: Map<string, Entry>, owner: string, tookOver: boolean) {
+  private constructor(path: string, lockPath: string, fh: FileHandle, rfh: FileHandle, indexed: Indexed, owner: string, tookOver: boolean, options: LedgerOptions) {
     this.path = path;
     this.#lockPath = lockPath;
     this.#fh = fh;
-    this.#entries = entries;
+    this.#rfh = rfh;
+    this.#entries = indexed.entries;
+    this.#bytes = indexed.bytes;
+    this.#liveBytes = indexed.liveBytes;
     this.owner = owner;
     this.tookOverDeadLock = tookOver;
+    this.#options = options;
+    this.#bounds = options.bounds ?? LedgerBoundsSchema.parse({});
   }
 
-  static async open(dir: string): Promise<Ledger> {
+  static async open(dir: string, options: LedgerOptions = {}): Promise<Ledger> {
     await mkdir(dir, { recursive: true });
     const owner = randomUUID();
     const lockPath = join(dir, LOCK_FILE);
     const tookOver = await acquireLock(lockPath, owner);
     const path = join(dir, LEDGER_FILE);
     try {
-      const entries = index(await readLedger(path), path);
+      // A compaction that crashed before its rename left only a temporary file: the ledger beside it is whole.
+      await removeStaleCompaction(path);
+      const indexed = await index(path);
       const fh = await open(path, 'a');
-      return new Ledger(path, lockPath, fh, entries, owner, tookOver);
+      const rfh = await open(path, 'r');
+      const ledger = new Ledger(path, lockPath, fh, rfh, indexed, owner, tookOver, options);
+      if (compactionDue(ledger.#size(), 0, ledger.#bounds)) await ledger.#compact();
+      return ledger;
     } catch (err) {
-      await unlink(lockPath).catch(() => undefined);
+      await releaseLock(lockPath);
       throw err;
     }
   }
@@ -82,32 +137,71 @@ export class Ledger {
   lookup(key: LedgerKey, digests: InputDigests): Lookup {
     const entry = this.#entries.get(keyString(key));
     if (entry === undefined) return { kind: 'new' };
-    if (entry.intent.digests.input !== digests.input) {
-      const was = entry.intent.digests as Record<string, string>;
+    if (entry.digests.input !== digests.input) {
+      const was = entry.digests as Record<string, string>;
       const now = digests as Record<string, string>;
       return { kind: 'conflict', changed: Object.keys(now).filter((k) => k !== 'input' && was[k] !== now[k]) };
     }
-    if (entry.result !== undefined) return { kind: 'replay', result: entry.result };
-    return entry.intent.owner === this.owner ? { kind: 'in-flight' } : { kind: 'unresolved-intent', intent: entry.intent };
+    try {
+      if (entry.result !== undefined) return { kind: 'replay', result: isSpan(entry.result) ? this.#read(entry.result, ResultRecordSchema) : entry.result };
+      if (entry.owner === this.owner) return { kind: 'in-flight' };
+      return { kind: 'unresolved-intent', intent: isSpan(entry.intent) ? this.#read(entry.intent, IntentRecordSchema) : entry.intent };
+    } catch (err) {
+      return { kind: 'unreadable', message: (err as Error).message };
+    }
+  }
+
+  /**
+   * Room for a new call under `maxBytes`: its intent line (`intentBytes`) and a result reserve
+   * beside the lines replay needs and the calls already reserved. True reserves it (released
+   * when its result is written, or by `release`); false: the ledger is full for new calls.
+   */
+  reserve(key: LedgerKey, intentBytes: number): boolean {
+    const bytes = intentBytes + RESULT_RESERVE_BYTES;
+    if (!roomForCall(this.#liveBytes, this.#reservedBytes, bytes, this.#bounds)) return false;
+    const k = keyString(key);
+    this.#reserved.set(k, [...(this.#reserved.get(k) ?? []), bytes]);
+    this.#reservedBytes += bytes;
+    return true;
+  }
+
+  /** Gives back one reservation of `key`: its result was written, or its call will not be made. */
+  release(key: LedgerKey): void {
+    const k = keyString(key);
+    const held = this.#reserved.get(k);
+    if (held === undefined) return;
+    this.#reservedBytes -= held.pop() ?? 0;
+    if (held.length === 0) this.#reserved.delete(k);
   }
 
   /** Durable before it resolves: inference may start only after this. */
   async appendIntent(record: IntentRecord): Promise<void> {
     const k = keyString(record.key);
     if (this.#entries.has(k)) throw new StorageError(`ledger already holds an intent for ${k}`);
-    this.#entries.set(k, { intent: record });
-    await this.#append(record);
+    const entry: Entry = { digests: record.digests, owner: record.owner, intent: record };
+    this.#entries.set(k, entry);
+    await this.#append(record, (span) => (entry.intent = span));
   }
 
   async appendResult(record: ResultRecord): Promise<void> {
     const entry = this.#entries.get(keyString(record.key));
     if (entry === undefined || entry.result !== undefined) throw new StorageError(`no open intent for ${keyString(record.key)}`);
     entry.result = record;
-    await this.#append(record);
+    this.release(record.key);
+    await this.#append(record, (span) => (entry.result = span));
   }
 
-  async appendSkip(record: SkipRecord): Promise<void> {
-    await this.#append(record);
+  /** An audit line; false when it was not written because the ledger is full (counted in `stats().skipsNotRecorded`). */
+  async appendSkip(record: SkipRecord): Promise<boolean> {
+    return this.#append(record);
+  }
+
+  stats(): LedgerStats {
+    return { bytes: this.#bytes, liveBytes: this.#liveBytes, keys: this.#entries.size, compactions: this.#compactions, skipsNotRecorded: this.#skipsNotRecorded };
+  }
+
+  get bounds(): LedgerBounds {
+    return this.#bounds;
   }
 
   /** Waits for pending appends, closes the file and releases the lock. */
@@ -116,14 +210,27 @@ export class Ledger {
     this.#closed = true;
     await this.#tail.catch(() => undefined);
     await this.#fh.close();
-    await unlink(this.#lockPath).catch(() => undefined);
+    await this.#rfh.close();
+    await releaseLock(this.#lockPath);
   }
 
-  #append(record: LedgerRecord): Promise<void> {
+  #size() {
+    return { bytes: this.#bytes, liveBytes: this.#liveBytes };
+  }
+
+  #append(record: LedgerRecord, written?: (span: Span) => void): Promise<boolean> {
     const line = JSON.stringify(record) + '\n';
-    const write = async () => {
+    const need = Buffer.byteLength(line);
+    const live = record.type === 'intent' || record.type === 'result';
+    const write = async (): Promise<boolean> => {
       if (this.#failure !== undefined) throw this.#failure;
       if (this.#closed) throw new StorageError('ledger is closed');
+      if (compactionDue(this.#size(), need, this.#bounds) || (live && compactionNeeded(this.#size(), need, this.#bounds))) await this.#compact();
+      if (this.#failure !== undefined) throw this.#failure;
+      if (!live && this.#bytes + need > this.#bounds.maxBytes) {
+        this.#skipsNotRecorded++;
+        return false;
+      }
       try {
         await this.#fh.write(line);
         await this.#fh.sync();
@@ -131,97 +238,98 @@ export class Ledger {
         this.#failure = new StorageError(`ledger ${this.path} could not be written`, { cause: err });
         throw this.#failure;
       }
+      const span = { offset: this.#bytes, bytes: need };
+      this.#bytes += need;
+      if (live) this.#liveBytes += need;
+      written?.(span);
+      return true;
     };
     const p = this.#tail.then(write);
     this.#tail = p.catch(() => undefined);
     return p;
   }
-}
 
-/**
- * Every record of a ledger file, validated; a missing file is an empty ledger. Read-only (no
- * lock): `trajwatch calibrate` reads a live ledger this way.
- */
-export async function readLedger(path: string): Promise<LedgerRecord[]> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw new StorageError(`ledger ${path} could not be read`, { cause: err });
-  }
-  const corrupt = (line: number, why: string) =>
-    new StorageError(
-      `ledger ${path} is corrupt at line ${line}: ${why}. trajwatch will not reset it; move it aside deliberately (keeping it for audit) to start a new ledger`,
-      { context: { path, line } },
-    );
-  if (text.length > 0 && !text.endsWith('\n')) {
-    const lines = text.split('\n').length;
-    throw corrupt(lines, 'the last line is incomplete (torn write)');
-  }
-  const records: LedgerRecord[] = [];
-  const lines = text.split('\n');
-  for (let i = 0; i < lines.length - 1; i++) {
-    let json: unknown;
+  /**
+   * Rewrites the file with only what replay needs (see `compactLedger`), inside the append
+   * chain: nothing is written meanwhile. A failure before the rename keeps the old file in
+   * use; after it the file in use is unknown to be durable, so the ledger stops accepting
+   * writes as it does after a failed write.
+   */
+  async #compact(): Promise<void> {
+    let renamed = false;
     try {
-      json = JSON.parse(lines[i]!);
-    } catch {
-      throw corrupt(i + 1, 'not JSON');
+      const c = await compactLedger(this.path, keyString as (k: unknown) => string, async (step) => {
+        if (step === 'renamed') renamed = true;
+        await this.#options.onCompactionStep?.(step);
+      });
+      // Every line the index points at must have moved; check them all before changing any.
+      const moves: [Entry, Span | undefined, Span | undefined][] = [];
+      for (const [k, entry] of this.#entries) {
+        const moved = c.spans.get(k);
+        const intent = isSpan(entry.intent) ? expectSpan(moved?.intent, k) : undefined;
+        const result = entry.result !== undefined && isSpan(entry.result) ? expectSpan(moved?.result, k) : undefined;
+        moves.push([entry, intent, result]);
+      }
+      const fh = await open(this.path, 'a');
+      const rfh = await open(this.path, 'r');
+      const [oldFh, oldRfh] = [this.#fh, this.#rfh];
+      // One synchronous swap: a lookup sees the old file with its offsets or the new one with its own.
+      for (const [entry, intent, result] of moves) {
+        if (intent !== undefined) entry.intent = intent;
+        if (result !== undefined) entry.result = result;
+      }
+      this.#fh = fh;
+      this.#rfh = rfh;
+      this.#bytes = c.bytes;
+      this.#liveBytes = c.bytes;
+      this.#compactions++;
+      await oldFh.close().catch(() => undefined);
+      await oldRfh.close().catch(() => undefined);
+    } catch (err) {
+      if (renamed) this.#failure = new StorageError(`ledger ${this.path} was compacted but could not be reopened`, { cause: err });
+      this.#options.onFault?.(err);
     }
-    const r = LedgerRecordSchema.safeParse(json);
-    if (!r.success) throw corrupt(i + 1, r.error.issues.map((x) => `${x.path.join('.')}: ${x.message}`).join('; '));
-    records.push(r.data);
   }
-  return records;
+
+  #read<R>(span: Span, schema: { parse: (x: unknown) => R }): R {
+    const buf = Buffer.alloc(span.bytes);
+    const n = readSync(this.#rfh.fd, buf, 0, span.bytes, span.offset);
+    if (n !== span.bytes) throw new StorageError(`ledger ${this.path}: short read at offset ${span.offset}`);
+    return schema.parse(JSON.parse(buf.toString('utf8', 0, span.bytes - 1)));
+  }
 }
 
-function index(records: readonly LedgerRecord[], path: string): Map<string, Entry> {
+function expectSpan(span: Span | undefined, k: string): Span {
+  if (span === undefined) throw new StorageError(`compaction lost the line of ${k}`);
+  return span;
+}
+
+interface Indexed {
+  entries: Map<string, Entry>;
+  bytes: number;
+  liveBytes: number;
+}
+
+/** Streams the file into the index: per key its digests, owner and where its lines are. */
+async function index(path: string): Promise<Indexed> {
   const entries = new Map<string, Entry>();
-  records.forEach((r, i) => {
-    const where = () => new StorageError(`ledger ${path} is corrupt at record ${i + 1}: ${r.type} out of order; trajwatch will not reset it`);
+  let bytes = 0;
+  let liveBytes = 0;
+  for await (const l of ledgerLines(path)) {
+    const r = l.record;
+    const span = { offset: l.offset, bytes: l.bytes };
+    bytes += l.bytes;
+    const where = () => new StorageError(`ledger ${path} is corrupt at record ${l.line}: ${r.type} out of order; trajwatch will not reset it`);
     if (r.type === 'intent') {
       if (entries.has(keyString(r.key))) throw where();
-      entries.set(keyString(r.key), { intent: r });
+      entries.set(keyString(r.key), { digests: r.digests, owner: r.owner, intent: span });
+      liveBytes += l.bytes;
     } else if (r.type === 'result') {
       const e = entries.get(keyString(r.key));
-      if (e === undefined || e.result !== undefined || e.intent.digests.input !== r.inputDigest) throw where();
-      e.result = r;
+      if (e === undefined || e.result !== undefined || e.digests.input !== r.inputDigest) throw where();
+      e.result = span;
+      liveBytes += l.bytes;
     }
-  });
-  return entries;
-}
-
-/** Take the lock; a lock whose pid is not alive is taken over. Returns whether it was taken over. */
-async function acquireLock(lockPath: string, owner: string): Promise<boolean> {
-  const body = JSON.stringify({ pid: process.pid, owner });
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fh = await open(lockPath, 'wx');
-      await fh.writeFile(body);
-      await fh.sync();
-      await fh.close();
-      return attempt > 0;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw new StorageError(`cannot create ledger lock ${lockPath}`, { cause: err });
-    }
-    let pid: number;
-    try {
-      pid = (JSON.parse(await readFile(lockPath, 'utf8')) as { pid: number }).pid;
-    } catch (err) {
-      throw new StorageError(`ledger lock ${lockPath} exists but cannot be read; remove it only if no trajwatch is running`, { cause: err });
-    }
-    if (!Number.isInteger(pid) || pid <= 0) throw new StorageError(`ledger lock ${lockPath} names no valid pid`);
-    if (isAlive(pid)) throw new StorageError(`ledger is locked by a running process (pid ${pid}): ${lockPath}`, { context: { pid } });
-    await unlink(lockPath).catch(() => undefined);
   }
-  throw new StorageError(`could not take over the ledger lock ${lockPath}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return { entries, bytes, liveBytes };
 }

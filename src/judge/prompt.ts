@@ -1,4 +1,4 @@
-import { canonicalDigest } from '../findings/digest.ts';
+import { canonicalDigest } from '../core/digest.ts';
 import type { TraceWindow } from '../windows/window.ts';
 import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import { OPTION_MEANINGS, SEMANTIC_QUESTIONS, questionDigest } from './questions.ts';

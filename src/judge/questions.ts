@@ -1,4 +1,4 @@
-import { canonicalDigest } from '../findings/digest.ts';
+import { canonicalDigest } from '../core/digest.ts';
 
 /**
  * The fixed question battery. Ids are stable; a change of wording or options bumps the

@@ -1,5 +1,5 @@
 import type { AttrValue } from '../ingest/span.ts';
-import { jsonDigest, textDigest } from './canonical-json.ts';
+import { jsonDigest, textDigest } from './args-digest.ts';
 import { parseJsonText } from './json-text.ts';
 import { readRecordedCall } from './recorded-call.ts';
 import type { ArgsFormat, ToolArgs } from './step.ts';

@@ -1,5 +1,5 @@
 import type { Attributes } from '../ingest/span.ts';
-import { jsonDigest } from './canonical-json.ts';
+import { jsonDigest } from './args-digest.ts';
 import { parseJsonText } from './json-text.ts';
 import type { Step } from './step.ts';
 import { toToolArgs } from './tool-args.ts';

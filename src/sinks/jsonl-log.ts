@@ -29,10 +29,13 @@ export const KEEP_EVERYTHING: JsonlRetention = { maxBytes: Infinity, segmentByte
  */
 export class JsonlLog {
   readonly path: string;
+  /** The active file's name (`findings.jsonl`). */
+  readonly name: string;
   readonly #log: SegmentedLog<Buffer>;
 
   private constructor(path: string, log: SegmentedLog<Buffer>) {
     this.path = path;
+    this.name = basename(path);
     this.#log = log;
   }
 

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { StorageError } from '../errors.ts';
 import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { FindingSink, FindingStream } from './finding-sink.ts';
@@ -12,6 +13,9 @@ export class LocalLogSink implements FindingSink {
   readonly name = 'local-log';
   readonly #logs: Partial<Record<FindingStream, JsonlLog>>;
   readonly #maxPendingBytes: number;
+  #closing: Promise<void> | undefined;
+  /** Records handed over after close: never stored, so every later `flushed()` rejects. */
+  #refusedAfterClose = 0;
 
   /** Without an alarms log, alarms are kept only as the findings they also are. */
   constructor(findings: JsonlLog, alarms: JsonlLog | undefined, maxPendingBytes: number) {
@@ -38,16 +42,24 @@ export class LocalLogSink implements FindingSink {
     );
   }
 
+  /** The JSON-lines logs it writes (for their disk metrics). */
+  logs(): JsonlLog[] {
+    return Object.values(this.#logs);
+  }
+
   write(findings: readonly Finding[], stream: FindingStream): void {
-    this.#logs[stream]?.append(findings.map((f) => JSON.stringify(f)));
+    if (this.#closing !== undefined) this.#refusedAfterClose += findings.length;
+    else this.#logs[stream]?.append(findings.map((f) => JSON.stringify(f)));
   }
 
   /** Into the findings log, after the findings it names. */
   writeManifest(manifest: AnalysisManifest): void {
-    this.#logs.findings?.append([JSON.stringify(manifest)]);
+    if (this.#closing !== undefined) this.#refusedAfterClose += 1;
+    else this.#logs.findings?.append([JSON.stringify(manifest)]);
   }
 
   backpressure(): string | undefined {
+    if (this.#closing !== undefined) return 'findings-log-closed';
     for (const log of Object.values(this.#logs)) {
       if (log.failure !== undefined) return 'findings-log-unwritable';
       if (log.pendingBytes > this.#maxPendingBytes) return 'findings-log-backlog';
@@ -65,11 +77,17 @@ export class LocalLogSink implements FindingSink {
     return { records, bytes };
   }
 
+  /** Rejects, too, once anything was written after close: that was never stored. */
   async flushed(): Promise<void> {
     await Promise.all(Object.values(this.#logs).map((l) => l.flushed()));
+    if (this.#refusedAfterClose > 0) {
+      throw new StorageError(`findings log closed: ${this.#refusedAfterClose} record(s) written after close were not stored`);
+    }
   }
 
-  async close(): Promise<void> {
-    await Promise.all(Object.values(this.#logs).map((l) => l.close()));
+  /** Flushes and closes the logs; later calls wait for the same close. */
+  close(): Promise<void> {
+    this.#closing ??= Promise.all(Object.values(this.#logs).map((l) => l.close())).then(() => undefined);
+    return this.#closing;
   }
 }

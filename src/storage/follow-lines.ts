@@ -63,7 +63,10 @@ export async function* followLines(path: string, options: FollowOptions): AsyncG
           continue;
         }
       }
-      await new Promise((r) => setTimeout(r, options.pollMs));
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.pollMs);
+        options.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
     }
   } finally {
     await reading?.handle.close();

@@ -1,12 +1,12 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults } from '../checks/check-result.ts';
-import { canonicalDigest } from '../findings/digest.ts';
-import { spanRef } from '../findings/evidence-ref.ts';
-import { isoFromUnixNano } from '../findings/time.ts';
-import { canonicalJson } from '../normalize/canonical-json.ts';
+import { canonicalDigest } from '../core/digest.ts';
+import { spanRef } from '../core/evidence-ref.ts';
+import { isoFromUnixNano } from '../core/time.ts';
+import { canonicalJson } from '../core/canonical-json.ts';
 import type { Step } from '../normalize/step.ts';
 import type { WindowPolicy } from './policy.ts';
-import { redactSecrets } from './redact.ts';
+import { redactSecrets } from '../core/redact.ts';
 import { sampledByRate, type Sampling } from './sampling.ts';
 import type { TraceWindow, WindowEvent, WindowKind, WindowRefusal, WindowTrigger } from './window.ts';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { canonicalDigest } from '../findings/digest.ts';
+import { canonicalDigest } from '../core/digest.ts';
 import { WINDOW_KINDS } from './window.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { sha256Bytes } from '../core/digest.ts';
 import { z } from 'zod';
 
 /** How trajectories are picked for judging beyond the triggers. */
@@ -31,7 +31,7 @@ export type Sampling = z.infer<typeof SamplingSchema>;
 export function sampledByRate(trajectoryKey: string, policyDigest: string, sampling: Pick<Sampling, 'rate' | 'salt'>): boolean {
   if (sampling.rate <= 0) return false;
   if (sampling.rate >= 1) return true;
-  const h = createHash('sha256').update(`${trajectoryKey}\u0000${policyDigest}\u0000${sampling.salt}`).digest();
+  const h = sha256Bytes(`${trajectoryKey}\u0000${policyDigest}\u0000${sampling.salt}`);
   const fraction = Number(h.readBigUInt64BE(0) >> 11n) / 2 ** 53;
   return fraction < sampling.rate;
 }

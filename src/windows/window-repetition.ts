@@ -1,7 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { RepetitionObservation } from '../checks/check-result.ts';
 import { toolRepetition } from '../checks/tool-repetition.ts';
-import { spanUri } from '../findings/evidence-ref.ts';
+import { spanUri } from '../core/evidence-ref.ts';
 import type { TraceWindow } from './window.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { EvidenceRef } from '../findings/evidence-ref.ts';
+import type { EvidenceRef } from '../core/evidence-ref.ts';
 
 /** The three shapes of window: one step and its neighbours, one turn, one agent's subtree. */
 export const WINDOW_KINDS = ['event', 'turn', 'agent'] as const;

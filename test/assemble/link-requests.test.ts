@@ -15,7 +15,7 @@ import { defaultChecksConfig } from '../../src/checks/config.ts';
 import { malformedStructure } from '../../src/checks/malformed-structure.ts';
 import { toolRepetition } from '../../src/checks/tool-repetition.ts';
 import type { Attributes } from '../../src/ingest/span.ts';
-import { jsonDigest } from '../../src/normalize/canonical-json.ts';
+import { jsonDigest } from '../../src/normalize/args-digest.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import type { Step } from '../../src/normalize/step.ts';
 import { makeTrajectory } from '../helpers/steps.ts';

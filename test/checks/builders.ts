@@ -1,4 +1,4 @@
-import { compareSteps } from '../../src/assemble/assembler.ts';
+import { compareSteps } from '../../src/assemble/step-order.ts';
 /** Small builders for Steps and Trajectories in check tests. */
 import type { CaptureConflict, IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
 import type { ArgsFormat, Step, StepKind } from '../../src/normalize/step.ts';

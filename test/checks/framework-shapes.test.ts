@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareSteps } from '../../src/assemble/assembler.ts';
+import { compareSteps } from '../../src/assemble/step-order.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { defaultChecksConfig } from '../../src/checks/config.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';

@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
-import { compareSteps } from '../../src/assemble/assembler.ts';
+import { compareSteps } from '../../src/assemble/step-order.ts';
 import type { IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
 import { DecodeError } from '../../src/errors.ts';
 import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';

@@ -6,7 +6,7 @@ import type * as grpc from '@grpc/grpc-js';
 import { join } from 'node:path';
 import { createAnalyzer } from '../../src/analyze.ts';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../../src/ingest/grpc-receiver.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { Pipeline } from '../../src/pipeline.ts';

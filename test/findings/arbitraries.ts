@@ -1,8 +1,8 @@
 import fc from 'fast-check';
-import type { EvidenceRef } from '../../src/findings/evidence-ref.ts';
+import type { EvidenceRef } from '../../src/core/evidence-ref.ts';
 import { makeSnapshot, type Snapshot, type SnapshotContent } from '../../src/findings/provenance/conditions.ts';
 import { TREATMENT_LAYERS, type Bundle } from '../../src/findings/provenance/treatment.ts';
-import { isoFromUnixNano } from '../../src/findings/time.ts';
+import { isoFromUnixNano } from '../../src/core/time.ts';
 
 const hex = (n: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: n, maxLength: n });
 

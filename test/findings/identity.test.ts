@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { canonicalDigest } from '../../src/findings/digest.ts';
+import { canonicalDigest } from '../../src/core/digest.ts';
 import { compositionIdentity, findingId, findingIdWith, identityDocument, normalizeClaim } from '../../src/findings/identity.ts';
 import { makeFinding, type FindingDraft } from '../../src/findings/make-finding.ts';
 import { makeSnapshot, normalizeSnapshots, type Snapshot } from '../../src/findings/provenance/conditions.ts';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { makeSnapshot, steeringState } from '../../src/findings/provenance/conditions.ts';
-import { canonicalJson } from '../../src/normalize/canonical-json.ts';
+import { canonicalJson } from '../../src/core/canonical-json.ts';
 import { DEFAULT_PROVENANCE_CONFIG, parseProvenanceConfig, type ProvenanceConfig } from '../../src/findings/provenance/config.ts';
 import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import { definitionDigest } from '../../src/findings/provenance/treatment.ts';

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { Kafka } from 'kafkajs';
 import type { IHeaders } from 'kafkajs';
 import { parseHostPort } from '../../src/config/host-port.ts';
-import { quietLogCreator, kafkajsLogLevel } from '../../src/sinks/kafka/kafkajs-log.ts';
+import { quietLogCreator, kafkajsLogLevel } from '../../src/kafka/kafkajs-log.ts';
 
 /** `HOST:PORT[,HOST:PORT...]` of the shared test broker that `.ci/run` starts. */
 export const KAFKA_ENV = 'TRAJWATCH_TEST_KAFKA';

@@ -3,7 +3,7 @@ import protobuf from 'protobufjs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/analyze.ts';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import {
   bindGrpcReceiver,
   closeGrpcReceiver,
@@ -11,7 +11,7 @@ import {
   type GrpcRequestObserver,
   TRACE_EXPORT_PATH,
 } from '../../src/ingest/grpc-receiver.ts';
-import type { IngestTarget } from '../../src/ingest/http-receiver.ts';
+import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { Pipeline } from '../../src/pipeline.ts';
@@ -93,7 +93,7 @@ const analyze = createAnalyzer(ConfigSchema.parse({}));
 type Outcome = Parameters<GrpcRequestObserver>[0];
 let outcomes: Outcome[] = [];
 
-async function startWith(target: IngestTarget, receiver: Record<string, unknown> = {}) {
+async function startWith(target: PipelineInput, receiver: Record<string, unknown> = {}) {
   outcomes = [];
   const server = createGrpcReceiver(ReceiverConfigSchema.parse(receiver), target, (o) => outcomes.push(o));
   servers.push(server);

@@ -16,7 +16,8 @@ import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { DurableIngest, WAL_PARTITION } from '../../src/ingest/durable-ingest.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, LOGS_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
-import { createHttpReceiver, type IngestTarget } from '../../src/ingest/http-receiver.ts';
+import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
+import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
 import { Pipeline } from '../../src/pipeline.ts';
@@ -83,7 +84,7 @@ function pipeline(assembler: Record<string, unknown> = {}) {
   return { pipeline: p, closed };
 }
 
-async function http(target: IngestTarget, receiver: Record<string, unknown> = {}) {
+async function http(target: PipelineInput, receiver: Record<string, unknown> = {}) {
   const server: Server = createHttpReceiver(ReceiverConfigSchema.parse(receiver), target);
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
@@ -91,7 +92,7 @@ async function http(target: IngestTarget, receiver: Record<string, unknown> = {}
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
-async function grpcAt(target: IngestTarget, receiver: Record<string, unknown> = {}) {
+async function grpcAt(target: PipelineInput, receiver: Record<string, unknown> = {}) {
   const server = createGrpcReceiver(ReceiverConfigSchema.parse(receiver), target);
   const port = await bindGrpcReceiver(server, { host: '127.0.0.1', port: 0 });
   cleanups.push(() => closeGrpcReceiver(server, 100));

@@ -13,7 +13,7 @@ import { JudgeConfigSchema, type JudgeConfig } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { LEDGER_FILE } from '../../src/judge/ledger.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
-import { canonicalJson } from '../../src/normalize/canonical-json.ts';
+import { canonicalJson } from '../../src/core/canonical-json.ts';
 import { at, toolArgs, traj } from '../windows/builders.ts';
 import { installBoundCertificates } from './certificate-fixture.ts';
 import { answers, completion, startScriptedServer, type ScriptedReply, type ScriptedServer } from './scripted-chat-server.ts';

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { findingJsonSchema } from '../../src/findings/json-schema.ts';
 import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
-import { canonicalJson } from '../../src/normalize/canonical-json.ts';
+import { canonicalJson } from '../../src/core/canonical-json.ts';
 import { harness, judgeAll, valuesOf, type Harness } from './judge-harness.ts';
 import { answers, completion } from './scripted-chat-server.ts';
 

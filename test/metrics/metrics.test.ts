@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { AssemblerStats } from '../../src/assemble/assembler.ts';
+import { Registry, register } from 'prom-client';
 import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import type { DecisionPointStats } from '../../src/judge/decision-points.ts';
-import { Metrics } from '../../src/metrics/metrics.ts';
+import { pipelineMetrics } from '../../src/pipeline-metrics.ts';
+import { kafkaProduceMetrics, registerKafkaSinkMetrics } from '../../src/sinks/kafka/metrics.ts';
 import type { KafkaSinkStats } from '../../src/sinks/kafka/sink.ts';
-
-const assembler = () => ({ openTrajectories: 0, bufferedBytes: 0, retainedBytes: 0, duplicateSpans: 0, conflictingSpans: 0, lateSpans: 0 }) as unknown as AssemblerStats;
+import { judgeCallMetrics, registerJudgeMetrics } from '../../src/topology/judge-metrics.ts';
 
 function judgeStats(): DecisionPointStats {
   return {
@@ -52,11 +52,13 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.split(' ').at(-1));
 }
 
-describe('Metrics', () => {
+describe('component metrics', () => {
   it('mirrors judge tokens, shows cost only once a call was priced in USD, and exports budgets and calibration per question', async () => {
     const s = judgeStats();
-    const m = new Metrics({ assembler, judge: () => s });
-    let text = await m.registry.metrics();
+    const registry = new Registry();
+    registerJudgeMetrics(registry, () => s);
+    const observeCall = judgeCallMetrics(registry);
+    let text = await registry.metrics();
     expect(sample(text, 'trajwatch_judge_tokens_total{kind="prompt"}')).toBe(0);
     expect(text).not.toMatch(/^trajwatch_judge_cost_usd_total /m);
     expect(sample(text, 'trajwatch_judge_budget_remaining{budget="calls-per-minute"}')).toBe(30);
@@ -70,8 +72,8 @@ describe('Metrics', () => {
     s.tokens = { prompt: 900, completion: 60 };
     s.cost = { USD: 0.0015 };
     s.failures = { 'bad-answer': 1 };
-    m.observeJudgeCall({ seconds: 0.2, outcome: 'answered', receipt: { promptTokens: 900, completionTokens: 60, totalTokens: 960, cost: 0.0015, currency: 'USD', attempts: 1 } });
-    text = await m.registry.metrics();
+    observeCall({ seconds: 0.2, outcome: 'answered', receipt: { promptTokens: 900, completionTokens: 60, totalTokens: 960, cost: 0.0015, currency: 'USD', attempts: 1 } });
+    text = await registry.metrics();
     expect(sample(text, 'trajwatch_judge_tokens_total{kind="prompt"}')).toBe(900);
     // Every physical attempt, and the ones whose usage is unknown (may have been billed).
     expect(sample(text, 'trajwatch_judge_attempts_total{usage="reported"}')).toBe(2);
@@ -84,9 +86,10 @@ describe('Metrics', () => {
   });
 
   it('exports Kafka produce latency as a histogram, and outbox refusals by reason from 0', async () => {
-    const m = new Metrics({ assembler, kafka: kafkaStats });
-    m.observeKafkaProduce(0.004, 3);
-    const text = await m.registry.metrics();
+    const registry = new Registry();
+    registerKafkaSinkMetrics(registry, kafkaStats);
+    kafkaProduceMetrics(registry)(0.004, 3);
+    const text = await registry.metrics();
     expect(sample(text, 'trajwatch_kafka_produce_seconds_count')).toBe(1);
     expect(sample(text, 'trajwatch_kafka_produce_seconds_bucket{le="0.005"}')).toBe(1);
     expect(sample(text, 'trajwatch_kafka_produce_records_sum')).toBe(3);
@@ -96,7 +99,8 @@ describe('Metrics', () => {
   });
 
   it('counts what analysis manifests say: each check by status and reason, each window by fate and reason', async () => {
-    const m = new Metrics({ assembler });
+    const registry = new Registry();
+    const m = pipelineMetrics(registry);
     const manifest = {
       checks: [
         { check: 'error-output', status: 'fired', finding_ids: [] },
@@ -107,19 +111,22 @@ describe('Metrics', () => {
         { fate: 'judged', finding_ids: [] },
       ],
     } as unknown as AnalysisManifest;
-    m.observeManifest(manifest);
-    m.observeManifest(manifest);
-    const text = await m.registry.metrics();
+    m.onManifest(manifest);
+    m.onManifest(manifest);
+    const text = await registry.metrics();
     expect(sample(text, 'trajwatch_check_status_total{check="unguarded-send",status="unavailable",reason="incomplete-capture"}')).toBe(2);
     expect(sample(text, 'trajwatch_check_status_total{check="error-output",status="fired",reason=""}')).toBe(2);
     expect(sample(text, 'trajwatch_window_fates_total{fate="not-sampled",reason="rate"}')).toBe(2);
     expect(sample(text, 'trajwatch_window_fates_total{fate="judged",reason=""}')).toBe(2);
   });
 
-  it('exports no judge or Kafka series when neither runs', async () => {
-    const m = new Metrics({ assembler });
-    m.observeKafkaProduce(0.01, 1);
-    const text = await m.registry.metrics();
-    expect(text).not.toMatch(/trajwatch_(judge|kafka|calibration)_/);
+  it('declares nothing and counts nothing without a registry (telemetry off)', async () => {
+    registerJudgeMetrics(undefined, judgeStats);
+    judgeCallMetrics(undefined)({ seconds: 1, outcome: 'answered', receipt: undefined as never });
+    registerKafkaSinkMetrics(undefined, kafkaStats);
+    kafkaProduceMetrics(undefined)(0.01, 1);
+    pipelineMetrics(undefined).onManifest({ checks: [{ check: 'x', status: 'fired' }], windows: [] } as unknown as AnalysisManifest);
+    // prom-client's global registry is where a metric without `registers` would land: nothing did.
+    expect(await register.metrics()).not.toMatch(/trajwatch_/);
   });
 });

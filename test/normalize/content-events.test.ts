@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { SpanEvent } from '../../src/ingest/span.ts';
-import { jsonDigest } from '../../src/normalize/canonical-json.ts';
+import { jsonDigest } from '../../src/normalize/args-digest.ts';
 import { applyContentEvents, logEventName, readContentEvent } from '../../src/normalize/content-events.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import { exceptionEvent, makeSpan } from './make-span.ts';

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Span } from '../../src/ingest/span.ts';
-import { argsDigest, jsonDigest, textDigest } from '../../src/normalize/canonical-json.ts';
+import { argsDigest, jsonDigest, textDigest } from '../../src/normalize/args-digest.ts';
 import { readRecordedCall } from '../../src/normalize/recorded-call.ts';
 import { applyContentEvents } from '../../src/normalize/content-events.ts';
 import type { ConventionMapper } from '../../src/normalize/mapper.ts';

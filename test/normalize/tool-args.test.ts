@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { jsonDigest, textDigest } from '../../src/normalize/canonical-json.ts';
+import { jsonDigest, textDigest } from '../../src/normalize/args-digest.ts';
 import { toToolArgs } from '../../src/normalize/tool-args.ts';
 
 describe('toToolArgs', () => {

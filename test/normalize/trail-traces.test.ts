@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
 import type { Span } from '../../src/ingest/span.ts';
-import { jsonDigest } from '../../src/normalize/canonical-json.ts';
+import { jsonDigest } from '../../src/normalize/args-digest.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import type { Step } from '../../src/normalize/step.ts';
 import { trailCorpus } from '../helpers/trail-corpus.ts';

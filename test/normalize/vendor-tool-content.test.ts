@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Attributes } from '../../src/ingest/span.ts';
-import { jsonDigest } from '../../src/normalize/canonical-json.ts';
+import { jsonDigest } from '../../src/normalize/args-digest.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import { makeSpan } from './make-span.ts';
 

@@ -11,7 +11,7 @@ import { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../../src/errors.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
-import { quietLogCreator, kafkajsLogLevel } from '../../src/sinks/kafka/kafkajs-log.ts';
+import { quietLogCreator, kafkajsLogLevel } from '../../src/kafka/kafkajs-log.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';
 import { freePort } from './free-port.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/analyze.ts';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import { DecodeError } from '../../src/errors.ts';
 import { recordJsonSchema } from '../../src/findings/json-schema.ts';
 import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';

@@ -56,7 +56,7 @@ describe('hostile shapes against a running serve: each bounded and answered clea
       body: bomb,
     });
     expect(raw.status).toBe(413);
-    expect(await raw.json()).toEqual({ code: 3, message: `decompressed body exceeds maxDecompressedBytes (${MAX_DECOMPRESSED} bytes)` });
+    expect(await raw.json()).toEqual({ code: 8, message: `decompressed body exceeds maxDecompressedBytes (${MAX_DECOMPRESSED} bytes)` });
     expect((await fetch(`${serve.url}/healthz`)).status).toBe(200);
   });
 

@@ -119,6 +119,11 @@ describe('retention through serve', () => {
         const bytes = files.filter((f) => new RegExp(`/${name}(\\.\\d{16})?\\.jsonl$`).test(f.path)).reduce((a, f) => a + f.size, 0);
         expect(bytes, name).toBeLessThanOrEqual(limits.maxBytes);
       }
+      // What retention deleted is counted, per log, and the gauge shows each log within its bound.
+      expect(metricValue(metrics, 'trajwatch_local_log_retention_deleted_bytes_total', { log: 'trajectories.jsonl' })).toBeGreaterThan(9 * LOGS.trajectories.maxBytes);
+      for (const name of ['trajectories', 'findings', 'alarms'] as const) {
+        expect(metricValue(metrics, 'trajwatch_local_log_bytes', { log: `${name}.jsonl` })).toBeLessThanOrEqual(LOGS[name].maxBytes);
+      }
       // The refusals came from the full outbox, and it deleted nothing: every record it took is there, in order.
       expect(metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'kafka-outbox-full' })).toBeGreaterThan(0);
       expect(outboxSeqs).toEqual(outboxSeqs.map((_, i) => i));

@@ -6,11 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import { ConfigError } from '../../src/errors.ts';
 import { createAuthCheck } from '../../src/ingest/auth.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
-import { createHttpReceiver, type IngestTarget } from '../../src/ingest/http-receiver.ts';
+import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
+import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { startServe } from '../helpers/serve.ts';
 
@@ -29,7 +30,7 @@ const BODY = JSON.stringify({
 const JSON_H = { 'content-type': 'application/json' };
 
 /** Counts what reached the pipeline: an unauthenticated request must never get this far. */
-function countingTarget(): IngestTarget & { accepted: number } {
+function countingTarget(): PipelineInput & { accepted: number } {
   const target = { accepted: 0, admission: () => undefined, accept: () => void target.accepted++ };
   return target;
 }

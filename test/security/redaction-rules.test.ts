@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { excerpt } from '../../src/checks/hit-text.ts';
-import { redactSecrets } from '../../src/windows/redact.ts';
+import { redactSecrets } from '../../src/core/redact.ts';
 
 describe('redaction rules added for issue 9', () => {
   it('drops the password of a URL and keeps user, host and path', () => {

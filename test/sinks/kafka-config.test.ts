@@ -3,8 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
-import { parseKafkaSinkConfig, resolveSaslPassword } from '../../src/sinks/kafka/config.ts';
-import { kafkaClientConfig } from '../../src/sinks/kafka/client-config.ts';
+import { resolveSaslPassword } from '../../src/kafka/config.ts';
+import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
+import { kafkaClientConfig } from '../../src/kafka/client-config.ts';
 
 function issuesOf(input: unknown): readonly string[] {
   try {

@@ -5,7 +5,7 @@
  */
 import { Kafka } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/sinks/kafka/kafkajs-log.ts';
+import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import type { ServeProcess } from '../helpers/serve.ts';
 import {

@@ -5,7 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createAnalyzer } from '../../src/analyze.ts';
-import { ConfigSchema } from '../../src/config/schema.ts';
+import { ConfigSchema } from '../../src/config-schema.ts';
 import { DecodeError } from '../../src/errors.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import { Pipeline } from '../../src/pipeline.ts';

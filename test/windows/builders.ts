@@ -1,7 +1,7 @@
 import { makeTrajectory } from '../helpers/steps.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { CheckResults } from '../../src/checks/check-result.ts';
-import { argsDigest } from '../../src/normalize/canonical-json.ts';
+import { argsDigest } from '../../src/normalize/args-digest.ts';
 import type { Step } from '../../src/normalize/step.ts';
 
 export const TRACE = 'ab'.repeat(16);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CheckResults } from '../../src/checks/check-result.ts';
-import { canonicalJson } from '../../src/normalize/canonical-json.ts';
+import { canonicalJson } from '../../src/core/canonical-json.ts';
 import { extractWindows, windowRequests, type WindowRequest } from '../../src/windows/extract.ts';
 import { WindowPolicySchema, windowPolicyDigest, type WindowPolicy } from '../../src/windows/policy.ts';
 import { SamplingSchema } from '../../src/windows/sampling.ts';

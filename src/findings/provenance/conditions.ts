@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { canonicalJson } from '../../normalize/canonical-json.ts';
-import { canonicalDigest } from '../digest.ts';
-import { EvidenceRefSchema, type EvidenceRef } from '../evidence-ref.ts';
+import { canonicalJson } from '../../core/canonical-json.ts';
+import { canonicalDigest } from '../../core/digest.ts';
+import { EvidenceRefSchema, type EvidenceRef } from '../../core/evidence-ref.ts';
 import type { CompositionConflict, Result } from '../result.ts';
 
 /** One recorded operator steer. `at`/`planned` are null when the record does not say. */

@@ -1,6 +1,6 @@
 import { parseSection } from '../../config/parse-section.ts';
 import { z } from 'zod';
-import { EvidenceRefSchema } from '../evidence-ref.ts';
+import { EvidenceRefSchema } from '../../core/evidence-ref.ts';
 import { TREATMENT_LAYERS } from './treatment.ts';
 
 const attrNames = z.array(z.string().min(1));

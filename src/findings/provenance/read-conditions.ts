@@ -1,9 +1,9 @@
 import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { Attributes } from '../../ingest/span.ts';
 import type { Step } from '../../normalize/step.ts';
-import { canonicalJson } from '../../normalize/canonical-json.ts';
-import { eventUri, spanRef, type EvidenceRef } from '../evidence-ref.ts';
-import { isoFromUnixNano } from '../time.ts';
+import { canonicalJson } from '../../core/canonical-json.ts';
+import { eventUri, spanRef, type EvidenceRef } from '../../core/evidence-ref.ts';
+import { isoFromUnixNano } from '../../core/time.ts';
 import type { ConditionsConfig } from './config.ts';
 import { makeSnapshot, type Snapshot, type Steer } from './conditions.ts';
 import { inStepOrder, rootStep } from '../step-order.ts';

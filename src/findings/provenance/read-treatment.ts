@@ -1,7 +1,7 @@
 import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { AttrValue, Attributes } from '../../ingest/span.ts';
 import type { Step } from '../../normalize/step.ts';
-import { EVIDENCE_KINDS, spanUri, type EvidenceRef } from '../evidence-ref.ts';
+import { EVIDENCE_KINDS, spanUri, type EvidenceRef } from '../../core/evidence-ref.ts';
 import type { TreatmentRule, TreatmentsConfig } from './config.ts';
 import type { ProvenanceIssue } from './issue.ts';
 import { scalarText } from './read-attribute.ts';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { canonicalJson } from '../../normalize/canonical-json.ts';
-import { canonicalDigest } from '../digest.ts';
-import { EvidenceRefSchema, type EvidenceRef } from '../evidence-ref.ts';
+import { canonicalJson } from '../../core/canonical-json.ts';
+import { canonicalDigest } from '../../core/digest.ts';
+import { EvidenceRefSchema, type EvidenceRef } from '../../core/evidence-ref.ts';
 import type { CompositionConflict, Result } from '../result.ts';
 
 /** What a treatment deliberately changed. Separate from a finding's `layer` (how far a claim holds). */

@@ -1,10 +1,11 @@
+import { StorageError } from '../../errors.ts';
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
 import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
-import { KafkaSink } from './sink.ts';
-import type { KafkaSinkOptions } from './sink.ts';
+import { KafkaSink, logToStderr } from './sink.ts';
+import type { KafkaSinkOptions, SinkLog } from './sink.ts';
 
 /**
  * A finding or manifest as a Kafka record: keyed by trajectory (a manifest lands in the
@@ -36,14 +37,19 @@ export class KafkaFindingSink implements FindingSink {
   #overflow: SinkRecord[] = [];
   #draining: Promise<void> | undefined;
   #refusedTooLarge = 0;
+  readonly #log: SinkLog;
+  #closed = false;
+  /** Records handed over after close: never sent, so every later `flushed()` rejects. */
+  #refusedAfterClose = 0;
 
-  constructor(kafka: KafkaSink) {
+  constructor(kafka: KafkaSink, log: SinkLog = logToStderr) {
     this.kafka = kafka;
+    this.#log = log;
   }
 
   /** Opens the outbox in `options.outboxDir` and starts delivering (see {@link KafkaSink.open}). */
   static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaFindingSink> {
-    return new KafkaFindingSink(await KafkaSink.open(config, options));
+    return new KafkaFindingSink(await KafkaSink.open(config, options), options.log);
   }
 
   /** Findings waiting for room in the outbox (not yet durable). */
@@ -67,6 +73,10 @@ export class KafkaFindingSink implements FindingSink {
   }
 
   #send(records: SinkRecord[]): void {
+    if (this.#closed) {
+      this.#refusedAfterClose += records.length;
+      return;
+    }
     if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
     // Per record from here, so a too-large one cannot hold back the rest.
     this.#overflow.push(...records);
@@ -74,6 +84,7 @@ export class KafkaFindingSink implements FindingSink {
   }
 
   backpressure(): string | undefined {
+    if (this.#closed) return 'kafka-sink-closed';
     return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? 'kafka-outbox-full' : undefined);
   }
 
@@ -84,25 +95,22 @@ export class KafkaFindingSink implements FindingSink {
     return { records: stats.outboxRecords + this.#overflow.length, bytes: stats.outboxBytes + overflowBytes };
   }
 
+  /** Rejects, too, once anything was written after close: that was never sent. */
   async flushed(): Promise<void> {
     while (this.#draining !== undefined) await this.#draining;
     await this.kafka.flushed();
+    if (this.#refusedAfterClose > 0) {
+      throw new StorageError(`kafka sink closed: ${this.#refusedAfterClose} record(s) written after close were not sent`);
+    }
   }
 
   /** Delivers for at most the configured `closeTimeoutMs`; what is left stays in the outbox. */
   async close(): Promise<void> {
+    this.#closed = true;
     const result = await this.kafka.close();
     const lost = this.#overflow.length;
     if (lost > 0 || !result.flushed) {
-      process.stderr.write(
-        JSON.stringify({
-          level: lost > 0 ? 'error' : 'warn',
-          logger: 'sinks.kafka',
-          message: 'closed with findings undelivered',
-          leftInOutbox: result.pendingRecords,
-          neverWritten: lost,
-        }) + '\n',
-      );
+      this.#log(lost > 0 ? 'error' : 'warn', 'closed with findings undelivered', { leftInOutbox: result.pendingRecords, neverWritten: lost });
     }
   }
 
@@ -113,15 +121,7 @@ export class KafkaFindingSink implements FindingSink {
         this.#overflow.shift();
       } else if (result.reason === 'too-large') {
         this.#refusedTooLarge += 1;
-        process.stderr.write(
-          JSON.stringify({
-            level: 'error',
-            logger: 'sinks.kafka',
-            message: 'finding larger than maxRecordBytes not sent',
-            finding_id: result.id,
-            bytes: result.bytes,
-          }) + '\n',
-        );
+        this.#log('error', 'finding larger than maxRecordBytes not sent', { finding_id: result.id, bytes: result.bytes });
         this.#overflow.shift();
       } else if (result.reason === 'closed') {
         break;

@@ -1,9 +1,11 @@
 import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
+import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import type { SinkRecord } from '../record.ts';
-import { kafkaClientConfig } from './client-config.ts';
+import { kafkaClientConfig } from '../../kafka/client-config.ts';
 import type { KafkaSinkConfig } from './config.ts';
+import { kafkaProduceMetrics, registerKafkaSinkMetrics } from './metrics.ts';
 import { Outbox } from './outbox.ts';
 import type { AppendResult, OutboxEntry } from './outbox.ts';
 
@@ -19,6 +21,8 @@ export interface KafkaSinkOptions {
   env?: NodeJS.ProcessEnv;
   /** Told of every acknowledged produce request: its duration and record count (metrics). Must not throw. */
   onProduce?: (seconds: number, records: number) => void;
+  /** Where the sink declares its series (`./metrics.ts`); none when undefined. */
+  metrics?: MetricRegistry;
 }
 
 /** Counters for metrics (wired later) and tests. Times in milliseconds. */
@@ -129,7 +133,11 @@ export class KafkaSink {
       maxRecordBytes: config.maxRecordBytes,
       segmentBytes: config.outboxSegmentBytes,
     });
-    const sink = new KafkaSink(config, outbox, kafka, options.log ?? logToStderr, options.onProduce);
+    const produced = kafkaProduceMetrics(options.metrics);
+    const onProduce = options.onProduce;
+    const observe = onProduce === undefined ? produced : (seconds: number, records: number) => (produced(seconds, records), onProduce(seconds, records));
+    const sink = new KafkaSink(config, outbox, kafka, options.log ?? logToStderr, observe);
+    registerKafkaSinkMetrics(options.metrics, () => sink.stats());
     sink.#loop = sink.#deliver();
     return sink;
   }
@@ -430,6 +438,7 @@ function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
   });
 }
 
-function logToStderr(level: SinkLogLevel, message: string, context: Record<string, unknown> = {}): void {
+/** The default {@link SinkLog} (library use, tests): one JSON line on stderr. */
+export function logToStderr(level: SinkLogLevel, message: string, context: Record<string, unknown> = {}): void {
   process.stderr.write(JSON.stringify({ level, logger: 'sinks.kafka', message, ...context }) + '\n');
 }

@@ -1,0 +1,99 @@
+import type { TraceWindow } from '../windows/window.ts';
+import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
+import type { JudgeBudget } from './budget.ts';
+import type { Certifier } from './certify.ts';
+import type { ChatClient } from './client.ts';
+import type { FaultReporter } from './fault.ts';
+import { bump, countReceipt, type JudgeCall, type JudgeCounters } from './judge-stats.ts';
+import type { LedgerProtocol } from './ledger-protocol.ts';
+import type { InputDigests, LedgerKey, ResultRecord } from './ledger-record.ts';
+import { parseAnswers } from './parse-answers.ts';
+import { chargedTokens, emptyReceipt, type Receipt } from './receipts.ts';
+
+/** One admitted invocation: what to send, under which key, and what admission reserved for it. */
+export interface Invocation {
+  window: TraceWindow;
+  body: Record<string, unknown>;
+  key: LedgerKey;
+  digests: InputDigests;
+  estimatedTokens: number;
+  /** The most one physical attempt of this request can use (budget charge of an unknown attempt). */
+  ceilingTokens: number;
+}
+
+export interface InvokeParts {
+  protocol: LedgerProtocol;
+  client: ChatClient;
+  certifier: Certifier;
+  budget: JudgeBudget;
+  counters: JudgeCounters;
+  faults: FaultReporter;
+  signal: AbortSignal;
+  onCall?: ((call: JudgeCall) => void) | undefined;
+}
+
+/**
+ * The ledger protocol of one invocation: intent (durable) → call → result (durable). No
+ * intent, no inference; a result that is not durable may not act (`ledger-failure`). Every
+ * outcome is a result to emit — a failed call, a bad answer and a ledger failure escalate —
+ * so this never rejects for a reason it knows of. Bounds: those of the client (`timeoutMs`,
+ * `retries`) and of the budget, charged here with what the attempts cost.
+ */
+export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRecord> {
+  const { protocol, counters } = p;
+  const { window, key, digests } = job;
+  try {
+    await protocol.ledger.appendIntent(protocol.intent(key, digests, window));
+  } catch (err) {
+    counters.ledgerErrors++;
+    p.faults.report('ledger', err);
+    protocol.ledger.release(key);
+    return protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'intent not recorded' }, null, emptyReceipt());
+  }
+  counters.calls++;
+  const started = performance.now();
+  const outcome = await p.client.complete(job.body, p.signal);
+  const seconds = (performance.now() - started) / 1000;
+  spent(p, job, outcome.receipt);
+  let result: ResultRecord;
+  if (!outcome.ok) {
+    bump(counters.failures, outcome.failure.kind);
+    called(p, { seconds, outcome: outcome.failure.kind, receipt: outcome.receipt });
+    result = protocol.unanswered(key, digests, window, outcome.failure, null, outcome.receipt);
+  } else {
+    const parsed = parseAnswers(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID]);
+    called(p, { seconds, outcome: parsed.ok ? 'answered' : 'bad-answer', receipt: outcome.receipt });
+    if (!parsed.ok) {
+      bump(counters.failures, 'bad-answer');
+      result = protocol.unanswered(key, digests, window, { kind: 'bad-answer', message: parsed.reason }, outcome.servedModel, outcome.receipt);
+    } else {
+      const answers = p.certifier.answers(parsed.answers, window, outcome.servedModel);
+      result = protocol.result(key, digests, window, null, answers, outcome.servedModel, outcome.receipt);
+    }
+  }
+  try {
+    await protocol.ledger.appendResult(result);
+  } catch (err) {
+    counters.ledgerErrors++;
+    p.faults.report('ledger', err);
+    result = protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'result not recorded' }, result.servedModel, result.receipt);
+  }
+  return result;
+}
+
+/**
+ * Count every physical attempt: its reported tokens and cost in the stats, and in the budget
+ * its reported total or, when unknown, the ceiling. Retries also take calls-per-minute slots.
+ */
+function spent(p: InvokeParts, job: Invocation, receipt: Receipt): void {
+  p.budget.spent(job.estimatedTokens, chargedTokens(receipt, job.ceilingTokens), receipt.attempts);
+  countReceipt(p.counters, receipt);
+}
+
+function called(p: InvokeParts, call: JudgeCall): void {
+  try {
+    p.onCall?.(call);
+  } catch (err) {
+    p.faults.report('on-call', err);
+  }
+}

@@ -1,0 +1,158 @@
+import { Counter, Histogram } from 'prom-client';
+import type { Analysis } from './analyze.ts';
+import { captureGaps } from './assemble/capture-gaps.ts';
+import type { Trajectory } from './assemble/trajectory.ts';
+import type { AnalysisManifest } from './findings/manifest-schema.ts';
+import type { Finding } from './findings/schema.ts';
+import type { PipelineOptions } from './pipeline.ts';
+import { type MetricRegistry, mirrorCounter, type Reading } from './telemetry/metrics.ts';
+
+/** The pipeline's observers, ready to spread into {@link PipelineOptions}, plus the analyzer's. */
+export interface PipelineMetrics extends Required<Pick<PipelineOptions, 'onTrajectory' | 'onManifest' | 'onDurable' | 'onJudged'>> {
+  /** A treatment or conditions input the analyzer refused (`createAnalyzer`'s observer). */
+  onProvenanceIssue(issue: { reason: string }): void;
+}
+
+const OFF: PipelineMetrics = {
+  onTrajectory: () => {},
+  onManifest: () => {},
+  onDurable: () => {},
+  onJudged: () => {},
+  onProvenanceIssue: () => {},
+};
+
+/** Buckets in seconds, from an fsync on a fast disk to a broker that is retrying elections. */
+const DURABLE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * The pipeline's series: what closed (trajectories by completeness, reasons, capture gaps,
+ * steps), what the analysis found (findings, L0 hits, repetitions, provenance issues, check
+ * statuses, window fates), judged decisions and alarms, and durability latency, fed by the
+ * returned observers. A no-op without a registry.
+ */
+export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
+  if (registry === undefined) return OFF;
+  const registers = [registry];
+  const trajectoriesClosed = new Counter({
+    name: 'trajwatch_trajectories_closed_total',
+    help: 'Trajectories closed, by completeness and by what closed them.',
+    labelNames: ['completeness', 'closed_by'] as const,
+    registers,
+  });
+  const incompleteReasons = new Counter({
+    name: 'trajwatch_trajectory_incomplete_reasons_total',
+    help: 'Reasons named by incomplete trajectories (one trajectory can name several).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const gaps = new Counter({
+    name: 'trajwatch_trajectory_capture_gaps_total',
+    help: 'Closed trajectories naming each capture gap (what the instrumentation did not record; one trajectory can name several).',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const steps = new Histogram({
+    name: 'trajwatch_trajectory_steps',
+    help: 'Steps per closed trajectory.',
+    buckets: [1, 5, 10, 25, 50, 100, 250, 1000, 10_000],
+    registers,
+  });
+  const l0Hits = new Counter({
+    name: 'trajwatch_l0_hits_total',
+    help: 'L0 patterns fired (candidates, not verdicts), by pattern.',
+    labelNames: ['pattern'] as const,
+    registers,
+  });
+  const repetitions = new Counter({
+    name: 'trajwatch_tool_repetitions_total',
+    // No tool-name label: names come from the telemetry, and a label must stay bounded.
+    help: 'Groups of identical tool calls (same tool, same canonical arguments) observed.',
+    registers,
+  });
+  const findings = new Counter({
+    name: 'trajwatch_findings_total',
+    help: 'Findings emitted, by analyst and severity.',
+    labelNames: ['analyst', 'severity'] as const,
+    registers,
+  });
+  const durable = new Histogram({
+    name: 'trajwatch_finding_durable_seconds',
+    help: "From a trajectory's close to its findings being durable (local log) or acknowledged (Kafka), by sink; sampled.",
+    labelNames: ['sink'] as const,
+    buckets: DURABLE_BUCKETS,
+    registers,
+  });
+  const provenanceIssues = new Counter({
+    name: 'trajwatch_provenance_issues_total',
+    help: 'Treatment or conditions inputs refused (e.g. one id with two contents), by reason.',
+    labelNames: ['reason'] as const,
+    registers,
+  });
+  const checkStatuses = new Counter({
+    name: 'trajwatch_check_status_total',
+    help: 'Per closed trajectory revision (analysis manifest), each check by status: fired, observed, none-observed, or unavailable with its reason.',
+    labelNames: ['check', 'status', 'reason'] as const,
+    registers,
+  });
+  const windowFates = new Counter({
+    name: 'trajwatch_window_fates_total',
+    help: 'Windows named by analysis manifests, by fate (judged, refused, deferred, not-sampled) and reason.',
+    labelNames: ['fate', 'reason'] as const,
+    registers,
+  });
+  const decisions = new Counter({
+    name: 'trajwatch_decisions_total',
+    help: 'Judged answers by recommended action (act / escalate / record) and question.',
+    labelNames: ['action', 'question'] as const,
+    registers,
+  });
+  const alarms = new Counter({
+    name: 'trajwatch_coordinator_alarms_total',
+    help: 'Coordinator alarms recommended (calibrated act answers), by question, service and agent.',
+    labelNames: ['question', 'service', 'agent'] as const,
+    registers,
+  });
+  return {
+    onTrajectory(t: Trajectory, analysis: Analysis) {
+      trajectoriesClosed.inc({ completeness: t.complete ? 'complete' : 'incomplete', closed_by: t.closedBy });
+      for (const reason of t.incompleteReasons) incompleteReasons.inc({ reason });
+      for (const gap of captureGaps(t.steps)) gaps.inc({ reason: gap.reason });
+      steps.observe(t.steps.length);
+      for (const f of analysis.findings) {
+        findings.inc({ analyst: f.analyst_id, severity: f.severity });
+        if (f.analyst_id === 'l0') l0Hits.inc({ pattern: f.area });
+        if (f.analyst_id === 'tool-repetition') repetitions.inc();
+      }
+    },
+    onManifest(m: AnalysisManifest) {
+      for (const c of m.checks) checkStatuses.inc({ check: c.check, status: c.status, reason: c.reason ?? '' });
+      for (const w of m.windows) windowFates.inc({ fate: w.fate, reason: w.reason ?? '' });
+    },
+    onDurable(sink: string, seconds: number) {
+      durable.observe({ sink }, seconds);
+    },
+    onJudged(judged: readonly Finding[], alarmed: readonly Finding[]) {
+      for (const f of judged) {
+        const recommendation = f.observation?.kind === 'record' ? f.observation.values.recommendation : undefined;
+        const action = (recommendation as { action?: unknown } | undefined)?.action;
+        if (typeof action === 'string') decisions.inc({ action, question: f.area });
+      }
+      for (const a of alarmed) alarms.inc({ question: a.area, service: a.subject.service ?? '', agent: a.subject.agent ?? '' });
+    },
+    onProvenanceIssue(issue: { reason: string }) {
+      provenanceIssues.inc({ reason: issue.reason });
+    },
+  };
+}
+
+/** `trajwatch_logs_total{outcome}`, mirrored at scrape time from `Pipeline.logOutcomes`. */
+export function registerLogOutcomeMetrics(registry: MetricRegistry, read: () => Record<string, number>): void {
+  if (registry === undefined) return;
+  mirrorCounter(
+    registry,
+    'trajwatch_logs_total',
+    'OTLP log records by outcome: held (for its span), joined, no-new-facts, span-missing, late, duplicate, not-content-event, no-span-context, refused.',
+    ['outcome'],
+    () => Object.entries(read()).map(([outcome, n]): Reading => [{ outcome }, n]),
+  );
+}

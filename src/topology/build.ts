@@ -1,0 +1,234 @@
+import { join } from 'node:path';
+import { createAnalyzer } from '../analyze.ts';
+import { registerAssemblerMetrics } from '../assemble/assembler-metrics.ts';
+import type { KeyBy } from '../assemble/assembler.ts';
+import type { Config } from '../config-schema.ts';
+import { deriveProvenance } from '../findings/provenance/derive.ts';
+import { DurableIngest } from '../ingest/durable-ingest.ts';
+import type { PipelineInput } from '../ingest/pipeline-input.ts';
+import { receiverFaults } from '../ingest/receiver-faults.ts';
+import { receiverMetrics, type RequestOutcome, type Transport } from '../ingest/receiver-metrics.ts';
+import { SpanWal } from '../ingest/span-wal.ts';
+import { DecisionPoints } from '../judge/decision-points.ts';
+import { type Clock, Pipeline } from '../pipeline.ts';
+import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
+import type { FindingSink } from '../sinks/finding-sink.ts';
+import { JsonlLog } from '../sinks/jsonl-log.ts';
+import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
+import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import { registerLocalLogMetrics } from '../sinks/local-log-metrics.ts';
+import type { LocalLogsRetention } from '../sinks/log-retention-config.ts';
+import { FaultLog } from '../telemetry/fault-log.ts';
+import { levelLog, type Logger } from '../telemetry/logger.ts';
+import { metricsEndpoint } from '../telemetry/metrics-endpoint.ts';
+import type { MetricRegistry } from '../telemetry/metrics.ts';
+import { registerBacklogMetrics } from './backlog-metrics.ts';
+import type { Component } from './component.ts';
+import { GrpcServerComponent } from './components/grpc-server.ts';
+import { HttpServerComponent } from './components/http-server.ts';
+import { judgeComponent } from './components/judge.ts';
+import { KafkaSourceComponent } from './components/kafka-source.ts';
+import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
+import { sinkComponent } from './components/sink.ts';
+import { SpanWalComponent } from './components/span-wal.ts';
+import { trajectoryLogComponent } from './components/trajectory-log.ts';
+import { judgeCallMetrics, registerJudgeMetrics } from './judge-metrics.ts';
+import { RunningTopology } from './running.ts';
+
+/** What to build: `serve` runs sources and the metrics endpoint into the data directory; `replay` writes the files it is given. */
+export interface Plan {
+  /** `arrival` (serve: the wall clock) or `event` (replay: the spans' own times). */
+  clock: Clock;
+  trajectoriesPath?: string;
+  findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
+  /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
+  kafkaSink: boolean;
+  /**
+   * The sources and the HTTP server (serve). `http`: the OTLP/HTTP and gRPC receivers (and the
+   * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source (keys trajectories by trace).
+   * The HTTP server runs either way, for `/metrics` and `/healthz`. Absent: no source, no server.
+   */
+  sources?: { http: boolean; kafka: boolean };
+  /** Rotate and bound the local logs (serve); absent, they are kept whole (replay's outputs). */
+  retention?: LocalLogsRetention;
+}
+
+/** The telemetry every component declares its series on and logs to; built first, handed down. */
+export interface Telemetry {
+  registry: MetricRegistry;
+  logger: Logger;
+}
+
+/** A built topology: its components in layers (not started), and the pipeline that sources feed. */
+export interface Topology {
+  pipeline: Pipeline;
+  running: RunningTopology;
+  /** Whether a Kafka source runs (it commits below open trajectories on stop). */
+  kafkaSource: boolean;
+}
+
+/**
+ * Builds every component from a validated configuration, in one place: opens the logs, the
+ * sinks, the judge's ledger and the span WAL; creates the pipeline, the receivers and the
+ * Kafka source; declares each one's series on `telemetry.registry`. Nothing runs until
+ * `running.start()`. If building fails half-way, what was opened is closed again.
+ *
+ * @example
+ * const { running } = await buildTopology(config, { clock: 'arrival', kafkaSink: true, sources }, telemetry);
+ * await running.start();
+ * await running.stop(10_000);
+ */
+export async function buildTopology(config: Config, plan: Plan, telemetry: Telemetry): Promise<Topology> {
+  const built: Component[] = [];
+  const ctx: Context = { config, plan, ...telemetry, built, log: (component) => telemetry.logger.child({ component }) };
+  try {
+    const outputs = await buildOutputs(ctx);
+    const { pipeline, judge, stage } = await buildStage(ctx, outputs);
+    const wal = await buildWal(ctx, pipeline);
+    const sources = buildSources(ctx, pipeline, wal?.ingest ?? pipeline);
+    const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], sources];
+    registerBacklogMetrics(ctx.registry, layers.flat());
+    return { pipeline, running: new RunningTopology(layers, telemetry.logger), kafkaSource: plan.sources?.kafka === true };
+  } catch (err) {
+    // Built is not started: each stop only closes what its build opened.
+    for (const c of built.reverse()) await c.stop().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** What every build step reads, and `built`, where each records what it opened. */
+interface Context extends Telemetry {
+  config: Config;
+  plan: Plan;
+  built: Component[];
+  /** The logger of one component: the topology's, with its `component` name on every line. */
+  log: (component: string) => Logger;
+}
+
+function keep<C extends Component>(ctx: Context, c: C): C {
+  ctx.built.push(c);
+  return c;
+}
+
+/** The trajectory log and the findings sinks (local log, Kafka): the first layer, closed last. */
+async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined }> {
+  const { config, plan } = ctx;
+  const layer: Component[] = [];
+  const sinks: FindingSink[] = [];
+  const trajectoryLog =
+    plan.trajectoriesPath === undefined
+      ? undefined
+      : await JsonlLog.open(plan.trajectoriesPath, { truncate: plan.clock === 'event', retention: plan.retention?.trajectories });
+  if (trajectoryLog !== undefined) layer.push(keep(ctx, trajectoryLogComponent(trajectoryLog, config.sinks.maxPendingBytes)));
+  const localLogs = trajectoryLog === undefined ? [] : [trajectoryLog];
+  if (plan.findings !== undefined) {
+    const { findingsPath, alarmsPath, truncate } = plan.findings;
+    const { findings, alarms } = plan.retention ?? {};
+    const local = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate, findings, alarms });
+    sinks.push(local);
+    layer.push(keep(ctx, sinkComponent(local)));
+    localLogs.push(...local.logs());
+  }
+  registerLocalLogMetrics(ctx.registry, localLogs);
+  if (plan.kafkaSink && config.kafka !== undefined) {
+    const kafka = await KafkaFindingSink.open(config.kafka, {
+      outboxDir: join(config.dataDir, 'outbox', 'kafka'),
+      log: levelLog(ctx.log('sinks.kafka')),
+      metrics: ctx.registry,
+    });
+    sinks.push(kafka);
+    layer.push(keep(ctx, sinkComponent(kafka)));
+  }
+  return { layer, sinks, trajectoryLog };
+}
+
+/** The judge (decision points, its ledger opened) and the pipeline that consults it. */
+async function buildStage(
+  ctx: Context,
+  outputs: { sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined },
+): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage }> {
+  const { config, plan, registry } = ctx;
+  const observed = pipelineMetrics(registry);
+  const judgeErrors = new FaultLog(ctx.log('judge'), 'judge failure');
+  const provenance = (t: Parameters<typeof deriveProvenance>[0]) => deriveProvenance(t, config.provenance);
+  const decisions = await DecisionPoints.open(config.dataDir, config.judge, {
+    // The one back edge: judged findings re-enter the pipeline's output (counted, then to every
+    // sink). It is only called from work `consider` queued, so after the pipeline below exists.
+    onFindings: (findings, alarms) => pipeline.emitJudged(findings, alarms),
+    // Judge series exist only when the judge runs: dashboards read their absence.
+    onCall: judgeCallMetrics(config.judge.enabled ? registry : undefined),
+    // Every fault is counted by the judge (`stats().faults`); the log says when one part starts failing.
+    onFault: (fault) => judgeErrors.fault(fault.part, { message: fault.message, err: fault.error }),
+    checks: config.checks,
+    provenance,
+  });
+  const judge = keep(ctx, judgeComponent(decisions));
+  if (decisions.enabled) registerJudgeMetrics(registry, () => decisions.stats());
+  const pipeline = new Pipeline({
+    limits: config.assembler,
+    clock: plan.clock,
+    keyBy: plan.sources?.kafka === true ? 'trace' : 'session',
+    analyze: createAnalyzer(config, (issue) => observed.onProvenanceIssue(issue)),
+    provenance,
+    decisions,
+    ...(outputs.trajectoryLog === undefined ? {} : { trajectoryLog: outputs.trajectoryLog }),
+    maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
+    trajectoryLlmInput: config.sinks.trajectoryLlmInput,
+    sinks: outputs.sinks,
+    onTrajectory: observed.onTrajectory,
+    onManifest: observed.onManifest,
+    onDurable: observed.onDurable,
+    onJudged: observed.onJudged,
+  });
+  registerAssemblerMetrics(registry, () => pipeline.assembler.stats());
+  registerLogOutcomeMetrics(registry, () => pipeline.logOutcomes());
+  const stage = keep(ctx, new PipelineStage(pipeline, plan.clock === 'arrival' ? TICK_MS : undefined));
+  return { pipeline, judge, stage };
+}
+
+/** The span WAL in front of the pipeline (serve, HTTP source, `receiver.wal.enabled`): opened now, replayed at start. */
+async function buildWal(ctx: Context, pipeline: Pipeline): Promise<SpanWalComponent | undefined> {
+  const { config, plan } = ctx;
+  if (plan.sources?.http !== true || !config.receiver.wal.enabled) return undefined;
+  const opened = await SpanWal.open(join(config.dataDir, 'wal'), config.receiver.wal);
+  return keep(ctx, new SpanWalComponent(new DurableIngest(pipeline, opened.wal), opened.records, ctx.log('span-wal')));
+}
+
+/**
+ * The HTTP server (OTLP/HTTP receiver and/or the metrics endpoint), the gRPC receiver and the
+ * Kafka source. The receivers feed `target` (the WAL when on); the Kafka source the pipeline.
+ */
+function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput): Component[] {
+  const { config, registry } = ctx;
+  const sources = ctx.plan.sources;
+  if (sources === undefined) return [];
+  if (registry === undefined) throw new Error('buildTopology: a plan with sources serves /metrics and needs a registry');
+  const requests = receiverMetrics(registry);
+  const observe = (transport: Transport, log: Logger) => {
+    const faults = receiverFaults(log);
+    return (o: RequestOutcome) => {
+      requests.observe(transport, o);
+      faults(o);
+    };
+  };
+  const layer: Component[] = [];
+  const httpLogger = ctx.log(sources.http ? 'receiver.http' : 'metrics-endpoint');
+  const http = new HttpServerComponent({
+    config: config.receiver,
+    target,
+    observe: observe('http', httpLogger),
+    routes: metricsEndpoint(registry),
+    otlp: sources.http,
+    logger: httpLogger,
+  });
+  layer.push(keep(ctx, http));
+  if (sources.http) {
+    const grpcLogger = ctx.log('receiver.grpc');
+    layer.push(keep(ctx, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger)));
+  }
+  if (sources.kafka) {
+    if (config.source.kafka === undefined) throw new Error('buildTopology: sources.kafka needs config.source.kafka');
+    layer.push(keep(ctx, new KafkaSourceComponent(config.source.kafka, pipeline, registry, ctx.log('source.kafka'))));
+  }
+  return layer;
+}

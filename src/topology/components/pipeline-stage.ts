@@ -1,0 +1,49 @@
+import type { Pipeline } from '../../pipeline.ts';
+import { type Component, once } from '../component.ts';
+
+/** How often `serve` asks the pipeline to close what is due (quiet period, idle timeout). */
+export const TICK_MS = 100;
+
+/**
+ * The pipeline as a component. Started: with the arrival clock a timer closes due
+ * trajectories every {@link TICK_MS}. Stopped (after the sources): everything still open
+ * closes as incomplete (`shutdown`), the judge defers what is queued, and the stop resolves
+ * once every output is durable, so the WAL behind it can be released to its end.
+ */
+export class PipelineStage implements Component {
+  readonly name = 'pipeline';
+  readonly pipeline: Pipeline;
+  readonly #tickMs: number | undefined;
+  #ticker: NodeJS.Timeout | undefined;
+  #started = false;
+
+  /** `tickMs` undefined: no timer (replay, where the spans' own times close trajectories). */
+  constructor(pipeline: Pipeline, tickMs: number | undefined) {
+    this.pipeline = pipeline;
+    this.#tickMs = tickMs;
+  }
+
+  async start(): Promise<void> {
+    this.#started = true;
+    if (this.#tickMs !== undefined) this.#ticker = setInterval(() => this.pipeline.tick(), this.#tickMs);
+  }
+
+  readonly stop = once(async () => {
+    clearInterval(this.#ticker);
+    // Never started: nothing is flushed in its name (what the WAL replayed into it stays in the WAL).
+    if (!this.#started) return;
+    await this.pipeline.drain('shutdown');
+    await this.pipeline.settled();
+  });
+
+  /** The topology failed to start: no drain, so nothing closes as `shutdown` and the WAL keeps what it replayed. */
+  readonly abort = once(async () => {
+    clearInterval(this.#ticker);
+    this.#started = false;
+    await this.stop();
+  });
+
+  health(): string | undefined {
+    return this.pipeline.assembler.admission();
+  }
+}

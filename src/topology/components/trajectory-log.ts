@@ -1,0 +1,13 @@
+import type { JsonlLog } from '../../sinks/jsonl-log.ts';
+import { type Component, once } from '../component.ts';
+
+/** The trajectory log as a component: closed with the sinks; unhealthy while it cannot write (the pipeline refuses input then). */
+export function trajectoryLogComponent(log: JsonlLog, maxPendingBytes: number): Component {
+  return {
+    name: 'trajectory-log',
+    start: async () => {},
+    stop: once(() => log.close()),
+    health: () => (log.failure !== undefined ? 'trajectory-log-unwritable' : log.pendingBytes > maxPendingBytes ? 'trajectory-log-backlog' : undefined),
+    backlog: () => ({ records: log.pendingLines, bytes: log.pendingBytes }),
+  };
+}
