@@ -6,13 +6,14 @@ import { toolRoles } from '../../src/checks/tool-roles.ts';
 import type { LayerVerdict } from '../../src/findings/schema.ts';
 import type { Recommendation } from '../../src/judge/decision-policy.ts';
 import { layerConflicts } from '../../src/judge/layers/conflicts.ts';
+import { layerSites } from '../../src/judge/layers/layer-sites.ts';
 import { criteriaAfterL1, stopAfterL1 } from '../../src/judge/layers/stopping-rules.ts';
 import { verifiedRecommendation, type VerifierReading } from '../../src/judge/layers/verifier.ts';
 import type { ResultRecord } from '../../src/judge/ledger-record.ts';
 import { ANSWER_OPTIONS } from '../../src/judge/questions.ts';
 import { extractWindows } from '../../src/windows/extract.ts';
 import { WindowPolicySchema, windowPolicyDigest } from '../../src/windows/policy.ts';
-import { NO_CHECKS } from '../windows/builders.ts';
+import { at, NO_CHECKS, toolArgs, traj } from '../windows/builders.ts';
 import { deployRun } from './judge-harness.ts';
 import { cleanRun, failedToolRun } from './walk-harness.ts';
 
@@ -131,5 +132,27 @@ describe('conflicts between layers', () => {
     expect(c).toMatchObject({ kind: 'l0-contradicted', layers: ['L0', 'L3'], verdicts: ['fired', 'pass'], anchor: `${t.steps[1]!.traceId}/${hit.anchor}` });
     expect(layerConflicts(checks, [], [{ layer: 'L3', window: covering, option: 'yes' }])).toEqual([]);
     expect(layerConflicts(checks, [], [{ layer: 'L2', window: covering, option: 'no' }])).toEqual([]);
+  });
+});
+
+describe('the sites each layer reads', () => {
+  it('L3 reads a fired L3 candidate wherever it is anchored, first, then failed tools, then the rest from the end, within the cap', () => {
+    const root = at(1, { kind: 'agent', name: 'invoke_agent', agentName: 'a', input: 'go', endTimeUnixNano: at(100).startTimeUnixNano });
+    const t = traj([
+      root,
+      at(2, { parentId: root.id, toolName: 'read_a', args: toolArgs('{}'), result: 'a' }),
+      at(3, { parentId: root.id, kind: 'llm', name: 'chat', statusCode: 2, error: { source: 'status', message: 'Error: model overloaded' } }),
+      at(4, { parentId: root.id, toolName: 'read_b', args: toolArgs('{}'), result: 'b' }),
+      at(5, { parentId: root.id, toolName: 'read_c', args: toolArgs('{}'), result: 'c' }),
+    ]);
+    const checks = runChecks(t, CHECKS);
+    expect(checks.l0.map((h) => [h.pattern, h.anchor])).toContainEqual(['error-output', '0000000000000003']);
+    const plan = layerSites('L3', t, checks, toolRoles(t, CHECKS), 2);
+    expect(plan.sites.map((s) => [s.anchorIndex, s.trigger])).toEqual([
+      [2, 'l0-hit'],
+      [4, 'sampled'],
+    ]);
+    expect(plan.notRead.map((s) => s.anchorIndex)).toEqual([3, 1]);
+    expect(layerSites('L4', t, checks, toolRoles(t, CHECKS), 2)).toEqual({ sites: [], notRead: [], none: 'no-outbound-sends' });
   });
 });

@@ -40,8 +40,8 @@ export interface LayerSites {
  *   turn is over the caps).
  * - L2: the trajectory read from the end within the caps: the agent subtree, else the terminal
  *   turn, else the event window at the terminal step.
- * - L3: event windows at tool outputs — first those an L0 pattern of L3 fired on, then failed
- *   tools, then the rest from the end.
+ * - L3: event windows at tool outputs and at every step an L0 pattern of L3 fired on — those
+ *   first, then failed tools, then the rest from the end.
  * - L4: windows at outbound sends with the history before them (the send's turn, else its event
  *   window) — first unguarded sends, then the rest from the end.
  */
@@ -52,14 +52,17 @@ export function layerSites(layer: Exclude<WalkLayer, 'L0'>, t: Trajectory, check
     const kinds: WindowKind[] = layer === 'L1' ? ['turn', 'event'] : ['agent', 'turn', 'event'];
     return { sites: [{ anchorIndex: terminal, kinds, trigger: 'terminal' }], notRead: [] };
   }
-  const candidates =
-    layer === 'L3'
-      ? t.steps.flatMap((s, i) => (s.kind === 'tool' ? [i] : []))
-      : [...roles.outbound];
-  if (candidates.length === 0) return { sites: [], notRead: [], none: layer === 'L3' ? 'no-tool-outputs' : 'no-outbound-sends' };
+  // A fired candidate of this layer is read wherever it is anchored (an error on a chain step
+  // too): the layer that settles a pattern must see it.
   const hitAt = new Set(
-    checks.l0.filter((h) => PATTERN_LAYER[h.pattern] === layer).map((h) => t.steps.findIndex((s) => s.id === h.anchor)),
+    checks.l0
+      .filter((h) => PATTERN_LAYER[h.pattern] === layer)
+      .map((h) => t.steps.findIndex((s) => s.id === h.anchor && h.evidence.some((e) => e.spanId === s.id && e.traceId === s.traceId)))
+      .filter((i) => i >= 0),
   );
+  const own = layer === 'L3' ? t.steps.flatMap((s, i) => (s.kind === 'tool' ? [i] : [])) : [...roles.outbound];
+  const candidates = [...new Set([...hitAt, ...own])];
+  if (candidates.length === 0) return { sites: [], notRead: [], none: layer === 'L3' ? 'no-tool-outputs' : 'no-outbound-sends' };
   const rank = (i: number) => (hitAt.has(i) ? 0 : layer === 'L3' && roles.failed[i] === true ? 1 : 2);
   // From the end within each rank: the latest outputs are nearest the outcome.
   const ordered = [...candidates].sort((a, b) => rank(a) - rank(b) || b - a);
