@@ -2,6 +2,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { L1_OUTCOME, L3_TOOL_OUTPUTS, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
+import { buildLayerRequestBody } from '../../src/judge/layers/layer-prompt.ts';
+import { extractWindows } from '../../src/windows/extract.ts';
+import { WindowPolicySchema, windowPolicyDigest } from '../../src/windows/policy.ts';
 import { installBoundCertificates } from './certificate-fixture.ts';
 import { deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';
 import type { ScriptedServer } from './scripted-chat-server.ts';
@@ -163,6 +166,24 @@ describe('the layered walk', () => {
     expect(ts.early_exit).toBeNull();
     expect(ts.emissions!.missing[0]).toEqual({ key: expect.stringMatching(/^L1@/), reason: 'deferred:calls-per-minute' });
     expect(t.dp.walkStats().deferred['calls-per-minute']).toBeGreaterThanOrEqual(1);
+  });
+
+  it('tries the next window kind when one is over a cap, naming the refusal: the terminal turn over maxRequestBytes, its event window judged', async () => {
+    const t = cleanRun();
+    const policy = WindowPolicySchema.parse({});
+    const bytesOf = (kind: 'turn' | 'event') => {
+      const [w] = extractWindows(t, [{ kind, anchorIndex: 0, triggers: ['terminal'] }], policy, windowPolicyDigest(policy)).windows;
+      return Buffer.byteLength(JSON.stringify(buildLayerRequestBody('layer', w!, [L1_OUTCOME], { model: 'judge', maxOutputTokens: 256, logprobs: true, topLogprobs: 5 })));
+    };
+    expect(bytesOf('event')).toBeLessThan(bytesOf('turn'));
+    const h = await walking(walkScript(), {}, { windowPolicy: { config: { maxRequestBytes: Math.max(512, bytesOf('event')) } } });
+    const { findings } = await judgeAll(h.dataDir, h.cfg, [t]);
+    const l1 = summaryOf(findings, 'clean-run')!.layer_verdicts!.find((v) => v.layer === 'L1')!;
+    expect(l1.windows!.map((w) => [w.kind, w.fate, w.reason ?? null])).toEqual([
+      ['turn', 'refused', 'request-bytes'],
+      ['event', 'judged', null],
+    ]);
+    expect(l1.verdict).toBe('pass');
   });
 
   it('reads L4 at outbound sends and records the gap kind: retrieval when the context was never fetched', async () => {

@@ -71,6 +71,11 @@ export class TrajectoryLayerReader implements LayerReader {
         continue;
       }
       const asked = await this.#ask(this.#points[layer].layer, window);
+      if (asked.kind === 'not-judged' && asked.fate === 'refused') {
+        // A request over its byte cap is a cap like the window's: try the next, narrower kind.
+        reads.push({ window_id: window.id, kind, anchor, fate: 'refused', reason: asked.reason });
+        continue;
+      }
       if (asked.kind === 'not-judged') {
         reads.push({ window_id: window.id, kind, anchor, fate: asked.fate, reason: asked.reason });
         return { reads, notJudged: { fate: asked.fate, reason: asked.reason } };
