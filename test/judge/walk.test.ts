@@ -1,4 +1,6 @@
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
+import { findingJsonSchema } from '../../src/findings/json-schema.ts';
 import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { L1_OUTCOME, L3_TOOL_OUTPUTS, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
@@ -192,6 +194,16 @@ describe('the layered walk', () => {
     const l4 = summaryOf(findings, 'deploy-run')!.layer_verdicts!.find((v) => v.layer === 'L4')!;
     expect(l4).toMatchObject({ verdict: 'fail', gap_kind: 'retrieval' });
     expect(layerFindings(findings, 'deploy-run').filter((f) => f.area === L4_CONTEXT.id).map((f) => valuesOf(f).gap_answer)).toEqual(['yes', 'yes']);
+  });
+
+  it('every walk finding validates against the published finding JSON Schema (`trajwatch schema finding`)', async () => {
+    const h = await walking(walkScript({ 'layer.l2-trajectory': YES, [L4_CONTEXT.id]: YES, [L4_GAP_KIND.id]: { letter: 'B', p: 0.97 } }), { stopEarly: false });
+    const { findings } = await judgeAll(h.dataDir, h.cfg, [deployRun(), failedToolRun()]);
+    const validate = new Ajv2020({ strict: false, allErrors: true }).compile(findingJsonSchema());
+    const walkFs = findings.filter((f) => f.analyst_id === 'layered-walk');
+    expect(new Set(walkFs.map((f) => f.area))).toEqual(new Set(['walk.summary', 'walk.conflict', L1_OUTCOME.id, 'layer.l2-trajectory', L3_TOOL_OUTPUTS.id, L4_CONTEXT.id]));
+    for (const f of walkFs) expect(validate(JSON.parse(JSON.stringify(f))), JSON.stringify(validate.errors)).toBe(true);
+    expect(summaryOf(findings, 'deploy-run')!.layer_verdicts!.find((v) => v.layer === 'L4')!.gap_kind).toBe('attention');
   });
 
   it('replays a walk from the ledger: the same findings, zero new calls', async () => {
