@@ -9,7 +9,7 @@ import { extractWindows } from '../../src/windows/extract.ts';
 import { WindowPolicySchema, windowPolicyDigest } from '../../src/windows/policy.ts';
 import { installBoundCertificates } from './certificate-fixture.ts';
 import { deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';
-import type { ScriptedServer } from './scripted-chat-server.ts';
+import { completion, type ScriptedServer } from './scripted-chat-server.ts';
 import { cleanRun, failedToolRun, installLayerCertificate, layerFindings, requestOf, summaryOf, valuesOf, walkScript } from './walk-harness.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint (no LLM can run
@@ -156,7 +156,7 @@ describe('the layered walk', () => {
     const { findings } = await judgeAll(h.dataDir, h.cfg, [failedToolRun()]);
     const s = summaryOf(findings, 'failed-tool-run')!;
     const l3 = s.layer_verdicts!.find((v) => v.layer === 'L3')!;
-    expect(l3.windows!.filter((w) => w.fate === 'not-read')).toHaveLength(1);
+    expect(l3.windows!.filter((w) => w.fate === 'not-read')).toEqual([expect.objectContaining({ window_id: expect.stringMatching(/^w1_[0-9a-f]{24}$/), kind: 'event', reason: 'windows-per-layer' })]);
     expect(s.emissions!.missing).toEqual([{ key: expect.stringMatching(/^L3@/), reason: 'not-read:windows-per-layer (1)' }]);
     // What was read passed, one window was not read: L3 cannot pass.
     expect(l3).toMatchObject({ verdict: 'undecidable', reason: 'not-read:1' });
@@ -168,6 +168,18 @@ describe('the layered walk', () => {
     expect(ts.early_exit).toBeNull();
     expect(ts.emissions!.missing[0]).toEqual({ key: expect.stringMatching(/^L1@/), reason: 'deferred:calls-per-minute' });
     expect(t.dp.walkStats().deferred['calls-per-minute']).toBeGreaterThanOrEqual(1);
+  });
+
+  it('a layer answer that does not parse is a named missing emission: L1 undecidable (failure:bad-answer), and the walk descends', async () => {
+    const base = walkScript();
+    const h = await walking((body) => (requestOf(body).questionIds[0] === L1_OUTCOME.id ? { body: completion([{ letter: 'B', support: 'e99' }]) } : base(body)));
+    const { findings } = await judgeAll(h.dataDir, h.cfg, [cleanRun()]);
+    const s = summaryOf(findings, 'clean-run')!;
+    expect(s.layer_verdicts!.find((v) => v.layer === 'L1')).toMatchObject({ verdict: 'undecidable', reason: 'failure:bad-answer' });
+    expect(s.emissions!.missing).toEqual([{ key: expect.stringMatching(/^L1@/), reason: 'failure:bad-answer' }]);
+    expect(s.emissions!.emitted.some((e) => e.startsWith('L1@'))).toBe(false);
+    expect(s.early_exit).toBeNull();
+    expect(recommendationOf(layerFindings(findings, 'clean-run').find((f) => f.area === L1_OUTCOME.id)!)).toMatchObject({ action: 'escalate', reason: 'bad-answer' });
   });
 
   it('tries the next window kind when one is over a cap, naming the refusal: the terminal turn over maxRequestBytes, its event window judged', async () => {

@@ -5,6 +5,7 @@ import type { Emissions, LayerVerdict, WalkLayer } from '../../findings/schema.t
 import type { TraceWindow } from '../../windows/window.ts';
 import type { Recommendation } from '../decision-policy.ts';
 import type { ResultRecord } from '../ledger-record.ts';
+import { windowId } from '../../windows/extract.ts';
 import { layerConflicts, type LayerConflict } from './conflicts.ts';
 import { LAYER_BATTERIES } from './layer-questions.ts';
 import { layerSites, type LayerSite } from './layer-sites.ts';
@@ -60,6 +61,8 @@ export interface WalkInput {
   roles: ToolRoles;
   stopEarly: boolean;
   maxWindowsPerLayer: number;
+  /** The extraction policy's digest: names the windows a layer did not read. */
+  policyDigest: string;
 }
 
 const anchorOf = (t: Trajectory, i: number) => `${t.steps[i]!.traceId}/${t.steps[i]!.id}`;
@@ -84,13 +87,16 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
     const readings = await Promise.all(plan.sites.map((site) => readSite(layer, site, reader)));
     const windows: WindowRead[] = readings.flatMap((r) => r.primary.reads);
     for (const s of plan.notRead) {
-      windows.push({ window_id: 'none', kind: s.kinds[0]!, anchor: anchorOf(t, s.anchorIndex), fate: 'not-read', reason: 'windows-per-layer' });
+      const anchor = anchorOf(t, s.anchorIndex);
+      windows.push({ window_id: windowId(t.key, t.revision, s.kinds[0]!, anchor, input.policyDigest), kind: s.kinds[0]!, anchor, fate: 'not-read', reason: 'windows-per-layer' });
       missing.push({ key: `${layer}@${anchorOf(t, s.anchorIndex)}`, reason: `not-read:windows-per-layer (${input.maxWindowsPerLayer})` });
     }
     const verdict = foldLayer(layer, t, plan.sites, readings, plan.notRead.length);
     for (const [i, r] of readings.entries()) {
+      const key = `${layer}@${anchorOf(t, plan.sites[i]!.anchorIndex)}`;
       if (r.outcome !== undefined) sites.push(r.outcome);
-      else missing.push({ key: `${layer}@${anchorOf(t, plan.sites[i]!.anchorIndex)}`, reason: `${r.primary.notJudged?.fate ?? 'refused'}:${r.primary.notJudged?.reason ?? 'unknown'}` });
+      if (r.outcome === undefined) missing.push({ key, reason: `${r.primary.notJudged?.fate ?? 'refused'}:${r.primary.notJudged?.reason ?? 'unknown'}` });
+      else if (r.outcome.result.failure !== null) missing.push({ key, reason: `failure:${r.outcome.result.failure.kind}` });
     }
     return { ...verdict, question: `${LAYER_BATTERIES[layer][0]!.id}@${LAYER_BATTERIES[layer][0]!.version}`, windows };
   };
@@ -109,7 +115,7 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
   const judged = sites.map((s) => ({ layer: s.layer, window: s.window, option: s.result.answers[0]?.option ?? null }));
   const conflicts = layerConflicts(checks, verdicts, judged);
   // The self-manifest: every answer gathered, and every window the walk needed and did not get.
-  const emitted = ['layer_verdicts', 'layers_engaged', 'early_exit', ...sites.map((s) => `${s.layer}@${s.window.anchor}`)];
+  const emitted = ['layer_verdicts', 'layers_engaged', 'early_exit', ...sites.filter((s) => s.result.failure === null).map((s) => `${s.layer}@${s.window.anchor}`)];
   return { verdicts, engaged, earlyExit, stop, criteria, sites, conflicts, emissions: { emitted, missing } };
 }
 
