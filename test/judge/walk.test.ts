@@ -2,7 +2,10 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findingJsonSchema } from '../../src/findings/json-schema.ts';
 import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
+import { checksConfigSchema } from '../../src/checks/config.ts';
+import { runChecks } from '../../src/checks/run-checks.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
+import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { L1_OUTCOME, L3_TOOL_OUTPUTS, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
 import { buildLayerRequestBody } from '../../src/judge/layers/layer-prompt.ts';
 import { extractWindows } from '../../src/windows/extract.ts';
@@ -21,6 +24,7 @@ afterEach(async () => {
 });
 
 const YES = { letter: 'A', p: 0.97 } as const;
+const CHECKS = checksConfigSchema.parse({});
 const V1 = verifierQuestion(L1_OUTCOME).id;
 const V3 = verifierQuestion(L3_TOOL_OUTPUTS).id;
 
@@ -180,6 +184,28 @@ describe('the layered walk', () => {
     expect(s.emissions!.emitted.some((e) => e.startsWith('L1@'))).toBe(false);
     expect(s.early_exit).toBeNull();
     expect(recommendationOf(layerFindings(findings, 'clean-run').find((f) => f.area === L1_OUTCOME.id)!)).toMatchObject({ action: 'escalate', reason: 'bad-answer' });
+  });
+
+  it('a walk cut by shutdown names what it did not get: the call in flight cancelled, the layers after it deferred (shutdown)', async () => {
+    const base = walkScript();
+    const h = await walking((body) => (requestOf(body).questionIds[0] === L1_OUTCOME.id ? { hang: true } : base(body)));
+    const findings: Finding[] = [];
+    const dp = await DecisionPoints.open(h.dataDir, h.cfg, { checks: CHECKS, onFindings: (f) => findings.push(...f), onError: () => undefined });
+    const t = cleanRun();
+    const part = dp.consider(t, runChecks(t, CHECKS), []);
+    while (!h.server.requests.some((r) => requestOf(JSON.parse(r) as Record<string, unknown>).questionIds[0] === L1_OUTCOME.id)) await new Promise((r) => setTimeout(r, 5));
+    await dp.close();
+    await part;
+    const s = summaryOf(findings, 'clean-run')!;
+    expect(s.layer_verdicts!.map((v) => [v.layer, v.verdict, v.reason])).toEqual([
+      ['L0', 'not-fired', 'no-pattern-fired'],
+      ['L1', 'undecidable', 'failure:cancelled'],
+      ['L2', 'undecidable', 'deferred:shutdown'],
+      ['L3', 'undecidable', 'deferred:shutdown'],
+      ['L4', 'not-applicable', 'no-outbound-sends'],
+    ]);
+    expect(s.emissions!.missing.map((m) => m.reason)).toEqual(['failure:cancelled', 'deferred:shutdown', 'deferred:shutdown']);
+    expect(dp.walkStats().deferred.shutdown).toBe(2);
   });
 
   it('tries the next window kind when one is over a cap, naming the refusal: the terminal turn over maxRequestBytes, its event window judged', async () => {
