@@ -85,7 +85,8 @@ function agentRun(traceId: string, agent: string, tool: { args?: string; result:
 
 const shipped = readShippedDashboards();
 const queries = panelQueries(shipped);
-const variables = shipped.flatMap((d) => d.json.templating.list.map((v) => ({ dashboard: d.file, ...v })));
+// Query variables; a textbox ($trace_url) is typed by the operator and queries nothing.
+const variables = shipped.flatMap((d) => d.json.templating.list.filter((v) => v.type === 'query').map((v) => ({ dashboard: d.file, ...v, definition: v.definition ?? '' })));
 
 describe('dashboards against a real Prometheus scraping a real trajwatch', () => {
   let serve: ServeProcess;
