@@ -11,6 +11,7 @@ import { CERTIFIED_QUESTION, CLAIMS_DONE, GARBLED, calibrateWithStandIn, startMo
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';
 import { instantQuery, type PrometheusProcess, startPrometheus, waitForQuery, waitForScrapes } from './prometheus.ts';
 import { panelQueries, readShippedDashboards } from './shipped-dashboards.ts';
+import { metricNames, shippedRules } from './shipped-rules.ts';
 
 const brokers = await kafkaForTests();
 
@@ -193,6 +194,19 @@ describe('dashboards against a real Prometheus scraping a real trajwatch', () =>
     const text = await plain.text();
     expect(text).toMatch(/^trajwatch_coordinator_alarms_total\{/m);
     expect(text).not.toContain('trace_id');
+  });
+
+  it('has series for every metric the shipped alerting rules select', async () => {
+    // The Kafka source's series exist only when spans come from Kafka (serve runs the HTTP receiver here).
+    const elsewhere = new Set(['trajwatch_kafka_source_spans_total']);
+    // Without a broker (outside CI only) the Kafka sink's series cannot exist either.
+    const kafkaOnly = (m: string) => brokers === undefined && (m.startsWith('trajwatch_kafka_') || m === 'trajwatch_sink_backlog_limit_records');
+    const used = [...new Set(shippedRules().flatMap((r) => metricNames(r.expr)))].filter((m) => !elsewhere.has(m) && !kafkaOnly(m));
+    expect(used.length).toBeGreaterThan(10);
+    for (const metric of used) {
+      const present = await instantQuery(prom!.url, `count({__name__="${metric}"})`);
+      expect(present.length, `${metric} has no series in a real scrape`).toBe(1);
+    }
   });
 
   it('has panel queries to check (the dashboards were generated)', () => {
