@@ -163,3 +163,16 @@ describe('deploy/prometheus/prometheus.yml', () => {
     await expect(run('promtool', ['check', 'config', bad], { timeout: 30_000 })).rejects.toThrow();
   });
 });
+
+describe('deploy/alertmanager/alertmanager.yml', () => {
+  beforeAll(async () => {
+    // amtool ships with Debian's prometheus-alertmanager package; installs it when missing.
+    await run(join(ROOT, 'scripts/alertmanager/install.sh'), [], { timeout: 240_000 });
+  }, 300_000);
+
+  it('passes amtool check-config and sends resolutions too', async () => {
+    const { stdout } = await run('amtool', ['check-config', join(ROOT, 'deploy/alertmanager/alertmanager.yml')], { timeout: 30_000 });
+    expect(stdout).toContain('SUCCESS');
+    expect(read('deploy/alertmanager/alertmanager.yml')).toContain('send_resolved: true');
+  });
+});
