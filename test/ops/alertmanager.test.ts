@@ -1,7 +1,9 @@
 // An alert end to end: a real Prometheus scrapes a real `trajwatch serve`, evaluates the
 // shipped alerting rules (durations scaled down, nothing else changed) and sends to a real
 // Alertmanager (Debian's package), which delivers the firing alert and then its resolution
-// to a webhook receiver: an HTTP server in this test.
+// to a webhook receiver: an HTTP server in this test. The judge's model is an in-process
+// stand-in (test/helpers/model-stand-in.ts) with one question certified, so serve raises a
+// real coordinator alarm.
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
@@ -10,6 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ScriptedServer } from '../judge/scripted-chat-server.ts';
+import { CERTIFIED_QUESTION, CLAIMS_DONE, calibrateWithStandIn, startModelStandIn } from '../helpers/model-stand-in.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { freePort } from './free-port.ts';
 import { type PrometheusProcess, startPrometheus } from './prometheus.ts';
@@ -63,6 +67,7 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
   let prom: PrometheusProcess | undefined;
   let amDir: string | undefined;
   let webhook: Awaited<ReturnType<typeof startWebhook>>;
+  let model: ScriptedServer | undefined;
 
   beforeAll(async () => {
     webhook = await startWebhook();
@@ -74,7 +79,7 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
       [
         'route:',
         '  receiver: test-webhook',
-        "  group_by: ['alertname', 'instance', 'reason', 'transport']",
+        "  group_by: ['alertname', 'instance', 'reason', 'transport', 'question', 'service', 'agent']",
         '  group_wait: 1s',
         '  group_interval: 1s',
         '  repeat_interval: 1h',
@@ -94,13 +99,16 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
     );
     const rules = join(amDir, 'alerts.yml');
     await writeFile(rules, scaledRules(readFileSync(RULES_FILE, 'utf8')));
-    serve = await startServe();
+    model = await startModelStandIn();
+    const judge = { enabled: true, client: { baseUrl: model.baseUrl, model: 'judge', apiKeyEnv: null, retries: 0 }, sampling: { rate: 0 } };
+    serve = await startServe({ judge: { ...judge, certificatesDir: await calibrateWithStandIn(judge) } });
     prom = await startPrometheus(`127.0.0.1:${serve.port}`, { rules, alertmanager: `127.0.0.1:${amPort}` });
   }, 300_000);
 
   afterAll(async () => {
     await prom?.stop();
     await serve?.stop();
+    await model?.close();
     if (amDir !== undefined) await run(join(SCRIPTS, 'stop.sh'), ['--dir', amDir], { timeout: 30_000 });
     webhook?.server.close();
   });
@@ -139,5 +147,34 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
     // Traffic stopped: the rate falls to 0 within its 5 s window; Prometheus resolves, Alertmanager says so.
     const resolved = await until('TrajwatchRefusingInput resolved', () => webhook.received.find((n) => n.status === 'resolved' && refusing(n).some((a) => a.status === 'resolved')), 90_000);
     expect(refusing(resolved)[0]!.labels['reason']).toBe('undecodable');
+  }, 200_000);
+
+  it('delivers TrajwatchCoordinatorAlarm for the question, service and agent of a real alarm, then its end', async () => {
+    const traceId = 'cbf92f3577b34da6a3ce929d0e0e473e';
+    const root = traceId.slice(0, 16);
+    const attr = (key: string, value: string) => ({ key, value: { stringValue: value } });
+    // An agent run whose tool result claims completion: the stand-in answers yes, the certified question acts.
+    const spans = [
+      { traceId, spanId: root, name: 'invoke_agent refund-planner', startTimeUnixNano: '500', endTimeUnixNano: '3000', status: { code: 1 }, attributes: [attr('gen_ai.operation.name', 'invoke_agent'), attr('gen_ai.agent.name', 'refund-planner')] },
+      {
+        traceId,
+        spanId: `${root.slice(0, 15)}1`,
+        parentSpanId: root,
+        name: 'execute_tool lookup',
+        startTimeUnixNano: '1000',
+        endTimeUnixNano: '2000',
+        status: { code: 1 },
+        attributes: [attr('gen_ai.operation.name', 'execute_tool'), attr('gen_ai.tool.name', 'lookup'), attr('gen_ai.tool.call.arguments', '{"q":"order 42"}'), attr('gen_ai.tool.call.result', `refund issued, ${CLAIMS_DONE}`)],
+      },
+    ];
+    const body = JSON.stringify({ resourceSpans: [{ resource: { attributes: [attr('service.name', 'checkout-agent')] }, scopeSpans: [{ spans }] }] });
+    expect((await fetch(`${serve.url}/v1/traces`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(200);
+    const alarm = (n: Notification) => n.alerts.filter((a) => a.labels['alertname'] === 'TrajwatchCoordinatorAlarm');
+    const firing = await until('a firing TrajwatchCoordinatorAlarm', () => webhook.received.flatMap((n) => alarm(n).filter((a) => a.status === 'firing'))[0], 90_000);
+    // The alarm's first occurrence fires (its series was born at 1), with the labels an operator routes by.
+    expect(firing.labels).toMatchObject({ severity: 'critical', question: CERTIFIED_QUESTION, service: 'checkout-agent', agent: 'refund-planner' });
+    expect(firing.annotations['summary']).toBe(`Coordinator alarm: ${CERTIFIED_QUESTION} in checkout-agent / refund-planner`);
+    // No further alarm: after the (scaled) 5 s window the alert ends, and Alertmanager says so.
+    await until('TrajwatchCoordinatorAlarm resolved', () => webhook.received.find((n) => alarm(n).some((a) => a.status === 'resolved')), 90_000);
   }, 200_000);
 });
