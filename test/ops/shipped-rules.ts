@@ -21,7 +21,7 @@ export function shippedRules(): AlertRule[] {
 }
 
 // Prometheus's own series (`up`) and PromQL words that look like metric names.
-const PROMQL_WORDS = new Set(['sum', 'min', 'max', 'by', 'on', 'and', 'or', 'unless', 'without', 'offset', 'rate', 'increase', 'max_over_time', 'absent', 'ignoring', 'group_left', 'group_right', 'bool']);
+const PROMQL_WORDS = new Set(['sum', 'min', 'max', 'by', 'on', 'and', 'or', 'unless', 'without', 'offset', 'rate', 'increase', 'max_over_time', 'min_over_time', 'time', 'absent', 'ignoring', 'group_left', 'group_right', 'bool']);
 
 /** Metric names an expression selects (label names and values, and function names, left out). */
 export function metricNames(expr: string): string[] {
