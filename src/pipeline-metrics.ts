@@ -1,4 +1,4 @@
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import type { Analysis } from './analyze.ts';
 import { captureGaps } from './assemble/capture-gaps.ts';
 import type { Trajectory } from './assemble/trajectory.ts';
@@ -20,6 +20,28 @@ const OFF: PipelineMetrics = {
   onJudged: () => {},
   onProvenanceIssue: () => {},
 };
+
+type ExemplarLabel = 'trace_id' | 'finding_id';
+
+/**
+ * The exemplar a finding or alarm leaves on its counter series (OpenMetrics scrapes only): the
+ * latest one per series, so a panel's point links to a trace and a finding behind it. The
+ * trajectory's first trace: a trajectory keyed by trace has one, and any of several leads to
+ * the run. 40 + 77 characters, within OpenMetrics' 128 for an exemplar's labels.
+ */
+export function exemplarOf(f: Finding): Record<ExemplarLabel, string> {
+  return { trace_id: f.subject.trace_ids[0]!, finding_id: f.finding_id };
+}
+
+/**
+ * Registers a counter that keeps exemplars in the text-format registry. prom-client refuses
+ * `enableExemplars` on a registry whose format is the Prometheus text format, but only at
+ * construction; registered afterwards, the counter writes plain series there (that format has
+ * no exemplars) and its exemplars reach OpenMetrics scrapes (`telemetry/openmetrics.ts`).
+ */
+function withExemplars(registry: Registry, counter: Counter<string>): void {
+  registry.registerMetric(counter);
+}
 
 /** Buckets in seconds, from an fsync on a fast disk to a broker that is retrying elections. */
 const DURABLE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -69,12 +91,16 @@ export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
     help: 'Groups of identical tool calls (same tool, same canonical arguments) observed.',
     registers,
   });
-  const findings = new Counter({
+  // The exemplar's label names join the type parameter only because prom-client types
+  // `exemplarLabels` with the series' own label names; `labelNames` stays the series' labels.
+  const findings = new Counter<'analyst' | 'severity' | ExemplarLabel>({
     name: 'trajwatch_findings_total',
     help: 'Findings emitted, by analyst and severity.',
-    labelNames: ['analyst', 'severity'] as const,
-    registers,
+    labelNames: ['analyst', 'severity'],
+    enableExemplars: true,
+    registers: [],
   });
+  withExemplars(registry, findings);
   const durable = new Histogram({
     name: 'trajwatch_finding_durable_seconds',
     help: "From a trajectory's close to its findings being durable (local log) or acknowledged (Kafka), by sink; sampled.",
@@ -106,12 +132,14 @@ export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
     labelNames: ['action', 'question'] as const,
     registers,
   });
-  const alarms = new Counter({
+  const alarms = new Counter<'question' | 'service' | 'agent' | ExemplarLabel>({
     name: 'trajwatch_coordinator_alarms_total',
     help: 'Coordinator alarms recommended (calibrated act answers), by question, service and agent.',
-    labelNames: ['question', 'service', 'agent'] as const,
-    registers,
+    labelNames: ['question', 'service', 'agent'],
+    enableExemplars: true,
+    registers: [],
   });
+  withExemplars(registry, alarms);
   return {
     onTrajectory(t: Trajectory, analysis: Analysis) {
       trajectoriesClosed.inc({ completeness: t.complete ? 'complete' : 'incomplete', closed_by: t.closedBy });
@@ -119,7 +147,7 @@ export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
       for (const gap of captureGaps(t.steps)) gaps.inc({ reason: gap.reason });
       steps.observe(t.steps.length);
       for (const f of analysis.findings) {
-        findings.inc({ analyst: f.analyst_id, severity: f.severity });
+        findings.inc({ labels: { analyst: f.analyst_id, severity: f.severity }, exemplarLabels: exemplarOf(f) });
         if (f.analyst_id === 'l0') l0Hits.inc({ pattern: f.area });
         if (f.analyst_id === 'tool-repetition') repetitions.inc();
       }
@@ -137,7 +165,7 @@ export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
         const action = (recommendation as { action?: unknown } | undefined)?.action;
         if (typeof action === 'string') decisions.inc({ action, question: f.area });
       }
-      for (const a of alarmed) alarms.inc({ question: a.area, service: a.subject.service ?? '', agent: a.subject.agent ?? '' });
+      for (const a of alarmed) alarms.inc({ labels: { question: a.area, service: a.subject.service ?? '', agent: a.subject.agent ?? '' }, exemplarLabels: exemplarOf(a) });
     },
     onProvenanceIssue(issue: { reason: string }) {
       provenanceIssues.inc({ reason: issue.reason });

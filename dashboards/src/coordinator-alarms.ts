@@ -1,4 +1,4 @@
-import { buildDashboard, type Dashboard, labelVariable, stat, table, timeseries, type ValueMapping } from './model.ts';
+import { buildDashboard, type Dashboard, labelVariable, type PanelSpec, stat, table, textboxVariable, timeseries, type ValueMapping } from './model.ts';
 
 const ALARMS = 'trajwatch_coordinator_alarms_total';
 const DECISIONS = 'trajwatch_decisions_total';
@@ -13,6 +13,23 @@ const CERTIFIED: ValueMapping = {
     '1': { text: 'certified', color: 'green', index: 1 },
   },
 };
+
+/**
+ * Where a trace opens, given its id appended: Jaeger's trace page by default. For Tempo, a
+ * Grafana Explore URL ending in the trace query, e.g.
+ * `/explore?left={"datasource":"tempo","queries":[{"queryType":"traceql","query":"` + id.
+ * The Prometheus datasource's exemplar link (dashboards/provisioning) is `${trace_url}` + the
+ * exemplar's trace_id, so each exemplar point opens its trace.
+ */
+export const TRACE_URL_DEFAULT = 'http://127.0.0.1:16686/trace/';
+
+/**
+ * A time series over an exemplar-carrying counter: Grafana draws its exemplars as points whose
+ * tooltip links to the trace (the datasource's exemplar link, templated by `$trace_url`).
+ */
+function withExemplars(p: PanelSpec): PanelSpec {
+  return { ...p, queries: p.queries.map((q) => ({ ...q, exemplar: true as const })) };
+}
 
 /**
  * The coordinator alarms dashboard: which questions raise alarms, where (service, agent),
@@ -38,6 +55,12 @@ export function coordinatorAlarms(): Dashboard {
       labelVariable('question', 'Question', ALARMS),
       labelVariable('service', 'Service', ALARMS),
       labelVariable('agent', 'Agent', ALARMS),
+      textboxVariable(
+        'trace_url',
+        'Trace URL prefix',
+        "Prefix to which an exemplar's trace_id is appended: a Jaeger /trace/ URL, or a Tempo Explore URL ending in the trace query.",
+        TRACE_URL_DEFAULT,
+      ),
     ],
     rows: [
       {
@@ -51,9 +74,9 @@ export function coordinatorAlarms(): Dashboard {
             'none',
             6,
           ),
-          timeseries('Alarm rate by question', 'Alarms per second, by the question that raised them.', [{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }], 'ops', 12),
-          timeseries('Alarm rate by service', 'Alarms per second, by the service (resource service.name) of the trajectory.', [{ expr: `sum by (service) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{service}}' }], 'ops'),
-          timeseries('Alarm rate by agent', 'Alarms per second, by the agent named in the trajectory.', [{ expr: `sum by (agent) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{agent}}' }], 'ops'),
+          withExemplars(timeseries('Alarm rate by question', 'Alarms per second, by the question that raised them.', [{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }], 'ops', 12)),
+          withExemplars(timeseries('Alarm rate by service', 'Alarms per second, by the service (resource service.name) of the trajectory.', [{ expr: `sum by (service) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{service}}' }], 'ops')),
+          withExemplars(timeseries('Alarm rate by agent', 'Alarms per second, by the agent named in the trajectory.', [{ expr: `sum by (agent) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{agent}}' }], 'ops')),
           table(
             'Latest alarms by question, service and agent',
             'Alarms in the selected range per (question, service, agent), most first.',
@@ -79,7 +102,7 @@ export function coordinatorAlarms(): Dashboard {
         title: 'Candidates behind the alarms',
         panels: [
           timeseries('L0 hits by pattern', 'Inline L0 patterns fired (candidates, not verdicts).', [{ expr: `sum by (pattern) (rate(trajwatch_l0_hits_total${RATE}))`, legend: '{{pattern}}' }], 'ops'),
-          timeseries('Findings by analyst', 'Findings emitted, by analyst.', [{ expr: `sum by (analyst) (rate(trajwatch_findings_total${RATE}))`, legend: '{{analyst}}' }], 'ops'),
+          withExemplars(timeseries('Findings by analyst', 'Findings emitted, by analyst.', [{ expr: `sum by (analyst) (rate(trajwatch_findings_total${RATE}))`, legend: '{{analyst}}' }], 'ops')),
         ],
       },
     ],

@@ -24,6 +24,8 @@ export interface Target {
   instant: boolean;
   range: boolean;
   format?: 'time_series' | 'table';
+  /** Also fetch the series' exemplars (trace_id, finding_id): Grafana draws them as points. */
+  exemplar?: true;
 }
 
 export interface ValueMapping {
@@ -75,6 +77,22 @@ export interface QueryVariable {
   sort: 1;
 }
 
+/**
+ * A free-text variable (Grafana's `textbox`): the operator types a value, e.g. where the trace
+ * backend is; `query` is the default.
+ */
+export interface TextboxVariable {
+  type: 'textbox';
+  name: string;
+  label: string;
+  description: string;
+  query: string;
+  current: { text: string; value: string };
+  hide: 0;
+}
+
+export type Variable = QueryVariable | TextboxVariable;
+
 export interface Dashboard {
   uid: string;
   title: string;
@@ -88,7 +106,7 @@ export interface Dashboard {
   time: { from: string; to: string };
   refresh: string;
   annotations: { list: [] };
-  templating: { list: QueryVariable[] };
+  templating: { list: Variable[] };
   panels: (Panel | RowPanel)[];
 }
 
@@ -96,6 +114,8 @@ export interface Dashboard {
 export interface QuerySpec {
   expr: string;
   legend?: string;
+  /** Fetch exemplars too (time series panels over an exemplar-carrying counter). */
+  exemplar?: true;
 }
 
 /** A panel before layout: the builders below fill in ids and positions. */
@@ -121,7 +141,7 @@ export interface DashboardSpec {
   title: string;
   description: string;
   tags: string[];
-  variables?: QueryVariable[];
+  variables?: Variable[];
   rows: RowSpec[];
 }
 
@@ -145,6 +165,10 @@ export function labelVariable(name: string, label: string, metric: string): Quer
     refresh: 2,
     sort: 1,
   };
+}
+
+export function textboxVariable(name: string, label: string, description: string, value: string): TextboxVariable {
+  return { type: 'textbox', name, label, description, query: value, current: { text: value, value }, hide: 0 };
 }
 
 export function timeseries(title: string, description: string, queries: QuerySpec[], unit: string, width = 12): PanelSpec {
@@ -180,6 +204,7 @@ function targets(type: PanelType, queries: QuerySpec[]): Target[] {
     instant,
     range: !instant,
     ...(type === 'table' ? { format: 'table' as const } : {}),
+    ...(q.exemplar === true && type === 'timeseries' ? { exemplar: true as const } : {}),
   }));
 }
 
@@ -212,7 +237,10 @@ export function buildDashboard(spec: DashboardSpec): Dashboard {
         gridPos: { h, w: p.width, x, y },
         targets: targets(p.type, p.queries),
         fieldConfig: {
-          defaults: { ...(p.unit === undefined ? {} : { unit: p.unit }), ...(p.mappings === undefined ? {} : { mappings: p.mappings }) },
+          defaults: {
+            ...(p.unit === undefined ? {} : { unit: p.unit }),
+            ...(p.mappings === undefined ? {} : { mappings: p.mappings }),
+          },
           overrides: [],
         },
         options: panelOptions(p.type),

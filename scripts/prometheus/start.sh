@@ -3,7 +3,10 @@
 # answers /-/ready. Installs Debian's package first when needed (install.sh).
 #
 #   scripts/prometheus/start.sh --target 127.0.0.1:4318 --port 19090 --dir /tmp/prom [--interval 1s]
+#     [--rules FILE] [--alertmanager HOST:PORT] [--feature NAME]
 #
+# --rules loads one rule file (evaluated every --interval); --alertmanager sends alerts to one
+# Alertmanager; --feature passes --enable-feature=NAME (e.g. exemplar-storage), repeatable.
 # Writes DIR/prometheus.yml (job "trajwatch", metrics_path /metrics), DIR/data,
 # DIR/prometheus.pid and DIR/prometheus.log. Prints `url=http://127.0.0.1:PORT` when ready.
 # Stop it with scripts/prometheus/stop.sh --dir DIR.
@@ -11,13 +14,17 @@
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-target="" port="" dir="" interval="1s"
+target="" port="" dir="" interval="1s" rules="" alertmanager=""
+features=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --target) target="$2"; shift 2 ;;
     --port) port="$2"; shift 2 ;;
     --dir) dir="$2"; shift 2 ;;
     --interval) interval="$2"; shift 2 ;;
+    --rules) rules="$2"; shift 2 ;;
+    --alertmanager) alertmanager="$2"; shift 2 ;;
+    --feature) features+=("--enable-feature=$2"); shift 2 ;;
     *) echo "prometheus: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -36,6 +43,12 @@ scrape_configs:
     static_configs:
       - targets: ['$target']
 YAML
+if [[ -n "$rules" ]]; then
+  printf 'rule_files:\n  - %s\n' "$rules" >> "$dir/prometheus.yml"
+fi
+if [[ -n "$alertmanager" ]]; then
+  printf 'alerting:\n  alertmanagers:\n    - static_configs:\n        - targets: [%s]\n' "'$alertmanager'" >> "$dir/prometheus.yml"
+fi
 promtool check config "$dir/prometheus.yml" >/dev/null
 
 if [[ -f "$dir/prometheus.pid" ]] && kill -0 "$(cat "$dir/prometheus.pid")" 2>/dev/null; then
@@ -47,6 +60,7 @@ prometheus \
   --storage.tsdb.path="$dir/data" \
   --storage.tsdb.retention.time=1h \
   --web.listen-address="127.0.0.1:$port" \
+  "${features[@]}" \
   >"$dir/prometheus.log" 2>&1 &
 echo $! > "$dir/prometheus.pid"
 

@@ -137,7 +137,7 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
       metrics: ctx.registry,
     });
     sinks.push(kafka);
-    layer.push(keep(ctx, sinkComponent(kafka)));
+    layer.push(keep(ctx, sinkComponent(kafka, { records: config.kafka.maxOutboxRecords, bytes: config.kafka.maxOutboxBytes })));
   }
   return { layer, sinks, trajectoryLog };
 }
@@ -191,7 +191,7 @@ async function buildWal(ctx: Context, pipeline: Pipeline): Promise<SpanWalCompon
   const { config, plan } = ctx;
   if (plan.sources?.http !== true || !config.receiver.wal.enabled) return undefined;
   const opened = await SpanWal.open(join(config.dataDir, 'wal'), config.receiver.wal);
-  return keep(ctx, new SpanWalComponent(new DurableIngest(pipeline, opened.wal), opened.records, ctx.log('span-wal')));
+  return keep(ctx, new SpanWalComponent(new DurableIngest(pipeline, opened.wal), opened.records, ctx.log('span-wal'), config.receiver.wal.maxBytes));
 }
 
 /**

@@ -24,6 +24,11 @@ export interface Component {
   abort?(): Promise<void>;
   /** What it holds that is not yet durable or acknowledged (`trajwatch_sink_backlog_*{sink}`). */
   backlog?(): { records?: number; bytes: number };
+  /**
+   * The backlog at which it refuses new input (`trajwatch_sink_backlog_limit_*{sink}`), so an
+   * alert can see it filling before the refusals begin. Absent when it has no such bound.
+   */
+  readonly backlogLimit?: { records?: number; bytes: number };
 }
 
 /** Runs `stop` at most once, and only its first call's work; later calls wait for the same end. */

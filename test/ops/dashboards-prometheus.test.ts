@@ -11,6 +11,7 @@ import { CERTIFIED_QUESTION, CLAIMS_DONE, GARBLED, calibrateWithStandIn, startMo
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';
 import { instantQuery, type PrometheusProcess, startPrometheus, waitForQuery, waitForScrapes } from './prometheus.ts';
 import { panelQueries, readShippedDashboards } from './shipped-dashboards.ts';
+import { metricNames, shippedRules } from './shipped-rules.ts';
 
 const brokers = await kafkaForTests();
 
@@ -85,7 +86,8 @@ function agentRun(traceId: string, agent: string, tool: { args?: string; result:
 
 const shipped = readShippedDashboards();
 const queries = panelQueries(shipped);
-const variables = shipped.flatMap((d) => d.json.templating.list.map((v) => ({ dashboard: d.file, ...v })));
+// Query variables; a textbox ($trace_url) is typed by the operator and queries nothing.
+const variables = shipped.flatMap((d) => d.json.templating.list.filter((v) => v.type === 'query').map((v) => ({ dashboard: d.file, ...v, definition: v.definition ?? '' })));
 
 describe('dashboards against a real Prometheus scraping a real trajwatch', () => {
   let serve: ServeProcess;
@@ -103,7 +105,8 @@ describe('dashboards against a real Prometheus scraping a real trajwatch', () =>
     const certificatesDir = await calibrateWithStandIn(judge);
     const kafka = brokers === undefined ? {} : { kafka: { brokers, createTopics: true, topicPartitions: 1, topics: { findings: uniqueTopic('ops.findings'), alarms: uniqueTopic('ops.alarms') } } };
     serve = await startServe({ judge: { ...judge, certificatesDir }, ...kafka });
-    prom = await startPrometheus(`127.0.0.1:${serve.port}`);
+    // Exemplar storage on: Prometheus scrapes OpenMetrics and keeps each series' exemplars.
+    prom = await startPrometheus(`127.0.0.1:${serve.port}`, { features: ['exemplar-storage'] });
     // Scraped once before any traffic: counters and histograms start from a sample, so rate() sees the first increase.
     await waitForScrapes(prom.url, 'trajwatch', 1);
     const post = (body: string, type = 'application/json') =>
@@ -159,6 +162,51 @@ describe('dashboards against a real Prometheus scraping a real trajwatch', () =>
     expect(certified.map((s) => s.metric.question)).toEqual([CERTIFIED_QUESTION]);
     const actions = await instantQuery(prom!.url, 'sum by (action) (trajwatch_decisions_total)');
     expect(actions.map((s) => s.metric.action).sort()).toEqual(['act', 'escalate', 'record']);
+  });
+
+  it('keeps exemplars on the alarm and findings counters: the trace and the finding behind the latest one', async () => {
+    const alarms = await waitForLines<{ finding_id: string; subject: { trace_ids: string[] } }>(join(serve.dataDir, 'alarms.jsonl'), (r) => r.length === 4);
+    const findings = await waitForLines<{ finding_id: string; subject: { trace_ids: string[] } }>(join(serve.dataDir, 'findings.jsonl'), (r) => r.length > 0);
+    const exemplarsOf = async (query: string) => {
+      const params = new URLSearchParams({ query, start: String(Date.now() / 1000 - 600), end: String(Date.now() / 1000 + 60) });
+      const body = (await (await fetch(`${prom!.url}/api/v1/query_exemplars?${params}`)).json()) as {
+        status: string;
+        data: { seriesLabels: Record<string, string>; exemplars: { labels: Record<string, string> }[] }[];
+      };
+      expect(body.status).toBe('success');
+      return body.data.flatMap((s) => s.exemplars.map((e) => ({ series: s.seriesLabels, trace_id: e.labels['trace_id'], finding_id: e.labels['finding_id'] })));
+    };
+    const alarmExemplars = await exemplarsOf('trajwatch_coordinator_alarms_total');
+    // One series per (question, service, agent); each exemplar names a real alarm and its trace.
+    expect(new Set(alarmExemplars.map((e) => e.series['service']))).toEqual(new Set(['checkout-agent', 'support-agent']));
+    for (const e of alarmExemplars) {
+      const alarm = alarms.find((a) => a.finding_id === e.finding_id);
+      expect(alarm, `exemplar names alarm ${e.finding_id}`).toBeDefined();
+      expect(alarm!.subject.trace_ids).toContain(e.trace_id);
+      expect(ALARM_ROUNDS.flat() as readonly string[]).toContain(e.trace_id);
+    }
+    const findingExemplars = await exemplarsOf('trajwatch_findings_total');
+    expect(findingExemplars.length).toBeGreaterThan(0);
+    for (const e of findingExemplars) expect(findings.find((f) => f.finding_id === e.finding_id)?.subject.trace_ids).toContain(e.trace_id);
+    // The plain text exposition (no OpenMetrics Accept) carries none, and says it is text.
+    const plain = await fetch(`${serve.url}/metrics`);
+    expect(plain.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
+    const text = await plain.text();
+    expect(text).toMatch(/^trajwatch_coordinator_alarms_total\{/m);
+    expect(text).not.toContain('trace_id');
+  });
+
+  it('has series for every metric the shipped alerting rules select', async () => {
+    // The Kafka source's series exist only when spans come from Kafka (serve runs the HTTP receiver here).
+    const elsewhere = new Set(['trajwatch_kafka_source_spans_total']);
+    // Without a broker (outside CI only) the Kafka sink's series cannot exist either.
+    const kafkaOnly = (m: string) => brokers === undefined && (m.startsWith('trajwatch_kafka_') || m === 'trajwatch_sink_backlog_limit_records');
+    const used = [...new Set(shippedRules().flatMap((r) => metricNames(r.expr)))].filter((m) => !elsewhere.has(m) && !kafkaOnly(m));
+    expect(used.length).toBeGreaterThan(10);
+    for (const metric of used) {
+      const present = await instantQuery(prom!.url, `count({__name__="${metric}"})`);
+      expect(present.length, `${metric} has no series in a real scrape`).toBe(1);
+    }
   });
 
   it('has panel queries to check (the dashboards were generated)', () => {

@@ -1,7 +1,9 @@
 // Structural checks of the shipped Grafana dashboards: what Grafana's dashboard model needs
 // to load and place every panel. (Grafana's own schema is CUE inside Grafana's server, which
 // is not packaged here; dashboards-prometheus.test.ts runs every query for real.)
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { DASHBOARDS } from '../../dashboards/src/index.ts';
 import { DATASOURCE } from '../../dashboards/src/model.ts';
 import { readShippedDashboards } from './shipped-dashboards.ts';
@@ -78,10 +80,30 @@ describe('shipped dashboards', () => {
 
   it('the alarms dashboard filters by question, service and agent and shows calibration per question', () => {
     const alarms = shipped.find((d) => d.file === 'coordinator-alarms.json')!.json;
-    expect(alarms.templating.list.map((v) => v.name)).toEqual(['question', 'service', 'agent']);
+    expect(alarms.templating.list.map((v) => v.name)).toEqual(['question', 'service', 'agent', 'trace_url']);
     const exprs = alarms.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
     for (const by of ['question', 'service', 'agent']) expect(exprs.some((e) => e.includes(`sum by (${by}) (rate(trajwatch_coordinator_alarms_total`))).toBe(true);
     expect(exprs.some((e) => e.includes('trajwatch_calibration_certified'))).toBe(true);
     expect(exprs.some((e) => e.includes('action="escalate"'))).toBe(true);
+  });
+
+  it('the alarms dashboard shows exemplars on the alarm and findings rates, linked to traces at $trace_url', () => {
+    const alarms = shipped.find((d) => d.file === 'coordinator-alarms.json')!.json;
+    const withExemplars = alarms.panels.filter((p) => p.targets?.some((t) => t.exemplar === true));
+    expect(withExemplars.map((p) => p.title)).toEqual(['Alarm rate by question', 'Alarm rate by service', 'Alarm rate by agent', 'Findings by analyst']);
+    for (const p of withExemplars) {
+      expect(p.type).toBe('timeseries');
+      for (const t of p.targets!) expect(t.expr).toMatch(/trajwatch_(coordinator_alarms|findings)_total/);
+    }
+    // Exemplars only on the counters that carry them.
+    const others = shipped.flatMap((d) => d.json.panels).filter((p) => !withExemplars.includes(p));
+    expect(others.filter((p) => p.targets?.some((t) => t.exemplar === true))).toEqual([]);
+    const traceUrl = alarms.templating.list.find((v) => v.name === 'trace_url')!;
+    expect(traceUrl).toMatchObject({ type: 'textbox', query: 'http://127.0.0.1:16686/trace/' });
+    // The datasource's exemplar link: that variable, then the exemplar's trace_id (`$$` is a literal `$` in provisioning).
+    const ds = parse(readFileSync(new URL('../../dashboards/provisioning/datasources/prometheus.yaml', import.meta.url), 'utf8')) as {
+      datasources: { jsonData: { exemplarTraceIdDestinations: { name: string; url: string }[] } }[];
+    };
+    expect(ds.datasources[0]!.jsonData.exemplarTraceIdDestinations).toEqual([expect.objectContaining({ name: 'trace_id', url: '$${trace_url}$${__value.raw}' })]);
   });
 });

@@ -21,6 +21,7 @@ interface ComposeService {
   image?: string;
   build?: unknown;
   volumes?: string[];
+  command?: string[];
   depends_on?: Record<string, unknown> | string[];
 }
 // The spec's `$schema` names draft 2019-09 by an http URL with a trailing '#' that ajv does
@@ -64,7 +65,7 @@ describe('docker-compose.yml', () => {
 
   it('loads in compose-go, the library `docker compose` uses (current spec schema, consistency checks)', async () => {
     const { stdout } = await run(join(ROOT, 'scripts/compose-check/check.sh'), [join(ROOT, 'docker-compose.yml')], { timeout: 600_000 });
-    expect(stdout).toMatch(/^valid: project trajwatch, services \[grafana kafka otel-collector otel-collector-kafka prometheus trajwatch\]$/m);
+    expect(stdout).toMatch(/^valid: project trajwatch, services \[alertmanager grafana kafka otel-collector otel-collector-kafka prometheus trajwatch\]$/m);
   }, 660_000);
 
   it('compose-go rejects an inconsistent file (the check can fail)', async () => {
@@ -82,6 +83,9 @@ describe('docker-compose.yml', () => {
     expect(s.trajwatch?.build).toEqual({ context: '.', dockerfile: 'Dockerfile' });
     expect(s.prometheus?.image).toMatch(/^prom\/prometheus:/);
     expect(s.grafana?.image).toMatch(/^grafana\/grafana:/);
+    expect(s.alertmanager?.image).toMatch(/^prom\/alertmanager:/);
+    // Exemplars (trace_id, finding_id) are kept only with exemplar storage on.
+    expect(s.prometheus?.command).toContain('--enable-feature=exemplar-storage');
     expect(read('docker-compose.yml')).toContain('KAFKA_PROCESS_ROLES: broker,controller');
   });
 
@@ -98,8 +102,13 @@ describe('docker-compose.yml', () => {
       const deps = Array.isArray(svc.depends_on) ? svc.depends_on : Object.keys(svc.depends_on ?? {});
       for (const d of deps) expect(names.has(d), d).toBe(true);
     }
-    const prom = parse(read('deploy/prometheus/prometheus.yml')) as { scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[] };
-    const hosts = prom.scrape_configs.flatMap((j) => j.static_configs.flatMap((c) => c.targets)).map((t) => t.split(':')[0]!);
+    const prom = parse(read('deploy/prometheus/prometheus.yml')) as {
+      scrape_configs: { job_name: string; static_configs: { targets: string[] }[] }[];
+      alerting: { alertmanagers: { static_configs: { targets: string[] }[] }[] };
+    };
+    const targets = [...prom.scrape_configs, ...prom.alerting.alertmanagers].flatMap((j) => j.static_configs.flatMap((c) => c.targets));
+    const hosts = targets.map((t) => t.split(':')[0]!);
+    expect(hosts).toContain('alertmanager');
     for (const h of hosts.filter((h) => h !== 'localhost')) expect(names.has(h), h).toBe(true);
     expect(prom.scrape_configs.map((j) => j.job_name)).toContain('trajwatch');
     expect(read('collector-config/to-trajwatch/config.yaml')).toContain('endpoint: http://trajwatch:4318');
@@ -141,9 +150,10 @@ describe('deploy/prometheus/prometheus.yml', () => {
     await run(join(ROOT, 'scripts/prometheus/install.sh'), [], { timeout: 240_000 });
   }, 300_000);
 
-  it('passes promtool check config', async () => {
+  it('passes promtool check config, with the alerting rules it loads', async () => {
     const { stdout } = await run('promtool', ['check', 'config', join(ROOT, 'deploy/prometheus/prometheus.yml')], { timeout: 30_000 });
     expect(stdout).toContain('SUCCESS');
+    expect(stdout).toMatch(/alerts\.yml[\s\S]*SUCCESS: \d+ rules found/);
   });
 
   it('promtool rejects a broken config (the check can fail)', async () => {
@@ -151,5 +161,18 @@ describe('deploy/prometheus/prometheus.yml', () => {
     await mkdir(join(ROOT, '.cache'), { recursive: true });
     await writeFile(bad, 'scrape_configs:\n  - job_name: x\n    scrape_interval: soon\n');
     await expect(run('promtool', ['check', 'config', bad], { timeout: 30_000 })).rejects.toThrow();
+  });
+});
+
+describe('deploy/alertmanager/alertmanager.yml', () => {
+  beforeAll(async () => {
+    // amtool ships with Debian's prometheus-alertmanager package; installs it when missing.
+    await run(join(ROOT, 'scripts/alertmanager/install.sh'), [], { timeout: 240_000 });
+  }, 300_000);
+
+  it('passes amtool check-config and sends resolutions too', async () => {
+    const { stdout } = await run('amtool', ['check-config', join(ROOT, 'deploy/alertmanager/alertmanager.yml')], { timeout: 30_000 });
+    expect(stdout).toContain('SUCCESS');
+    expect(read('deploy/alertmanager/alertmanager.yml')).toContain('send_resolved: true');
   });
 });

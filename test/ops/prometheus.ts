@@ -17,10 +17,22 @@ export interface PrometheusProcess {
   stop: () => Promise<void>;
 }
 
-export async function startPrometheus(target: string): Promise<PrometheusProcess> {
+/** What start.sh adds to a plain scraping Prometheus: a rule file, an Alertmanager, feature flags. */
+export interface PrometheusOptions {
+  rules?: string;
+  alertmanager?: string;
+  features?: readonly string[];
+}
+
+export async function startPrometheus(target: string, options: PrometheusOptions = {}): Promise<PrometheusProcess> {
   const dir = await mkdtemp(join(tmpdir(), 'trajwatch-prom-'));
   const port = await freePort();
-  const { stdout } = await run(join(SCRIPTS, 'start.sh'), ['--target', target, '--port', String(port), '--dir', dir, '--interval', '1s'], {
+  const extra = [
+    ...(options.rules === undefined ? [] : ['--rules', options.rules]),
+    ...(options.alertmanager === undefined ? [] : ['--alertmanager', options.alertmanager]),
+    ...(options.features ?? []).flatMap((f) => ['--feature', f]),
+  ];
+  const { stdout } = await run(join(SCRIPTS, 'start.sh'), ['--target', target, '--port', String(port), '--dir', dir, '--interval', '1s', ...extra], {
     timeout: START_TIMEOUT_MS,
   }).catch((err: Error & { stderr?: string }) => {
     // CI must see why Prometheus is missing rather than a quiet skip.

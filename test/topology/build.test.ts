@@ -81,6 +81,10 @@ describe('buildTopology', () => {
       expect(text).not.toMatch(/^trajwatch_(judge|kafka|calibration)_/m);
       expect(text).toMatch(/^trajwatch_trajectories_open 0$/m);
       expect(text).toMatch(/^trajwatch_sink_backlog_bytes\{sink="span-wal"\} 0$/m);
+      // The bounds past which they refuse, so an alert can see a backlog filling up.
+      expect(text).toMatch(/^trajwatch_sink_backlog_limit_bytes\{sink="span-wal"\} 536870912$/m);
+      expect(text).toMatch(/^trajwatch_sink_backlog_limit_bytes\{sink="trajectory-log"\} 67108864$/m);
+      expect(text).not.toMatch(/^trajwatch_sink_backlog_limit_bytes\{sink="local-log"\}/m);
       await postJson(t.url(), agentRunRequest({ traceId: '7a000000000000000000000000000002' }));
       text = await t.registry.metrics();
       expect(text).toMatch(/^trajwatch_trajectories_open 1$/m);

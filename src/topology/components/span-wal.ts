@@ -12,11 +12,14 @@ import { type Component, once } from '../component.ts';
 export class SpanWalComponent implements Component {
   readonly name = 'span-wal';
   readonly ingest: DurableIngest;
+  /** `receiver.wal.maxBytes`: past it the WAL answers `full` and the receivers refuse. */
+  readonly backlogLimit: { bytes: number };
   #records: AsyncIterable<WalRecord> | undefined;
   readonly #logger: Logger;
 
-  constructor(ingest: DurableIngest, records: AsyncIterable<WalRecord>, logger: Logger) {
+  constructor(ingest: DurableIngest, records: AsyncIterable<WalRecord>, logger: Logger, maxBytes: number) {
     this.ingest = ingest;
+    this.backlogLimit = { bytes: maxBytes };
     this.#records = records;
     this.#logger = logger;
   }

@@ -5,6 +5,7 @@ import { type Component, once } from '../component.ts';
 export function trajectoryLogComponent(log: JsonlLog, maxPendingBytes: number): Component {
   return {
     name: 'trajectory-log',
+    backlogLimit: { bytes: maxPendingBytes },
     start: async () => {},
     stop: once(() => log.close()),
     health: () => (log.failure !== undefined ? 'trajectory-log-unwritable' : log.pendingBytes > maxPendingBytes ? 'trajectory-log-backlog' : undefined),
