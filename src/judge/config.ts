@@ -4,6 +4,7 @@ import { BudgetSchema } from '../windows/budget.ts';
 import { WindowPolicySchema } from '../windows/policy.ts';
 import { SamplingSchema } from '../windows/sampling.ts';
 import { JudgeClientSchema } from './client.ts';
+import { LabelWindowsSchema } from './label-windows.ts';
 import { DecisionPolicySchema } from './decision-policy.ts';
 import { LedgerBoundsSchema } from './ledger-bounds.ts';
 
@@ -27,6 +28,8 @@ export const JudgeConfigSchema = z
     ledgerDir: z.string().min(1).default('judge'),
     /** The ledger's bounds in bytes (`maxBytes`, `compactAtBytes`); see ledger-bounds.ts. */
     ledger: LedgerBoundsSchema,
+    /** Judged windows kept, bounded, for `trajwatch label` (label-windows.ts). */
+    labelWindows: LabelWindowsSchema,
   })
   .superRefine((cfg, ctx) => {
     if (cfg.enabled && cfg.client.model === '') {
