@@ -79,6 +79,10 @@ export function text(report: ReliabilityReport, png: string | null): string {
     const t = q.target;
     lines.push(`${t.questionId}@${t.questionVersion} layer=${t.windowKind ?? '-'} model=${t.requestedModel} served=${q.servedModels.join(',') || '-'}`);
     lines.push(`  decisions ${q.decisions}, labeled ${q.labeled}, failed ${q.failed}, without probabilities ${q.withoutProbabilities}, excluded (unsure) ${q.excluded}, accuracy ${f(q.accuracy)}`);
+    if (q.labeled === 0) {
+      lines.push('  no usable labels: curve null, no threshold table', '');
+      continue;
+    }
     if (q.curve === null) lines.push('  curve: null (fewer than two labeled answers with probabilities)');
     else {
       lines.push('  curve   bin        n   mean p  agree');
