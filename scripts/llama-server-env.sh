@@ -10,7 +10,7 @@
 # instead of hanging CI; a failed build leaves no venv, and the test then says why it skipped.
 #
 # Needs cmake and a C/C++ compiler (Debian: cmake build-essential; installed here when absent).
-# Prints "python=/abs/path/to/python" last.
+# Prints "python=/abs/path/to/python" and "model=/abs/path/to/tiny-random.gguf" last.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -55,4 +55,28 @@ want="$(sha256sum "$PINS" | cut -d' ' -f1) $("$PYTHON" -c 'import sys; print(sys
   fi
   printf '%s' "$want" >"$VENV/.pins"
 ) 9>.cache/llama-server/.lock
+# The tiny random-weight model, on the GPT-2 vocabulary llama.cpp ships for its tokenizer tests
+# (vendor/llama.cpp/models/ in the sdist just built from uv's cache; fetched again from PyPI with
+# pip when that cache was cleared). Rebuilt when the writer changes.
+MODEL=.cache/llama-server/tiny-random.gguf
+model_want="$(sha256sum scripts/llama-server/tiny-model.py | cut -d' ' -f1) $want"
+(
+  flock 9
+  if [[ -f "$MODEL" && "$(cat "$MODEL.stamp" 2>/dev/null)" == "$model_want" ]]; then exit 0; fi
+  VOCAB=.cache/llama-server/ggml-vocab-gpt-2.gguf
+  if [[ ! -f "$VOCAB" ]]; then
+    found="$(find -L "$UV_CACHE_DIR" -path '*llama-cpp-python*vendor/llama.cpp/models/ggml-vocab-gpt-2.gguf' -print -quit 2>/dev/null || true)"
+    if [[ -z "$found" ]]; then
+      dl="$(mktemp -d)"
+      "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-deps --no-binary :all: -d "$dl" "$(grep '^llama-cpp-python==' "$PINS")" >&2
+      tar -xzf "$dl"/llama_cpp_python-*.tar.gz -C "$dl" --wildcards '*/vendor/llama.cpp/models/ggml-vocab-gpt-2.gguf'
+      found="$(find "$dl" -name ggml-vocab-gpt-2.gguf -print -quit)"
+    fi
+    cp "$found" "$VOCAB"
+  fi
+  "$VENV/bin/python" scripts/llama-server/tiny-model.py "$VOCAB" "$MODEL.tmp" >&2
+  mv "$MODEL.tmp" "$MODEL"
+  printf '%s' "$model_want" >"$MODEL.stamp"
+) 9>.cache/llama-server/.model.lock
 echo "python=$PWD/$VENV/bin/python"
+echo "model=$PWD/$MODEL"
