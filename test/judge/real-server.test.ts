@@ -92,8 +92,8 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
     expect(out.logprobs!.length).toBeGreaterThan(0);
     for (const t of out.logprobs!) {
       expect(t.logprob).toBeLessThanOrEqual(0);
-      expect(t.top_logprobs.length).toBeGreaterThan(0);
-      expect(t.top_logprobs.length).toBeLessThanOrEqual(5);
+      expect(t.top_logprobs!.length).toBeGreaterThan(0);
+      expect(t.top_logprobs!.length).toBeLessThanOrEqual(5);
     }
     expect(out.logprobs!.map((t) => t.token).join('')).toBe(out.content);
     const r = out.receipt;
