@@ -114,6 +114,19 @@ describe('the label server', () => {
   });
 });
 
+describe('reading the ledger of a running serve', () => {
+  it("reads again when the ledger's last line is being written, instead of refusing it as corrupt", async () => {
+    const { j, s } = await setup();
+    const line = JSON.stringify({ v: 1, type: 'deferred', runId: 'run-z', revision: 1, windowKind: 'turn', anchor: 't/s', windowId: null, triggers: ['terminal'], reason: 'shutdown', detail: 'closed before dispatch', recordedAt: new Date().toISOString() });
+    await appendFile(j.ledger, line.slice(0, 40));
+    const finish = new Promise((r) => setTimeout(r, 80)).then(() => appendFile(j.ledger, line.slice(40) + '\n'));
+    const r = await fetch(new URL('/api/windows?labeler=ann', s.url));
+    await finish;
+    expect(r.status).toBe(200);
+    expect(((await body(r)) as { windows: unknown[] }).windows).toHaveLength(2);
+  });
+});
+
 describe('the gold file', () => {
   it('refuses a malformed row or a torn last line at open, naming the line, and changes nothing', async () => {
     const { j, s, ids } = await setup();

@@ -1,4 +1,5 @@
 import { stat } from 'node:fs/promises';
+import { StorageError } from '../../errors.ts';
 import type { CalibrationReport } from '../calibrate.ts';
 import { calibrate } from '../calibrate.ts';
 import type { GoldStore, LabelableWindow } from '../gold-store.ts';
@@ -60,7 +61,7 @@ export class LabelData {
     const s = await stat(this.#paths.ledger).catch(() => null);
     const stamp = s === null ? 'none' : `${s.size}:${s.mtimeMs}`;
     if (this.#cache?.stamp === stamp) return this.#cache;
-    const records = s === null ? [] : await readLedger(this.#paths.ledger);
+    const records = s === null ? [] : await readLiveLedger(this.#paths.ledger);
     const intents = new Map<string, IntentRecord>();
     const judged = new Map<string, Judged>();
     for (const r of records) {
@@ -161,6 +162,21 @@ export class LabelData {
   async review(): Promise<CalibrationReport> {
     const { records } = await this.#ledger();
     return calibrate(this.gold.rows(), records, this.minKappa);
+  }
+}
+
+/**
+ * A running `serve` may be appending a line while it is read, and a ledger with a torn last line
+ * is refused as corrupt: read again a few times before believing it (a real tear stays torn).
+ */
+async function readLiveLedger(path: string): Promise<LedgerRecord[]> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await readLedger(path);
+    } catch (err) {
+      if (attempt >= 4 || !(err instanceof StorageError)) throw err;
+      await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+    }
   }
 }
 
