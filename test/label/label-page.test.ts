@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { calibrateCommand } from '../../src/cli/calibrate.ts';
@@ -29,16 +29,22 @@ async function labelThroughPage(b: Browser, url: string, labeler: string, yes: (
   await b.waitFor(`document.querySelectorAll('#windows tbody tr').length === ${KEYS.length}`);
   const rows = await b.eval<{ id: string; key: string }[]>(`[...document.querySelectorAll('#windows tbody tr')].map((r) => ({ id: r.dataset.window, key: r.children[2].textContent }))`);
   for (let i = 0; i < rows.length; i++) {
-    await b.waitFor(`document.querySelector('#windows tr[aria-selected="true"]')?.dataset.window === ${JSON.stringify(rows[0]!.id)} && document.activeElement?.tagName === 'A'`);
+    await b.waitFor(`document.querySelector('#windows tr[aria-current="true"]')?.dataset.window === ${JSON.stringify(rows[0]!.id)} && document.activeElement?.tagName === 'A'`);
     for (let k = 0; k < i; k++) await b.press('j');
     await b.waitFor(`document.activeElement?.textContent === ${JSON.stringify(rows[i]!.id)}`);
     await b.press('Enter');
     await b.waitFor(`document.querySelector('#question-title')?.textContent.startsWith('Question 1 of 8: ${Q0}')`);
     // Blind: the judge's answer is not on the page before the label is recorded.
     expect(await b.eval<string>(`document.querySelector('#judge').textContent`)).toContain('hidden');
+    // Each option names the key that picks it.
+    expect(await b.eval<string[]>(`[...document.querySelectorAll('#label-form fieldset:first-of-type kbd')].map((k) => k.textContent)`)).toEqual(['y', 'n', 'u', 'a']);
     await b.press(yes(rows[i]!.key) ? 'y' : 'n');
     await b.press('2'); // the second event: the tool call whose result makes the claim
     await b.waitFor(`document.querySelector('#support').value === 'e2' && document.querySelector('#event-e2').classList.contains('chosen')`);
+    if (i === 0 && process.env.TRAJWATCH_LABEL_SCREENSHOT !== undefined) {
+      const shot = (await b.send('Page.captureScreenshot', { format: 'png' })) as { data: string };
+      await writeFile(process.env.TRAJWATCH_LABEL_SCREENSHOT, Buffer.from(shot.data, 'base64'));
+    }
     await b.press('Enter');
     await b.waitFor(`document.querySelector('#question-title')?.textContent.startsWith('Question 2 of 8: ${Q1}')`);
     const status = await b.eval<string>(`document.querySelector('#status').textContent`);

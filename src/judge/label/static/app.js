@@ -61,7 +61,7 @@ async function showList() {
         ...state.list.map((w, i) =>
           el(
             'tr',
-            { 'data-window': w.windowId, 'aria-selected': String(i === state.selected) },
+            { 'data-window': w.windowId, 'aria-current': String(i === state.selected) },
             el('td', {}, el('a', { href: `#/w/${w.windowId}`, 'data-index': i, text: w.windowId })),
             el('td', { text: w.kind }),
             el('td', { text: w.trajectoryKey }),
@@ -78,7 +78,7 @@ async function showList() {
 
 function focusRow() {
   const rows = main.querySelectorAll('#windows tbody tr');
-  rows.forEach((r, i) => r.setAttribute('aria-selected', String(i === state.selected)));
+  rows.forEach((r, i) => r.setAttribute('aria-current', String(i === state.selected)));
   rows[state.selected]?.querySelector('a')?.focus();
 }
 
@@ -118,7 +118,7 @@ function renderWindow() {
           {},
           el('input', { type: 'radio', name: 'label', id: `opt-${o.value}`, value: o.value, checked: labeled?.label === o.value, disabled: labeled !== null }),
           ' ',
-          el('label', { for: `opt-${o.value}` }, el('kbd', { text: o.value[0] }), ` ${o.value} — ${o.meaning}`),
+          el('label', { for: `opt-${o.value}` }, el('kbd', { text: KEY_OF[o.value] ?? '' }), ` ${o.value} — ${o.meaning}`),
         ),
       ),
     ),
@@ -241,6 +241,9 @@ function showKeys() {
   main.focus();
 }
 
+/** The key that picks each option: its first letter, but `a` for unavailable (`u` is unsure). */
+const KEY_OF = { yes: 'y', no: 'n', unsure: 'u', unavailable: 'a' };
+
 const fmt = (x) => (x === null ? 'n/a' : x.toFixed(3));
 
 async function route() {
@@ -272,7 +275,7 @@ document.addEventListener('keydown', (ev) => {
     return ev.preventDefault();
   }
   if (inWindow) {
-    const option = { y: 'yes', n: 'no', u: 'unsure', a: 'unavailable' }[ev.key];
+    const option = Object.keys(KEY_OF).find((o) => KEY_OF[o] === ev.key);
     const radio = option && $(`#opt-${option}`);
     if (radio && !radio.disabled) {
       radio.checked = true;
