@@ -36,7 +36,7 @@ Options:
   --help             this text
 
 Prints the page's address, then serves until interrupted (SIGINT/SIGTERM).
-Exit status: 0 after a clean stop, 1 on invalid configuration or a malformed gold file.
+Exit status: 0 after a clean stop, 1 on invalid configuration, 2 on a malformed gold file.
 `;
 
 export async function labelCommand(args: string[], signal?: AbortSignal, onListening?: (url: string) => void): Promise<number> {

@@ -30,7 +30,8 @@ Options:
   --json           print the report as JSON instead of tables
   --help           this text
 
-Exit status: 0 when the report was produced, 1 on a malformed gold file or ledger, 2 on usage error.
+Exit status: 0 when the report and the PNG were produced, 1 when the PNG could not be drawn (the
+report is still printed), 2 on usage error, a corrupt ledger or a malformed gold file.
 `;
 
 export async function reliabilityCommand(args: string[]): Promise<number> {
@@ -58,12 +59,23 @@ export async function reliabilityCommand(args: string[]): Promise<number> {
   const svg = reliabilitySvg(report);
   if (values.svg !== undefined) await writeFile(values.svg, svg);
   let png: string | null = null;
+  let pngError: string | null = null;
   if (values['no-png'] !== true) {
-    png = resolve(values.png ?? join(dataDir, 'judge', 'reliability.png'));
-    await mkdir(dirname(png), { recursive: true });
-    await svgToPng(svg, CHART_WIDTH, chartHeight(report), png);
+    const out = resolve(values.png ?? join(dataDir, 'judge', 'reliability.png'));
+    try {
+      await mkdir(dirname(out), { recursive: true });
+      await svgToPng(svg, CHART_WIDTH, chartHeight(report), out);
+      png = out;
+    } catch (err) {
+      pngError = (err as Error).message;
+    }
   }
+  // The report is printed whatever happened to the picture; a PNG that could not be drawn fails the command after it.
   process.stdout.write(values.json === true ? JSON.stringify({ report, png }, null, 2) + '\n' : text(report, png));
+  if (pngError !== null) {
+    process.stderr.write(`trajwatch reliability: no PNG written: ${pngError}\n`);
+    return 1;
+  }
   return 0;
 }
 

@@ -109,6 +109,18 @@ describe('reliability(): outcome labels joined to decisions', () => {
     expect(text).toContain(`${Q1}@1`);
     expect(text).toContain('curve: null (fewer than two labeled answers with probabilities)');
     expect(text).toContain(`${Q0}.support: decisions ${N}`);
+    // Without a working Chromium the report is still printed, and the command fails saying why.
+    const again: string[] = [];
+    const errors: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((s) => (again.push(String(s)), true));
+    vi.spyOn(process.stderr, 'write').mockImplementation((s) => (errors.push(String(s)), true));
+    vi.stubEnv('TRAJWATCH_CHROMIUM', '/bin/false');
+    expect(await reliabilityCommand(['--ledger', ledger, '--gold', goldPath, '--png', join(dataDir, 'none.png')])).toBe(1);
+    vi.unstubAllEnvs();
+    vi.restoreAllMocks();
+    expect(again.join('')).toContain(`caveat: ${KAPPA_CAVEAT}`);
+    expect(errors.join('')).toContain('no PNG written: Chromium could not draw the PNG');
+    expect(existsSync(join(dataDir, 'none.png'))).toBe(false);
     if (existsSync(CHROMIUM)) {
       const bytes = await readFile(png);
       expect(bytes.subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
