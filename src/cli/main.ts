@@ -1,6 +1,8 @@
 #!/usr/bin/env node
 import { ConfigError, TrajwatchError } from '../errors.ts';
 import { calibrateCommand } from './calibrate.ts';
+import { labelCommand } from './label.ts';
+import { reliabilityCommand } from './reliability.ts';
 import { replayCommand } from './replay.ts';
 import { schemaCommand } from './schema.ts';
 import { serveCommand } from './serve.ts';
@@ -18,6 +20,8 @@ Commands:
   schema finding     print the finding JSON Schema for consumers in other languages
   tail               print findings as they arrive (local log, or --kafka)
   calibrate          join gold labels with recorded judge answers; write certificates
+  label              serve a page to label judged windows (gold for calibrate)
+  reliability        how the judge's probabilities hold up against labels; writes a PNG
 
 Run 'trajwatch <command> --help' for a command's options.
 `;
@@ -28,6 +32,8 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   'validate-config': validateConfigCommand,
   schema: schemaCommand,
   calibrate: calibrateCommand,
+  label: (args) => labelCommand(args),
+  reliability: reliabilityCommand,
   tail: tailCommand,
 };
 

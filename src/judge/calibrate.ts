@@ -7,12 +7,22 @@ import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
 import { questionById, questionDigest, SEMANTIC_QUESTIONS } from './questions.ts';
 import type { WindowKind } from '../windows/window.ts';
 
-/** An independent human label for one question on one window. `unsure`/null are exclusions. */
+/**
+ * An independent human label for one question on one window. `unsure`/null are exclusions.
+ * Rows written by `trajwatch label` (label-record.ts) also carry who labelled, when, the
+ * support event they chose and the digest of the window as they saw it; calibration reads
+ * the first four fields only.
+ */
 export const GoldRowSchema = z.strictObject({
   questionId: z.string().min(1),
   windowId: z.string().min(1),
   label: z.enum(['yes', 'no', 'unsure', 'unavailable']).nullable(),
   source: z.string().min(1),
+  format: z.literal('trajwatch.label/1').optional(),
+  labeler: z.string().min(1).optional(),
+  labeledAt: z.string().min(1).optional(),
+  support: z.string().min(1).nullable().optional(),
+  windowDigest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
 });
 export type GoldRow = z.infer<typeof GoldRowSchema>;
 
@@ -137,15 +147,9 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
   return { minKappa, questions, unknownQuestionRows, conflictingGold };
 }
 
-function addPrediction(
-  targets: Map<string, { target: CalibrationTarget; byWindow: Map<string, Prediction> }>,
-  r: ResultRecord,
-  windowKind: WindowKind | null,
-  questionId: string,
-  questionVersion: string,
-  p: Prediction,
-): void {
-  const target: CalibrationTarget = {
+/** The calibration target an answer of a result belongs to (what a certificate would bind). */
+export function targetOf(r: ResultRecord, windowKind: WindowKind | null, questionId: string, questionVersion: string): CalibrationTarget {
+  return {
     questionId,
     questionVersion,
     windowPolicyDigest: r.windowPolicyDigest,
@@ -155,6 +159,17 @@ function addPrediction(
     requestedModel: r.requestedModel,
     servedModel: r.servedModel,
   };
+}
+
+function addPrediction(
+  targets: Map<string, { target: CalibrationTarget; byWindow: Map<string, Prediction> }>,
+  r: ResultRecord,
+  windowKind: WindowKind | null,
+  questionId: string,
+  questionVersion: string,
+  p: Prediction,
+): void {
+  const target = targetOf(r, windowKind, questionId, questionVersion);
   const k = canonicalDigest(target);
   const entry = targets.get(k) ?? { target, byWindow: new Map<string, Prediction>() };
   targets.set(k, entry);

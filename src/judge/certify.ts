@@ -1,7 +1,7 @@
 import type { TraceWindow } from '../windows/window.ts';
 import type { CertificateStore } from './certificate.ts';
 import type { JudgeConfig } from './config.ts';
-import { decideQuestion } from './decision-policy.ts';
+import { decideQuestion, decideRecordOnly, SUPPORT_POLICY } from './decision-policy.ts';
 import type { InvocationIdentity } from './ledger-protocol.ts';
 import type { AnswerRecord } from './ledger-record.ts';
 import type { ParsedAnswer } from './parse-answers.ts';
@@ -67,6 +67,8 @@ export class Certifier {
         support: a.support,
         recommendation,
         certificateId: certification.valid ? certification.certificateId : null,
+        supportProbability: a.supportProbability ?? null,
+        supportRecommendation: decideRecordOnly(SUPPORT_POLICY, a.support),
       };
     });
   }

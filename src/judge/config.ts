@@ -4,6 +4,7 @@ import { BudgetSchema } from '../windows/budget.ts';
 import { WindowPolicySchema } from '../windows/policy.ts';
 import { SamplingSchema } from '../windows/sampling.ts';
 import { JudgeClientSchema } from './client.ts';
+import { LabelWindowsSchema } from './label-windows.ts';
 import { DecisionPolicySchema } from './decision-policy.ts';
 import { LedgerBoundsSchema } from './ledger-bounds.ts';
 import { WalkConfigSchema } from './layers/walk-config.ts';
@@ -30,6 +31,8 @@ export const JudgeConfigSchema = z
     ledger: LedgerBoundsSchema,
     /** The layered walk (L1–L4, stopping rules, conflicts, verifier); off by default. See layers/walk-config.ts. */
     walk: WalkConfigSchema,
+    /** Judged windows kept, bounded, for `trajwatch label` (label-windows.ts). */
+    labelWindows: LabelWindowsSchema,
   })
   .superRefine((cfg, ctx) => {
     if (cfg.enabled && cfg.client.model === '') {

@@ -18,6 +18,7 @@ import { underDataDir, type JudgeConfig } from './config.ts';
 import { Emitter, provenanceOf } from './emit.ts';
 import { FaultReporter, type OnFault } from './fault.ts';
 import { invoke, type Invocation } from './invoke.ts';
+import { LabelWindowStore, type LabelWindowStats } from './label-windows.ts';
 import { bump, newCounters, type BudgetName, type DecisionPointStats, type JudgeCall, type JudgeCounters, type LedgerStats } from './judge-stats.ts';
 import { Ledger } from './ledger.ts';
 import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger-protocol.ts';
@@ -97,6 +98,7 @@ export class DecisionPoints {
   readonly #walkStats: WalkStats = newWalkStats();
   readonly #emitter: Emitter;
   readonly #certifier: Certifier;
+  readonly #labelWindows: LabelWindowStore | undefined;
   #stopping = false;
   #closing: Promise<void> | undefined;
 
@@ -107,7 +109,9 @@ export class DecisionPoints {
     ledger: Ledger | undefined,
     certs: CertificateStore | undefined,
     certificatesDigest: string,
+    labelWindows?: LabelWindowStore,
   ) {
+    this.#labelWindows = labelWindows;
     this.#cfg = cfg;
     this.#options = options;
     this.#now = options.now ?? Date.now;
@@ -150,7 +154,9 @@ export class DecisionPoints {
       bounds: config.ledger,
       onFault: (err) => faults.reporter.report('ledger', err),
     });
-    return new DecisionPoints(config, options, faults, ledger, certs, certs.digest());
+    // Labeling hook (issue 20): judged windows kept, bounded, for `trajwatch label`.
+    const labelWindows = config.labelWindows.enabled ? await LabelWindowStore.open(underDataDir(dataDir, config.labelWindows.dir), config.labelWindows, options.now) : undefined;
+    return new DecisionPoints(config, options, faults, ledger, certs, certs.digest(), labelWindows);
   }
 
   get enabled(): boolean {
@@ -160,6 +166,11 @@ export class DecisionPoints {
   /** Whether opening took over a ledger lock left by a process that is no longer running. */
   get tookOverDeadLock(): boolean {
     return this.#parts?.protocol.ledger.tookOverDeadLock ?? false;
+  }
+
+  /** The store of windows kept for labeling; null when the judge or the store is off. */
+  labelWindowStats(): LabelWindowStats | null {
+    return this.#labelWindows?.stats() ?? null;
   }
 
   stats(): DecisionPointStats & Required<Pick<DecisionPointStats, 'faults' | 'ledger'>> {
@@ -376,6 +387,8 @@ export class DecisionPoints {
       job,
     );
     const ids = this.#emitter.emit(job.t, job.checks, job.window, result, job.provenance);
+    // Labeling hook (issue 20): the window as sent, for `trajwatch label`; a failure is a fault, never the window's fate.
+    if (this.#labelWindows !== undefined) this.#queue.track(this.#labelWindows.put(job.window).catch((err: unknown) => this.#faults.report('label-windows', err)));
     job.settle({ fate: 'judged', finding_ids: ids, ...(result.failure === null ? {} : { reason: result.failure.kind }) });
   }
 

@@ -102,6 +102,31 @@ export function decideQuestion(answer: QuestionAnswer, policy: QuestionPolicy, c
   return { action: 'act', route: ALARM_ROUTE, reason: 'calibrated' };
 }
 
+/**
+ * A record-only policy (the seed's `recordOnly: true`): it captures an ancillary choice without
+ * routing authority. Every option records; it can carry no certificate and has no thresholds.
+ * A valid answer records with reason `record-only`; no answer (a provider failure, garbage)
+ * still escalates. It never bypasses the calibration or thresholds of another question.
+ */
+export const RecordOnlyPolicySchema = z.strictObject({
+  recordOnly: z.literal(true, { error: 'a record-only policy must say recordOnly: true' }),
+  /** Every option's action: `record`, and nothing else. */
+  options: z.record(z.string().min(1), z.literal('record', { error: 'every option of a record-only policy must record (no act, no escalate)' })),
+});
+export type RecordOnlyPolicy = z.infer<typeof RecordOnlyPolicySchema>;
+
+/**
+ * The policy of every support choice (`<question>.support`): which event supports the answer,
+ * an event id of the window or `unresolved`. Record-only; its options are the window's event
+ * ids, so they are named here by class.
+ */
+export const SUPPORT_POLICY: RecordOnlyPolicy = RecordOnlyPolicySchema.parse({ recordOnly: true, options: { event: 'record', unresolved: 'record' } });
+
+/** The table for a record-only choice. Pure. `chosen` null: no valid answer. */
+export function decideRecordOnly(_policy: RecordOnlyPolicy, chosen: string | null, failure = 'provider-failure'): Recommendation {
+  return chosen === null ? escalate(failure) : { action: 'record', route: null, reason: 'record-only' };
+}
+
 const RANK: Record<Action, number> = { escalate: 2, act: 1, record: 0 };
 
 /** Across a window's questions: escalate beats act beats record. */

@@ -1,5 +1,5 @@
 /** Which part of the judge met an unexpected fault. */
-export type FaultPart = 'ledger' | 'emit' | 'on-call' | 'judge';
+export type FaultPart = 'ledger' | 'emit' | 'on-call' | 'judge' | 'label-windows';
 /** `stats().faults` keys: the parts, and `listener` for a fault listener that threw. */
 export type FaultCount = FaultPart | 'listener';
 

@@ -2,7 +2,7 @@ import { canonicalDigest } from '../core/digest.ts';
 import { windowPolicyDigest } from '../windows/policy.ts';
 import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
 import type { JudgeConfig } from './config.ts';
-import { combineActions, type Recommendation } from './decision-policy.ts';
+import { combineActions, decideRecordOnly, SUPPORT_POLICY, type Recommendation } from './decision-policy.ts';
 import { evaluatorIdentity } from './evaluator-identity.ts';
 import type { Ledger, Lookup } from './ledger.ts';
 import type { AnswerRecord, InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from './ledger-record.ts';
@@ -177,6 +177,8 @@ export class LedgerProtocol {
       support: null,
       recommendation: { action: 'escalate' as const, route: null, reason: failure.kind },
       certificateId: null,
+      supportProbability: null,
+      supportRecommendation: decideRecordOnly(SUPPORT_POLICY, null, failure.kind),
     }));
     return this.result(key, digests, window, failure, answers, servedModel, receipt);
   }

@@ -82,6 +82,14 @@ export const AnswerRecordSchema = z.strictObject({
   support: z.string().nullable(),
   recommendation: RecommendationSchema,
   certificateId: z.string().nullable(),
+  /**
+   * The support choice is record-only (decision-policy.ts `SUPPORT_POLICY`): the probability of
+   * the tokens that wrote the chosen id (null without logprobs or without an answer), and its
+   * recommendation (`record`, reason `record-only`; escalate when there was no answer). Both
+   * absent on results written before support choices had a policy.
+   */
+  supportProbability: z.number().min(0).max(1).nullable().optional(),
+  supportRecommendation: RecommendationSchema.optional(),
 });
 export type AnswerRecord = z.infer<typeof AnswerRecordSchema>;
 

@@ -17,6 +17,8 @@ export interface ParsedAnswer {
   probabilities: Partial<Record<AnswerOption, number>> | null;
   /** Upper bound on the probability of an option absent from the top logprobs. */
   unseenBound?: number;
+  /** Probability of the tokens that wrote the support id (the chosen path); null without logprobs. */
+  supportProbability?: number | null;
 }
 
 export type ParseOutcome = { ok: true; answers: ParsedAnswer[] } | { ok: false; reason: string };
@@ -54,12 +56,37 @@ export function parseAnswers(
     if (index < 0) return { ok: false, reason: `letter ${letter} is not an option of question ${n}` };
     if (!supportChoices.includes(m[3]!)) return { ok: false, reason: `support id ${m[3]} is not an event of the window` };
     const letterAt = start + LETTER_PREFIX.exec(text)![0].length;
-    answers[n - 1] = { questionId: q.id, option: q.options[index]!, support: m[3]!, ...optionProbabilities(offsets, letterAt, q.options) };
+    const supportAt = start + text.lastIndexOf(m[3]!);
+    answers[n - 1] = {
+      questionId: q.id,
+      option: q.options[index]!,
+      support: m[3]!,
+      ...optionProbabilities(offsets, letterAt, q.options),
+      supportProbability: pathProbability(offsets, supportAt, supportAt + m[3]!.length),
+    };
   }
   for (let i = 0; i < questions.length; i++) {
     if (answers[i] === undefined) return { ok: false, reason: `no answer to question ${i + 1}` };
   }
   return { ok: true, answers: answers as ParsedAnswer[] };
+}
+
+/**
+ * The probability of the tokens covering [from, to) of the content: the product of their own
+ * probabilities. Exact for the id that was written; the alternatives a server lists are per
+ * token, and an event id may span several, so no probability is claimed for ids not chosen.
+ */
+function pathProbability(offsets: Located[] | null, from: number, to: number): number | null {
+  if (offsets === null) return null;
+  let p = 1;
+  let covered = false;
+  for (const l of offsets) {
+    const end = l.start + l.token.token.length;
+    if (end <= from || l.start >= to) continue;
+    p *= Math.exp(l.token.logprob);
+    covered = true;
+  }
+  return covered ? p : null;
 }
 
 interface Located {

@@ -1,0 +1,92 @@
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { ConfigError } from '../errors.ts';
+import { createAuthCheck } from '../ingest/auth.ts';
+import { underDataDir } from '../judge/config.ts';
+import { GoldStore } from '../judge/gold-store.ts';
+import { LabelData } from '../judge/label/label-data.ts';
+import { startLabelServer } from '../judge/label/label-server.ts';
+import { LEDGER_FILE } from '../judge/ledger.ts';
+import { resolveConfig } from './resolve-config.ts';
+
+export const GOLD_FILE = 'judge/gold.jsonl';
+
+export const LABEL_HELP = `Usage: trajwatch label [options]
+
+Serves a labeling page for the data directory of a running or past 'trajwatch serve': the
+judged windows held for labeling (judge.labelWindows), each window's events exactly as the
+judge saw them (redacted), one question at a time with its options and the window's event
+ids for the supporting event. Each label is appended, with the labeler id and time, to the
+gold file; the judge's answer stays hidden until the label is recorded (blind), and a review
+shows agreement, disagreements and kappa so far (the same computation as 'trajwatch
+calibrate'). Calibrate from the gold file with:
+  trajwatch calibrate --gold <dataDir>/${GOLD_FILE}
+
+The page is keyboard-first (press ? or open Keys), needs no build step and loads nothing from
+another host. The API asks for the same token as the receivers when receiver.auth is set.
+
+Options:
+  --config FILE      configuration (as for serve): dataDir, judge, receiver.auth
+  --data-dir DIR     data directory (overrides the configuration)
+  --host HOST        listen address (default 127.0.0.1; another address needs receiver.auth)
+  --port N           listen port (default 4320; 0: any free port)
+  --gold FILE        gold file to append to (default <dataDir>/${GOLD_FILE})
+  --show-judge       show the judge's answers before a label is recorded (not blind)
+  --help             this text
+
+Prints the page's address, then serves until interrupted (SIGINT/SIGTERM).
+Exit status: 0 after a clean stop, 1 on invalid configuration, 2 on a malformed gold file.
+`;
+
+export async function labelCommand(args: string[], signal?: AbortSignal, onListening?: (url: string) => void): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      config: { type: 'string' },
+      'data-dir': { type: 'string' },
+      host: { type: 'string' },
+      port: { type: 'string' },
+      gold: { type: 'string' },
+      'show-judge': { type: 'boolean' },
+      help: { type: 'boolean' },
+    },
+  });
+  if (values.help === true) {
+    process.stdout.write(LABEL_HELP);
+    return 0;
+  }
+  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
+  const host = values.host ?? '127.0.0.1';
+  const port = values.port === undefined ? 4320 : Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError([`--port: ${values.port} is not a port`], 'command line');
+  const auth = config.receiver.auth;
+  if (auth === undefined && !isLoopback(host)) {
+    throw new ConfigError([`--host: ${host} is not a loopback address; the labeling page writes gold labels, so another address needs receiver.auth`], 'command line');
+  }
+  const check = createAuthCheck(auth);
+  const gold = await GoldStore.open(values.gold ?? join(config.dataDir, GOLD_FILE));
+  const data = new LabelData(
+    { ledger: join(underDataDir(config.dataDir, config.judge.ledgerDir), LEDGER_FILE), windows: underDataDir(config.dataDir, config.judge.labelWindows.dir) },
+    gold,
+    config.judge.decision.minKappa,
+  );
+  const { server, url } = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true }, host, port);
+  process.stdout.write(`trajwatch label: ${url} (gold file ${gold.path}${values['show-judge'] === true ? ', judge answers shown' : ', blind'})\n`);
+  onListening?.(url);
+  await new Promise<void>((resolve) => {
+    const stop = () => server.close(() => resolve());
+    if (signal !== undefined) signal.addEventListener('abort', stop, { once: true });
+    else {
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    }
+  });
+  return 0;
+}
+
+function isLoopback(host: string): boolean {
+  if (host === 'localhost') return true;
+  if (isIP(host) === 4) return host.startsWith('127.');
+  return host === '::1';
+}

@@ -1,0 +1,141 @@
+import { readFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { StorageError } from '../../errors.ts';
+import type { AuthCheck } from '../../ingest/auth.ts';
+import type { LabelData } from './label-data.ts';
+
+/** The page's files, served as they are: no build step, nothing from a CDN. */
+const STATIC: Record<string, { file: string; type: string }> = {
+  '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
+  '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+};
+const STATIC_DIR = new URL('./static/', import.meta.url);
+/** A label is a few hundred bytes; anything much larger is not one. */
+const MAX_BODY_BYTES = 16 * 1024;
+
+// The page and its API say what the browser may do: no scripts, styles or connections but its
+// own, no framing (a labeling page is a place where clicks write gold).
+const SECURITY_HEADERS = {
+  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'cache-control': 'no-store',
+};
+
+export interface LabelServerOptions {
+  data: LabelData;
+  /** The same token check as `serve`'s receivers; the page sends the token as a bearer header. */
+  auth: AuthCheck;
+  /** Whether a token is configured (the page then asks for it). */
+  authRequired: boolean;
+  /** Show the judge's answers before a label is recorded (default: blind). */
+  reveal: boolean;
+}
+
+/**
+ * The labeling page's HTTP handler. Static files need no token (they hold no data); every
+ * `/api/` request does when one is configured. Bad input gets a 4xx with a JSON
+ * `{error, message}`; nothing is written unless the gold store accepted the label.
+ */
+export function labelHandler(o: LabelServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
+  return (req, res) => {
+    handle(o, req, res).catch((err: unknown) => {
+      const tampered = err instanceof StorageError;
+      send(res, tampered ? 409 : 500, { error: tampered ? 'window-refused' : 'internal', message: (err as Error).message });
+    });
+  };
+}
+
+async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const url = new URL(req.url ?? '/', 'http://label');
+  const page = STATIC[url.pathname];
+  if (page !== undefined && req.method === 'GET') {
+    const body = await readFile(new URL(page.file, STATIC_DIR));
+    res.writeHead(200, { 'content-type': page.type, ...SECURITY_HEADERS });
+    res.end(body);
+    return;
+  }
+  if (!url.pathname.startsWith('/api/')) return send(res, 404, { error: 'not-found', message: `no ${url.pathname}` });
+  if (url.pathname === '/api/config' && req.method === 'GET') return send(res, 200, { authRequired: o.authRequired, blind: !o.reveal });
+  if (!o.auth((h) => headerOf(req, h))) return send(res, 401, { error: 'unauthorized', message: 'a valid token is required (Authorization: Bearer <token>)' });
+  const labeler = url.searchParams.get('labeler');
+  if (url.pathname === '/api/windows' && req.method === 'GET') return send(res, 200, await o.data.list(labeler));
+  const m = /^\/api\/windows\/([^/]+)$/.exec(url.pathname);
+  if (m !== null && req.method === 'GET') {
+    const w = await o.data.window(decodeURIComponent(m[1]!), labeler, o.reveal);
+    return w === null ? send(res, 404, { error: 'unknown-window', message: `no judged, stored window ${m[1]}` }) : send(res, 200, w);
+  }
+  if (url.pathname === '/api/review' && req.method === 'GET') return send(res, 200, await o.data.review());
+  if (url.pathname === '/api/labels' && req.method === 'POST') return postLabel(o, req, res);
+  return send(res, 404, { error: 'not-found', message: `no ${req.method} ${url.pathname}` });
+}
+
+async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) return send(res, 415, { error: 'unsupported-media-type', message: 'send application/json' });
+  const text = await readBody(req);
+  if (text === null) return send(res, 413, { error: 'too-large', message: `a label is at most ${MAX_BODY_BYTES} bytes` });
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return send(res, 400, { error: 'invalid', message: 'the body is not JSON' });
+  }
+  const windowId = typeof (body as { windowId?: unknown })?.windowId === 'string' ? (body as { windowId: string }).windowId : '';
+  // Checked before the store is asked: a tampered window refuses (409) and nothing is written.
+  const facts = windowId === '' ? undefined : await o.data.labelable(windowId);
+  const r = await o.data.gold.observe(body, () => facts);
+  switch (r.kind) {
+    case 'recorded':
+    case 'duplicate':
+      return send(res, r.kind === 'recorded' ? 201 : 200, { result: r.kind, row: r.row, judge: await o.data.judgeAnswerOf(r.row.windowId, r.row.questionId) });
+    case 'invalid':
+      return send(res, 400, { error: 'invalid', message: r.issues.join('; ') });
+    case 'unknown-window':
+      return send(res, 404, { error: 'unknown-window', message: `window ${r.windowId} is not a judged window held for labeling` });
+    case 'unknown-question':
+      return send(res, 404, { error: 'unknown-question', message: `trajwatch asks no question ${r.questionId}` });
+    case 'unknown-support':
+      return send(res, 422, { error: 'unknown-support', message: `support ${r.support} is not one of ${r.allowed.join(', ')}` });
+    case 'conflict':
+      return send(res, 409, { error: 'conflict', message: `you already labeled this question on this window "${r.prior.label}"${r.prior.support ? ` (support ${r.prior.support})` : ''}; the first label is kept` });
+  }
+}
+
+function readBody(req: IncomingMessage): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      bytes += c.length;
+      if (bytes > MAX_BODY_BYTES) over = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(over ? null : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...SECURITY_HEADERS });
+  res.end(JSON.stringify(body));
+}
+
+/** Listens on `host:port` (port 0: any free one). */
+export async function startLabelServer(o: LabelServerOptions, host: string, port: number): Promise<{ server: Server; url: string }> {
+  const server = createServer(labelHandler(o));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
+  const a = server.address() as AddressInfo;
+  const h = a.family === 'IPv6' ? `[${a.address}]` : a.address;
+  return { server, url: `http://${h}:${a.port}/` };
+}

@@ -1,0 +1,150 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runChecks } from '../../src/checks/run-checks.ts';
+import type { Finding } from '../../src/findings/schema.ts';
+import { ChatClient, JudgeClientSchema } from '../../src/judge/client.ts';
+import { JudgeConfigSchema } from '../../src/judge/config.ts';
+import { DecisionPoints } from '../../src/judge/decision-points.ts';
+import { readLedger } from '../../src/judge/ledger.ts';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { CHECKS, deployRun } from './judge-harness.ts';
+
+// The judge client against a real OpenAI-compatible server, not our stand-in: llama.cpp's
+// server (llama-cpp-python[server], compiled from its sdist by scripts/llama-server-env.sh)
+// serving a tiny random-weight model written with the gguf package on the GPT-2 vocabulary
+// llama.cpp ships. Its answers are nonsense; what is tested is the wire: logprobs, usage, the
+// served model, error statuses and timeouts as a real server produces them.
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+const PYTHON = join(ROOT, '.cache/llama-server/venv/bin/python');
+const MODEL = join(ROOT, '.cache/llama-server/tiny-random.gguf');
+/** Why the server cannot run here, or null. The venv is built by .ci/run (about 10 min of compiling on 2 cores), not by this test. */
+function unavailable(): string | null {
+  if (!existsSync(PYTHON)) return `no llama-server venv at ${PYTHON}: run scripts/llama-server-env.sh`;
+  try {
+    execFileSync('bash', [join(ROOT, 'scripts/llama-server-env.sh')], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+  } catch (err) {
+    return `scripts/llama-server-env.sh failed: ${(err as { stderr?: Buffer }).stderr?.toString().slice(-400) ?? String(err)}`;
+  }
+  return existsSync(MODEL) ? null : `no model at ${MODEL}`;
+}
+const why = unavailable();
+if (why !== null && process.env.TRAJWATCH_REQUIRE_LLAMA === '1') throw new Error(why);
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+let proc: ChildProcess | undefined;
+let baseUrl = '';
+const ALIAS = 'tiny-random';
+
+describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why === null ? '' : ` (skipped: ${why})`}`, () => {
+  beforeAll(async () => {
+    const port = await freePort();
+    proc = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--model_alias', ALIAS, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', '2048', '--n_threads', '1', '--chat_format', 'chatml'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let log = '';
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`llama server did not start in 90 s:\n${log}`)), 90_000);
+      const on = (c: Buffer) => {
+        log += c.toString();
+        if (log.includes('Uvicorn running on')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      };
+      proc!.stdout!.on('data', on);
+      proc!.stderr!.on('data', on);
+      proc!.once('exit', (code) => reject(new Error(`llama server exited ${code}:\n${log}`)));
+    });
+    baseUrl = `http://127.0.0.1:${port}/v1`;
+  }, 120_000);
+  afterAll(async () => {
+    if (proc === undefined || proc.exitCode !== null) return;
+    // A generation the timeout test walked away from may still run; uvicorn waits for it on SIGTERM.
+    const exited = new Promise((r) => proc!.once('exit', r));
+    proc.kill('SIGTERM');
+    const killer = setTimeout(() => proc!.kill('SIGKILL'), 3000);
+    await exited;
+    clearTimeout(killer);
+  });
+
+  const client = (over: Record<string, unknown> = {}) => new ChatClient(JudgeClientSchema.parse({ baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, backoffMs: 1, ...over }));
+  const ask = (maxTokens = 24) => ({ model: ALIAS, messages: [{ role: 'user', content: 'Answer: 1: A | e1' }], temperature: 0, max_tokens: maxTokens, logprobs: true, top_logprobs: 5 });
+
+  it('reads an answer with per-token logprobs, the usage and the served model as the real server reports them', async () => {
+    const out = await client().complete(ask());
+    expect(out.ok).toBe(true);
+    if (!out.ok) return;
+    expect(typeof out.content).toBe('string');
+    expect(out.servedModel).toBe(ALIAS);
+    expect(out.logprobs!.length).toBeGreaterThan(0);
+    for (const t of out.logprobs!) {
+      expect(t.logprob).toBeLessThanOrEqual(0);
+      expect(t.top_logprobs!.length).toBeGreaterThan(0);
+      expect(t.top_logprobs!.length).toBeLessThanOrEqual(5);
+    }
+    expect(out.logprobs!.map((t) => t.token).join('')).toBe(out.content);
+    const r = out.receipt;
+    expect(r.promptTokens).toBeGreaterThan(0);
+    expect(r.completionTokens).toBe(out.logprobs!.length);
+    expect(r.completionTokens).toBeLessThanOrEqual(24);
+    expect(r.totalTokens).toBe(r.promptTokens! + r.completionTokens!);
+    expect(r.attempts).toBe(1);
+    expect(r.perAttempt![0]).toMatchObject({ outcome: 'answered', status: 200 });
+  });
+
+  it("judges a window end to end: the model's nonsense is refused whole as bad-answer, every question escalates, and the paid tokens are recorded", async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-llama-'));
+    const cfg = JudgeConfigSchema.parse({ enabled: true, client: { baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, maxOutputTokens: 48, timeoutMs: 60_000 }, sampling: { rate: 0, triggers: { outbound: false, l0Hit: false } } });
+    const findings: Finding[] = [];
+    const dp = await DecisionPoints.open(dataDir, cfg, { checks: CHECKS, onFindings: (f) => findings.push(...f) });
+    const t = deployRun();
+    await dp.consider(t, runChecks(t, CHECKS), []);
+    await dp.drain();
+    await dp.close();
+    const result = (await readLedger(join(dataDir, 'judge', 'ledger.jsonl'))).find((r) => r.type === 'result');
+    expect(result).toMatchObject({ type: 'result', servedModel: ALIAS, failure: { kind: 'bad-answer' }, recommendation: { action: 'escalate' } });
+    if (result?.type !== 'result') return;
+    expect(result.receipt.promptTokens).toBeGreaterThan(500); // the real tokenizer counted the window and questions
+    expect(result.receipt.completionTokens).toBeGreaterThan(0);
+    expect(result.answers.every((a) => a.option === null && a.recommendation.action === 'escalate')).toBe(true);
+    expect(findings.filter((f) => f.method.kind === 'judged')).toHaveLength(8);
+  }, 120_000);
+
+  it("an error status from the server is a failure with its status: a request's fault (400) is not retried, a server error (500) is", async () => {
+    const tooLong = await client({ retries: 2 }).complete({ ...ask(), messages: [{ role: 'user', content: 'word '.repeat(5000) }] });
+    expect(tooLong.ok).toBe(false);
+    if (tooLong.ok) return;
+    expect(tooLong.failure).toMatchObject({ kind: 'http', status: 400 });
+    expect(tooLong.failure.message).toContain('context');
+    expect(tooLong.receipt.attempts).toBe(1);
+    // llama-cpp-python answers a malformed request with 500, so the client's 5xx rule retries it.
+    const malformed = await client({ retries: 2 }).complete({ model: ALIAS, messages: 'not a list of messages', temperature: 0 });
+    expect(malformed.ok).toBe(false);
+    if (malformed.ok) return;
+    expect(malformed.failure).toMatchObject({ kind: 'http', status: 500 });
+    expect(malformed.receipt.perAttempt!.map((a) => [a.outcome, a.status])).toEqual([['http', 500], ['http', 500], ['http', 500]]);
+  });
+
+  it('a server slower than timeoutMs is a timeout on every attempt, each with unknown usage (it may have been billed)', async () => {
+    const out = await client({ timeoutMs: 50, retries: 1 }).complete(ask(1500));
+    expect(out.ok).toBe(false);
+    if (out.ok) return;
+    expect(out.failure.kind).toBe('timeout');
+    expect(out.receipt.attempts).toBe(2);
+    expect(out.receipt.perAttempt!.map((a) => [a.outcome, a.totalTokens])).toEqual([['timeout', null], ['timeout', null]]);
+    expect(out.receipt.totalTokens).toBeNull();
+  }, 120_000);
+});

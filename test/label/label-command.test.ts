@@ -1,0 +1,41 @@
+import { appendFile } from 'node:fs/promises';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { labelCommand } from '../../src/cli/label.ts';
+import { ConfigError, StorageError } from '../../src/errors.ts';
+import { judgeWindows } from './label-fixture.ts';
+
+const cleanups: (() => Promise<void>)[] = [];
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+describe('trajwatch label', () => {
+  it('serves the data directory of a past serve on loopback, and stops on its signal', async () => {
+    const j = await judgeWindows([['run-a', true], ['run-b', false]]);
+    cleanups.push(() => j.model.close());
+    const out: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
+    const stop = new AbortController();
+    let url = '';
+    const listening = new Promise<void>((resolve) => {
+      void labelCommand(['--data-dir', j.dataDir, '--port', '0'], stop.signal, (u) => ((url = u), resolve())).then((code) => expect(code).toBe(0));
+    });
+    await listening;
+    vi.restoreAllMocks();
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+    expect(out.join('')).toContain(`gold file ${j.gold}, blind`);
+    const list = (await (await fetch(new URL('/api/windows?labeler=ann', url))).json()) as { windows: { trajectoryKey: string; labeled: number; questions: number }[]; notStored: number };
+    expect(list.windows.map((w) => w.trajectoryKey).sort()).toEqual(['run-a', 'run-b']);
+    expect(list.windows.every((w) => w.labeled === 0 && w.questions === 8)).toBe(true);
+    expect(list.notStored).toBe(0);
+    stop.abort();
+  });
+
+  it('refuses a non-loopback address without receiver.auth, and a malformed gold file, before serving anything', async () => {
+    const j = await judgeWindows([['run-a', true]]);
+    cleanups.push(() => j.model.close());
+    await expect(labelCommand(['--data-dir', j.dataDir, '--host', '0.0.0.0', '--port', '0'])).rejects.toThrow(ConfigError);
+    await appendFile(j.gold, 'not json\n');
+    await expect(labelCommand(['--data-dir', j.dataDir, '--port', '0'])).rejects.toThrow(StorageError);
+  });
+});
