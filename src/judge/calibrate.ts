@@ -4,7 +4,8 @@ import type { EvidenceRef } from '../core/evidence-ref.ts';
 import { CERTIFICATE_FORMAT, type Certificate } from './certificate.ts';
 import { cohensKappa } from './kappa.ts';
 import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
-import { questionById, questionDigest, SEMANTIC_QUESTIONS } from './questions.ts';
+import { CERTIFIABLE_QUESTIONS, certifiableQuestionById as questionById } from './question-catalog.ts';
+import { questionDigest } from './questions.ts';
 import type { WindowKind } from '../windows/window.ts';
 
 /**
@@ -130,7 +131,7 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
   }
   const conflicted = new Set(conflictingGold.map((c) => `${c.questionId}\u0000${c.windowId}`));
   const questions: QuestionReport[] = [];
-  for (const q of SEMANTIC_QUESTIONS) {
+  for (const q of CERTIFIABLE_QUESTIONS) {
     const rows = [...(goldByQuestion.get(q.id)?.values() ?? [])].filter((g) => !conflicted.has(`${q.id}\u0000${g.windowId}`));
     const own = [...targets.values()].filter((t) => t.target.questionId === q.id);
     if (own.length === 0 && rows.length > 0) {

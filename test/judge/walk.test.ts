@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { findingJsonSchema } from '../../src/findings/json-schema.ts';
@@ -10,6 +11,8 @@ import { L1_OUTCOME, L3_TOOL_OUTPUTS, L4_CONTEXT, L4_GAP_KIND, verifierQuestion 
 import { buildLayerRequestBody } from '../../src/judge/layers/layer-prompt.ts';
 import { extractWindows } from '../../src/windows/extract.ts';
 import { WindowPolicySchema, windowPolicyDigest } from '../../src/windows/policy.ts';
+import { calibrate } from '../../src/judge/calibrate.ts';
+import { readLedger } from '../../src/judge/ledger.ts';
 import { installBoundCertificates } from './certificate-fixture.ts';
 import { deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';
 import { completion, type ScriptedServer } from './scripted-chat-server.ts';
@@ -254,5 +257,20 @@ describe('the layered walk', () => {
     expect(ids(again.findings)).toEqual(ids(first.findings));
     expect(valuesOf(summaryOf(again.findings, 'failed-tool-run')!).cost).toEqual({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 });
     expect(layerFindings(again.findings, 'failed-tool-run').every((f) => f.replay?.new_physical_calls === 0)).toBe(true);
+  });
+
+  it('trajwatch calibrate scores a layer question from its answers in the ledger, bound to its own target', async () => {
+    const h = await walking();
+    await judgeAll(h.dataDir, h.cfg, [cleanRun()]);
+    const records = await readLedger(join(h.dataDir, 'judge', 'ledger.jsonl'));
+    const answered = records.flatMap((r) => (r.type === 'result' ? r.answers.filter((a) => a.questionId === L1_OUTCOME.id).map(() => r.key.invocationId) : []));
+    expect(answered).toHaveLength(1);
+    const gold = [{ questionId: L1_OUTCOME.id, windowId: answered[0]!, label: 'no' as const, source: 'test' }];
+    const report = calibrate(gold, records, 0.6);
+    expect(report.unknownQuestionRows).toBe(0);
+    const own = report.questions.filter((q) => q.target.questionId === L1_OUTCOME.id);
+    expect(own).toHaveLength(1);
+    expect(own[0]!.target).toMatchObject({ questionVersion: L1_OUTCOME.version, windowKind: 'turn' });
+    expect(own[0]!.n).toBe(1);
   });
 });
