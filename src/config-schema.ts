@@ -8,6 +8,7 @@ import { JudgeConfigSchema } from './judge/config.ts';
 import { KafkaSinkConfigSchema } from './sinks/kafka/config.ts';
 import { ReceiverConfigSchema } from './ingest/receiver-config.ts';
 import { SourceConfigSchema } from './ingest/kafka-source-config.ts';
+import { StreamAudiencesSchema } from './sinks/audience-sink.ts';
 import { LogConfigSchema } from './telemetry/logger.ts';
 
 /**
@@ -39,6 +40,8 @@ export const ConfigSchema = z
         maxPendingBytes: z.number().int().min(1).default(64 * 1024 * 1024),
         /** Write llm steps' prompt messages (`input`) into trajectories.jsonl too (large). */
         trajectoryLlmInput: z.boolean().default(false),
+        /** The local logs (findings.jsonl, alarms.jsonl): the view each carries (docs/consumers.md "Audience"). */
+        localLog: z.strictObject({ audience: StreamAudiencesSchema }).prefault({}),
       })
       .strict()
       .prefault({}),

@@ -12,6 +12,7 @@ import { SpanWal } from '../ingest/span-wal.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
 import { type Clock, Pipeline } from '../pipeline.ts';
 import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
+import { withAudience } from '../sinks/audience-sink.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
@@ -115,7 +116,7 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
   if (trajectoryLog !== undefined) layer.push(keep(ctx, trajectoryLogComponent(trajectoryLog, config.sinks.maxPendingBytes)));
   if (plan.findings !== undefined) {
     const { findingsPath, alarmsPath, truncate } = plan.findings;
-    const local = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate });
+    const local = withAudience(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate }), config.sinks.localLog.audience);
     sinks.push(local);
     layer.push(keep(ctx, sinkComponent(local)));
   }
@@ -125,7 +126,7 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
       log: levelLog(ctx.log('sinks.kafka')),
       metrics: ctx.registry,
     });
-    sinks.push(kafka);
+    sinks.push(withAudience(kafka, config.kafka.audience));
     layer.push(keep(ctx, sinkComponent(kafka)));
   }
   return { layer, sinks, trajectoryLog };
