@@ -6,6 +6,7 @@ import { checksConfigSchema } from './checks/config.ts';
 import { ProvenanceConfigSchema } from './findings/provenance/config.ts';
 import { JudgeConfigSchema } from './judge/config.ts';
 import { KafkaSinkConfigSchema } from './sinks/kafka/config.ts';
+import { OtlpEvaluationConfigSchema } from './sinks/otlp/config.ts';
 import { ReceiverConfigSchema } from './ingest/receiver-config.ts';
 import { SourceConfigSchema } from './ingest/kafka-source-config.ts';
 import { StreamAudiencesSchema } from './sinks/audience-sink.ts';
@@ -32,6 +33,8 @@ export const ConfigSchema = z
     judge: JudgeConfigSchema.prefault({}),
     /** Findings and alarms to Kafka; absent, findings go to the local log only. */
     kafka: KafkaSinkConfigSchema.optional(),
+    /** Findings also as OTLP `gen_ai.evaluation.result` log records; absent (default), none (docs/consumers.md). */
+    otlpEvaluations: OtlpEvaluationConfigSchema.optional(),
     /** The process's log: JSON lines on stdout at `level` and above (env `TRAJWATCH_LOG_LEVEL`). */
     log: LogConfigSchema.prefault({}),
     sinks: z

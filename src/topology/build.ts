@@ -17,6 +17,7 @@ import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
 import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import { OtlpEvaluationSink } from '../sinks/otlp/evaluation-sink.ts';
 import { FaultLog } from '../telemetry/fault-log.ts';
 import { levelLog, type Logger } from '../telemetry/logger.ts';
 import { metricsEndpoint } from '../telemetry/metrics-endpoint.ts';
@@ -42,6 +43,11 @@ export interface Plan {
   findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
   /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
   kafkaSink: boolean;
+  /**
+   * Export findings as OTLP evaluation events when `config.otlpEvaluations` is set; defaults
+   * to `kafkaSink` (serve exports, replay does not).
+   */
+  otlpEvaluations?: boolean;
   /**
    * The sources and the HTTP server (serve). `http`: the OTLP/HTTP and gRPC receivers (and the
    * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source (keys trajectories by trace).
@@ -107,7 +113,7 @@ function keep<C extends Component>(ctx: Context, c: C): C {
   return c;
 }
 
-/** The trajectory log and the findings sinks (local log, Kafka): the first layer, closed last. */
+/** The trajectory log and the findings sinks (local log, Kafka, OTLP evaluation events): the first layer, closed last. */
 async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined }> {
   const { config, plan } = ctx;
   const layer: Component[] = [];
@@ -128,6 +134,15 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
     });
     sinks.push(withAudience(kafka, config.kafka.audience));
     layer.push(keep(ctx, sinkComponent(kafka)));
+  }
+  if ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations !== undefined) {
+    const otlp = await OtlpEvaluationSink.open(config.otlpEvaluations, {
+      outboxDir: join(config.dataDir, 'outbox', 'otlp-evaluations'),
+      log: levelLog(ctx.log('sinks.otlp-evaluations')),
+      metrics: ctx.registry,
+    });
+    sinks.push(otlp);
+    layer.push(keep(ctx, sinkComponent(otlp)));
   }
   return { layer, sinks, trajectoryLog };
 }
