@@ -12,7 +12,7 @@ import { SpanWal } from '../ingest/span-wal.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
 import { type Clock, Pipeline } from '../pipeline.ts';
 import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
-import { withAudience } from '../sinks/audience-sink.ts';
+import { type AudienceLog, withAudience } from '../sinks/audience-sink.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
@@ -122,7 +122,7 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
   if (trajectoryLog !== undefined) layer.push(keep(ctx, trajectoryLogComponent(trajectoryLog, config.sinks.maxPendingBytes)));
   if (plan.findings !== undefined) {
     const { findingsPath, alarmsPath, truncate } = plan.findings;
-    const local = withAudience(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate }), config.sinks.localLog.audience);
+    const local = withAudience(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate }), config.sinks.localLog.audience, audienceLog(ctx, 'sinks.local-log'));
     sinks.push(local);
     layer.push(keep(ctx, sinkComponent(local)));
   }
@@ -132,8 +132,9 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
       log: levelLog(ctx.log('sinks.kafka')),
       metrics: ctx.registry,
     });
-    sinks.push(withAudience(kafka, config.kafka.audience));
-    layer.push(keep(ctx, sinkComponent(kafka)));
+    const viewed = withAudience(kafka, config.kafka.audience, audienceLog(ctx, 'sinks.kafka'));
+    sinks.push(viewed);
+    layer.push(keep(ctx, sinkComponent(viewed)));
   }
   if ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations !== undefined) {
     const otlp = await OtlpEvaluationSink.open(config.otlpEvaluations, {
@@ -145,6 +146,12 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
     layer.push(keep(ctx, sinkComponent(otlp)));
   }
   return { layer, sinks, trajectoryLog };
+}
+
+/** A refused external view, as an error line of the sink's logger. */
+function audienceLog(ctx: Context, component: string): AudienceLog {
+  const log = ctx.log(component);
+  return (message, context) => log.error(context, message);
 }
 
 /** The judge (decision points, its ledger opened) and the pipeline that consults it. */

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config-schema.ts';
-import { withAudience } from '../../src/sinks/audience-sink.ts';
+import { AudienceSink, withAudience } from '../../src/sinks/audience-sink.ts';
+import type { Finding } from '../../src/findings/schema.ts';
 import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
 import { KafkaFindingSink } from '../../src/sinks/kafka/kafka-finding-sink.ts';
 import { LocalLogSink } from '../../src/sinks/local-log-sink.ts';
@@ -40,6 +41,27 @@ describe('audience on the local logs: sinks.localLog.audience', () => {
     for (const r of findings) expectExternalView(r);
     const alarms = await lines('alarms.jsonl');
     alarms.forEach((r, i) => expectInternalView(r, records()[i]!));
+  });
+
+  it('a record whose external view cannot be trusted is refused, counted and logged, never written; the sink then refuses new input', async () => {
+    const dir = await tempDir();
+    const logged: Record<string, unknown>[] = [];
+    const sink = new AudienceSink(await LocalLogSink.open(dir, 1 << 20), { findings: 'external', alarms: 'internal' }, (message, context) => logged.push({ message, ...context }));
+    const bad = judgedFinding();
+    (bad.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://judge.internal';
+    const good = l0Findings()[0]!;
+    expect(sink.backpressure()).toBeUndefined();
+    sink.write([bad, good] as Finding[], 'findings');
+    expect(sink.refused).toBe(1);
+    expect(sink.backpressure()).toBe('audience-strip-failed');
+    expect(logged).toEqual([expect.objectContaining({ id: bad.finding_id, reason: expect.stringMatching(/judge_endpoint/) })]);
+    // The internal stream is the record itself: no strip, nothing refused.
+    sink.write([bad], 'alarms');
+    await sink.close();
+    const text = await readFile(join(dir, 'findings.jsonl'), 'utf8');
+    expect(text).not.toContain('judge.internal');
+    expect(text.trim().split('\n').map((l) => (JSON.parse(l) as Finding).finding_id)).toEqual([good.finding_id]);
+    expect(await readFile(join(dir, 'alarms.jsonl'), 'utf8')).toContain('judge.internal');
   });
 
   it('is strict configuration: an unknown stream or view is an error', () => {

@@ -102,6 +102,21 @@ describe('OtlpEvaluationSink: off by default, bounded, durable, failures in metr
     await second.close();
   }, 30_000);
 
+  it('an external event that cannot be stripped is refused and counted, never exported; the sink then refuses new input', async () => {
+    const r = await receiver();
+    const registry = new Registry();
+    const sink = await OtlpEvaluationSink.open(parseOtlpEvaluationConfig({ endpoint: r.url, audience: 'external' }), { outboxDir: await tempDir(), metrics: registry });
+    const bad = judgedFinding();
+    (bad.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://judge.internal';
+    const good = l0Findings()[0]!;
+    sink.write([bad, good], 'findings');
+    await sink.flushed();
+    expect(sink.backpressure()).toBe('audience-strip-failed');
+    expect((await registry.metrics())).toMatch(/^trajwatch_otlp_evaluations_refused_total\{reason="audience"\} 1$/m);
+    expect(r.records.map((x) => x.attributes['trajwatch.finding_id'])).toEqual([good.finding_id]);
+    await sink.close();
+  });
+
   it('refuses more than its outbox bound as backpressure, and loses nothing', async () => {
     const r = await receiver();
     r.failing = true;

@@ -5,6 +5,7 @@ import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, type LogRecordProcessor, type ReadableLogRecord, type SdkLogRecord } from '@opentelemetry/sdk-logs';
 import { StorageError, UpstreamError } from '../../errors.ts';
+import { AudienceError } from '../../findings/audience.ts';
 import type { Finding } from '../../findings/schema.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import type { FindingSink, FindingStream } from '../finding-sink.ts';
@@ -62,7 +63,7 @@ export class OtlpEvaluationSink implements FindingSink {
   #unrecorded: number[] = [];
   #wake: (() => void) | undefined;
   #listeners = new Set<() => void>();
-  #stats = { exported: 0, exportErrors: 0, refusedTooLarge: 0, failing: false, lastError: undefined as string | undefined };
+  #stats = { exported: 0, exportErrors: 0, refusedTooLarge: 0, refusedAudience: 0, failing: false, lastError: undefined as string | undefined };
 
   private constructor(config: OtlpEvaluationConfig, queue: DurableQueue, log: SinkLog) {
     this.config = config;
@@ -92,20 +93,36 @@ export class OtlpEvaluationSink implements FindingSink {
     return sink;
   }
 
-  stats(): { exported: number; exportErrors: number; refusedFull: number; refusedTooLarge: number; failing: boolean; lastError: string | undefined } {
+  stats(): {
+    exported: number;
+    exportErrors: number;
+    refusedFull: number;
+    refusedTooLarge: number;
+    refusedAudience: number;
+    failing: boolean;
+    lastError: string | undefined;
+  } {
     const q = this.#queue.stats();
     return { ...this.#stats, refusedFull: q.refusedFull, refusedTooLarge: this.#stats.refusedTooLarge + q.refusedTooLarge };
   }
 
   write(findings: readonly Finding[], stream: FindingStream): void {
     if (findings.length === 0) return;
-    const records = findings.map((f) => ({
-      topic: stream,
-      key: f.subject.trajectory_key,
-      id: f.finding_id,
-      value: JSON.stringify(evaluationEvent(f, stream, this.config.audience)),
-      headers: {},
-    }));
+    const records = findings.flatMap((f): SinkRecord[] => {
+      let event: EvaluationEvent;
+      try {
+        event = evaluationEvent(f, stream, this.config.audience);
+      } catch (err) {
+        // As the audience decorator does: never export what could not be stripped; count it,
+        // say why, and refuse new input from then on (`audience-strip-failed`).
+        if (!(err instanceof AudienceError)) throw err;
+        this.#stats.refusedAudience += 1;
+        this.#log('error', 'external view refused: evaluation event not written', { finding_id: f.finding_id, reason: err.message });
+        return [];
+      }
+      return [{ topic: stream, key: f.subject.trajectory_key, id: f.finding_id, value: JSON.stringify(event), headers: {} }];
+    });
+    if (records.length === 0) return;
     if (this.#closed) {
       this.#refusedAfterClose += records.length;
       return;
@@ -120,6 +137,7 @@ export class OtlpEvaluationSink implements FindingSink {
 
   backpressure(): string | undefined {
     if (this.#closed) return 'otlp-evaluations-closed';
+    if (this.#stats.refusedAudience > 0) return 'audience-strip-failed';
     if (this.#queue.failure !== undefined) return 'otlp-outbox-unwritable';
     if (this.#overflow.length > 0 || !this.#queue.hasRoomFor()) return 'otlp-outbox-full';
     return undefined;

@@ -7,6 +7,8 @@ export interface OtlpEvaluationReadings {
   backlogRecords: number;
   refusedFull: number;
   refusedTooLarge: number;
+  /** Findings whose external view could not be trusted: never exported. */
+  refusedAudience: number;
   failing: boolean;
 }
 
@@ -19,11 +21,12 @@ export function registerOtlpEvaluationMetrics(registry: MetricRegistry, read: ()
   if (registry === undefined) return;
   mirrorCounter(registry, 'trajwatch_otlp_evaluations_exported_total', 'Evaluation events acknowledged by the OTLP receiver.', [], () => [[{}, read().exported]]);
   mirrorCounter(registry, 'trajwatch_otlp_evaluations_export_errors_total', 'Failed OTLP export requests (each retried from the outbox).', [], () => [[{}, read().exportErrors]]);
-  mirrorCounter(registry, 'trajwatch_otlp_evaluations_refused_total', 'Evaluation events the outbox refused, by reason (full: retried; too-large: never sendable).', ['reason'], () => {
+  mirrorCounter(registry, 'trajwatch_otlp_evaluations_refused_total', 'Evaluation events refused, by reason (full: retried; too-large: never sendable; audience: the external view could not be trusted, never sent).', ['reason'], () => {
     const s = read();
     return [
       [{ reason: 'full' }, s.refusedFull],
       [{ reason: 'too-large' }, s.refusedTooLarge],
+      [{ reason: 'audience' }, s.refusedAudience],
     ];
   });
   readGauge(registry, 'trajwatch_otlp_evaluations_backlog_records', 'Evaluation events written and not yet acknowledged by the OTLP receiver.', () => read().backlogRecords);
