@@ -6,6 +6,7 @@ import { checksConfigSchema } from './checks/config.ts';
 import { ProvenanceConfigSchema } from './findings/provenance/config.ts';
 import { JudgeConfigSchema } from './judge/config.ts';
 import { KafkaSinkConfigSchema } from './sinks/kafka/config.ts';
+import { LocalLogsRetentionSchema } from './sinks/log-retention-config.ts';
 import { OtlpEvaluationConfigSchema } from './sinks/otlp/config.ts';
 import { ReceiverConfigSchema } from './ingest/receiver-config.ts';
 import { SourceConfigSchema } from './ingest/kafka-source-config.ts';
@@ -43,6 +44,8 @@ export const ConfigSchema = z
         maxPendingBytes: z.number().int().min(1).default(64 * 1024 * 1024),
         /** Write llm steps' prompt messages (`input`) into trajectories.jsonl too (large). */
         trajectoryLlmInput: z.boolean().default(false),
+        /** How much of trajectories.jsonl, findings.jsonl and alarms.jsonl `serve` keeps (docs/operations.md). */
+        retention: LocalLogsRetentionSchema.prefault({}),
         /** The local logs (findings.jsonl, alarms.jsonl): the view each carries (docs/consumers.md "Audience"). */
         localLog: z.strictObject({ audience: StreamAudiencesSchema }).prefault({}),
       })

@@ -67,6 +67,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       findings: { findingsPath: join(config.dataDir, 'findings.jsonl'), alarmsPath: join(config.dataDir, 'alarms.jsonl'), truncate: false },
       kafkaSink: true,
       sources,
+      retention: config.sinks.retention,
     },
     { registry: createMetricRegistry(), logger },
   );

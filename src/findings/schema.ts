@@ -82,6 +82,52 @@ export const ReplaySchema = z
   })
   .strict();
 
+/** The layers of the walk: L0 code checks, L1 outcome, L2 trajectory, L3 tool outputs, L4 context. */
+export const WALK_LAYERS = ['L0', 'L1', 'L2', 'L3', 'L4'] as const;
+/**
+ * A layer's verdict. `skipped`: the walk stopped before it (never asked); `undecidable`: asked,
+ * or needed, and could not be decided (an unsure answer, a refused or deferred window) — the two
+ * are different facts. `not-applicable`: the layer has nothing to read (no tool outputs, no
+ * outbound sends). L0 is `fired` or `not-fired`: a candidate, never pass or fail.
+ */
+export const LAYER_VERDICTS = ['pass', 'fail', 'undecidable', 'skipped', 'not-applicable', 'fired', 'not-fired'] as const;
+
+const windowRead = z
+  .object({
+    window_id: z.string().min(1),
+    kind: z.string().min(1),
+    anchor: z.string().min(1),
+    /** `judged` (with the answer), or why it was not: `refused`/`deferred` with the reason. */
+    fate: z.enum(['judged', 'refused', 'deferred', 'not-read']),
+    reason: z.string().optional(),
+    answer: z.string().nullable().optional(),
+  })
+  .strict();
+
+export const LayerVerdictSchema = z
+  .object({
+    layer: z.enum(WALK_LAYERS),
+    verdict: z.enum(LAYER_VERDICTS),
+    /** A computed reason (`l1-passed-all-answerable`, `window-refused:events-per-window`...), never model text. */
+    reason: z.string().min(1),
+    /** The layer question and version asked, when the layer is judged. */
+    question: z.string().optional(),
+    windows: z.array(windowRead).optional(),
+    /** L4: `retrieval` (never fetched before the send) or `attention` (present, ignored). */
+    gap_kind: z.enum(['retrieval', 'attention']).optional(),
+    /** L3: the earliest failed tool output (`<traceId>/<spanId>`); what follows it is suspect. */
+    first_problem_origin: z.string().optional(),
+  })
+  .strict();
+
+/** The emission self-manifest: what was gathered, and each missing emission with its reason. */
+export const EmissionsSchema = z
+  .object({
+    emitted: z.array(z.string()),
+    missing: z.array(z.object({ key: z.string().min(1), reason: z.string().min(1) }).strict()),
+  })
+  .strict();
+
 /** Readings that ride along with a finding without being part of its identity. */
 export const CovariatesSchema = z
   .object({
@@ -125,6 +171,13 @@ export const FindingSchema = z
     observation: ObservationSchema.optional(),
     /** Present only on a replayed judged finding; not part of identity. */
     replay: ReplaySchema.optional(),
+    /** The layered walk's summary finding: one verdict per layer, skipped ones marked. */
+    layer_verdicts: z.array(LayerVerdictSchema).optional(),
+    /** How deep the walk went, in order. */
+    layers_engaged: z.array(z.enum(WALK_LAYERS)).optional(),
+    /** `L1` when the walk stopped after L1 by its stopping rule; null when it did not stop early. */
+    early_exit: z.literal('L1').nullable().optional(),
+    emissions: EmissionsSchema.optional(),
     treatment: z.array(BundleSchema).nullable(),
     conditions: z.array(SnapshotSchema).nullable(),
     observed_at: isoNano,
@@ -137,3 +190,6 @@ export type Severity = (typeof SEVERITIES)[number];
 export type FindingLayer = (typeof FINDING_LAYERS)[number];
 export type Observation = z.infer<typeof ObservationSchema>;
 export type Covariates = z.infer<typeof CovariatesSchema>;
+export type WalkLayer = (typeof WALK_LAYERS)[number];
+export type LayerVerdict = z.infer<typeof LayerVerdictSchema>;
+export type Emissions = z.infer<typeof EmissionsSchema>;

@@ -27,7 +27,7 @@ type LoggedInput = PositionedInput & Required<Pick<PipelineInput, 'acceptLogs'>>
  * @example
  * const { wal, records } = await SpanWal.open(dir, config.receiver.wal);
  * const ingest = new DurableIngest(pipeline, wal);
- * ingest.replay(records); // before listening
+ * await ingest.replay(records); // before listening
  * createHttpReceiver(config.receiver, ingest);
  */
 export class DurableIngest implements PipelineInput {
@@ -83,13 +83,17 @@ export class DurableIngest implements PipelineInput {
   }
 
   /**
-   * Feeds the requests still in the log at start-up through the pipeline, decoded as when they
-   * arrived and under the same sequence numbers. Returns how many were replayed and how many
-   * could not be decoded (skipped; they were decodable when accepted, so that means a bug).
+   * Feeds the requests still in the log at start-up through the pipeline as they are read
+   * (the log streams them a chunk at a time, so memory never holds the whole log), decoded as
+   * when they arrived and under the same sequence numbers. Resolves with how many were
+   * replayed and how many could not be decoded (skipped; they were decodable when accepted,
+   * so that means a bug).
    */
-  replay(records: readonly WalRecord[]): { replayed: number; undecodable: number } {
+  async replay(records: AsyncIterable<WalRecord> | Iterable<WalRecord>): Promise<{ replayed: number; undecodable: number }> {
     let undecodable = 0;
-    for (const r of records) {
+    let read = 0;
+    for await (const r of records) {
+      read += 1;
       const position = { partition: WAL_PARTITION, offset: r.seq };
       if (r.signal === 'logs') {
         const decoded = r.format === 'protobuf' ? decodeOtlpLogsProto(r.bytes) : decodeOtlpLogsJson(r.bytes.toString('utf8'));
@@ -104,7 +108,7 @@ export class DurableIngest implements PipelineInput {
       }
       this.#pipeline.accept(decoded, position);
     }
-    return { replayed: records.length - undecodable, undecodable };
+    return { replayed: read - undecodable, undecodable };
   }
 
   /** Releases every request the pipeline has finished (its trajectories closed, their output durable). */

@@ -6,7 +6,8 @@ import { canonicalDigest } from '../core/digest.ts';
 import { EvidenceRefSchema } from '../core/evidence-ref.ts';
 import { WINDOW_KINDS, type WindowKind } from '../windows/window.ts';
 import type { Certification } from './decision-policy.ts';
-import { ANSWER_OPTIONS, SEMANTIC_QUESTION_IDS, questionById, questionDigest } from './questions.ts';
+import { CERTIFIABLE_QUESTION_IDS, certifiableQuestionById } from './question-catalog.ts';
+import { ANSWER_OPTIONS, questionDigest } from './questions.ts';
 
 /** The format `trajwatch calibrate` writes: it binds the request contract, the layer and the evaluator. */
 export const CERTIFICATE_FORMAT = 'trajwatch.certificate/2';
@@ -19,7 +20,8 @@ export const OUTDATED_CERTIFICATE_FORMAT = 'trajwatch.certificate/1';
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 
 const certificateFields = {
-  questionId: z.enum(SEMANTIC_QUESTION_IDS as [string, ...string[]]),
+  /** A trace question, a layer question or a verifier question (`question-catalog.ts`). */
+  questionId: z.enum(CERTIFIABLE_QUESTION_IDS as [string, ...string[]]),
   questionVersion: z.string().min(1),
   /** Digest of the question's id, version, wording and option order. */
   questionDigest: hex64,
@@ -148,7 +150,7 @@ type Mismatch = (typeof MISMATCHES)[number];
 /** The first reason `cert` does not qualify in `ctx`, or undefined when it does. */
 function mismatchOf(cert: Certificate, ctx: CertificationContext, checkServedModel: boolean): Mismatch | undefined {
   if (cert.format !== CERTIFICATE_FORMAT) return 'certificate-format-outdated';
-  const q = questionById(ctx.questionId)!;
+  const q = certifiableQuestionById(ctx.questionId)!;
   if (cert.questionVersion !== q.version || cert.questionDigest !== questionDigest(q) || cert.optionOrder.join() !== q.options.join()) {
     return 'certificate-stale-question';
   }

@@ -6,6 +6,7 @@ import { SamplingSchema } from '../windows/sampling.ts';
 import { JudgeClientSchema } from './client.ts';
 import { DecisionPolicySchema } from './decision-policy.ts';
 import { LedgerBoundsSchema } from './ledger-bounds.ts';
+import { WalkConfigSchema } from './layers/walk-config.ts';
 
 /**
  * Windows, sampling, budget, judge endpoint, decision policy and where certificates and the
@@ -27,6 +28,8 @@ export const JudgeConfigSchema = z
     ledgerDir: z.string().min(1).default('judge'),
     /** The ledger's bounds in bytes (`maxBytes`, `compactAtBytes`); see ledger-bounds.ts. */
     ledger: LedgerBoundsSchema,
+    /** The layered walk (L1–L4, stopping rules, conflicts, verifier); off by default. See layers/walk-config.ts. */
+    walk: WalkConfigSchema,
   })
   .superRefine((cfg, ctx) => {
     if (cfg.enabled && cfg.client.model === '') {

@@ -24,9 +24,14 @@ import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type Invoc
 import { buildRequestBody } from './prompt.ts';
 import { attemptCeilingTokens, emptyReceipt } from './receipts.ts';
 import { fateOf, notSampled, refusalOf } from './window-fates.ts';
+import { TrajectoryLayerReader, type LayerJob } from './layers/layer-reader.ts';
+import { layerPoints, type LayerPoints } from './layers/layer-points.ts';
+import { walk } from './layers/walk.ts';
+import { walkFindings } from './layers/walk-findings.ts';
+import { newWalkStats, type WalkStats } from './layers/walk-stats.ts';
 
 export { TRACE_QUESTIONS_POINT } from './ledger-protocol.ts';
-export type { BudgetName, DecisionPointStats, JudgeCall };
+export type { BudgetName, DecisionPointStats, JudgeCall, WalkStats };
 
 export interface DecisionPointsOptions {
   /** Receives judged findings (to the sinks) and the alarms among them (to the alarms topic). */
@@ -63,7 +68,11 @@ interface Enabled {
   protocol: LedgerProtocol;
   client: ChatClient;
   certifier: Certifier;
+  /** The layered walk's decision points, when `judge.walk.enabled`. */
+  walk: LayerPoints | undefined;
 }
+
+const isLayerJob = (job: Job | LayerJob): job is LayerJob => 'point' in job;
 
 /**
  * Sampled, bounded windows → one judge request per window → durable ledger → judged findings.
@@ -84,7 +93,8 @@ export class DecisionPoints {
   readonly #counters: JudgeCounters;
   readonly #faults: FaultReporter;
   readonly #budget: JudgeBudget;
-  readonly #queue: CallQueue<Job>;
+  readonly #queue: CallQueue<Job | LayerJob>;
+  readonly #walkStats: WalkStats = newWalkStats();
   readonly #emitter: Emitter;
   readonly #certifier: Certifier;
   #stopping = false;
@@ -108,18 +118,21 @@ export class DecisionPoints {
     this.#budget = new JudgeBudget(cfg.budget, this.#now);
     this.#emitter = new Emitter(options.onFindings, this.#counters, this.#faults);
     this.#certifier = new Certifier(certs, this.#id, cfg.decision);
-    this.#queue = new CallQueue<Job>(
+    this.#queue = new CallQueue<Job | LayerJob>(
       cfg.budget.maxConcurrent,
-      (job) => this.#judge(job),
+      (job) => (isLayerJob(job) ? this.#judgeLayer(job) : this.#judge(job)),
       (job, err) => {
         this.#faults.report('judge', err);
         this.#parts?.protocol.ledger.release(job.key);
-        job.settle({ fate: 'refused', finding_ids: [], reason: 'judge-error', detail: (err as Error)?.message ?? String(err) });
+        if (isLayerJob(job)) job.done({ kind: 'not-judged', fate: 'refused', reason: 'judge-error' });
+        else job.settle({ fate: 'refused', finding_ids: [], reason: 'judge-error', detail: (err as Error)?.message ?? String(err) });
       },
     );
     if (ledger !== undefined) {
-      const client = new ChatClient(cfg.client, { ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.env ? { env: options.env } : {}) });
-      this.#parts = { protocol: new LedgerProtocol(ledger, this.#id, this.#now), client, certifier: this.#certifier };
+      const clientOptions = { ...(options.fetch ? { fetch: options.fetch } : {}), ...(options.env ? { env: options.env } : {}) };
+      const client = new ChatClient(cfg.client, clientOptions);
+      const walkPoints = cfg.walk.enabled && certs !== undefined ? layerPoints(cfg, certs, ledger, this.#now, clientOptions) : undefined;
+      this.#parts = { protocol: new LedgerProtocol(ledger, this.#id, this.#now), client, certifier: this.#certifier, walk: walkPoints };
     }
   }
 
@@ -169,12 +182,20 @@ export class DecisionPoints {
   consider(t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[]): JudgedPart | Promise<JudgedPart> {
     if (this.#parts === undefined) return JUDGE_DISABLED;
     const consideration = new Consideration();
+    let walked: Promise<void> | undefined;
     try {
-      this.#consider(this.#parts, t, checks, inlineFindings, consideration);
+      walked = this.#consider(this.#parts, t, checks, inlineFindings, consideration);
     } catch (err) {
       this.#faults.report('judge', err);
     }
-    return consideration.outcome();
+    const part = consideration.outcome();
+    // The manifest waits for the walk's findings as it waits for the windows' (never rejects).
+    return walked === undefined ? part : Promise.all([part, walked]).then(([p]) => p);
+  }
+
+  /** What the layered walk did (zeros when it is off). A copy. */
+  walkStats(): WalkStats {
+    return structuredClone(this.#walkStats);
   }
 
   /** Resolves when nothing is queued or in flight. */
@@ -206,6 +227,10 @@ export class DecisionPoints {
     // Queued windows were never paid for: record them as deferred rather than start them cancelled.
     for (const job of this.#queue.stop()) {
       this.#parts?.protocol.ledger.release(job.key);
+      if (isLayerJob(job)) {
+        job.done({ kind: 'not-judged', fate: 'deferred', reason: 'shutdown' });
+        continue;
+      }
       if (this.#parts !== undefined) this.#skip(this.#parts, 'deferred', refusalOf(job.window, 'shutdown', 'closed before dispatch'), job.window.id);
       job.settle({ fate: 'deferred', finding_ids: [], reason: 'shutdown', detail: 'closed before dispatch' });
     }
@@ -214,7 +239,8 @@ export class DecisionPoints {
     await this.#parts?.protocol.ledger.close();
   }
 
-  #consider(parts: Enabled, t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[], c: Consideration): void {
+  /** Queues the trajectory's windows; returns the walk when one runs (it asks for a sampled trajectory only). */
+  #consider(parts: Enabled, t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[], c: Consideration): Promise<void> | undefined {
     const policy = this.#cfg.windowPolicy;
     const policyDigest = this.#id.windowPolicyDigest;
     const outbound = toolRoles(t, this.#checksCfg).outbound;
@@ -222,7 +248,7 @@ export class DecisionPoints {
     for (const n of notSampled(t, checks, outbound, this.#cfg.sampling, policyDigest, requests)) {
       c.add({ ...fateOf(t, policyDigest, n), fate: 'not-sampled', reason: n.reason, detail: n.detail, finding_ids: [] });
     }
-    if (requests.length === 0) return;
+    if (requests.length === 0) return undefined;
     const { windows, refusals } = extractWindows(t, requests, policy, policyDigest);
     for (const r of refusals) {
       this.#skip(parts, 'refused', r, null);
@@ -286,6 +312,61 @@ export class DecisionPoints {
       this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens, settle });
     }
     this.#queue.pump();
+    return parts.walk === undefined ? undefined : this.#walk(parts.walk, t, checks, provenance);
+  }
+
+  /** The layered walk of one sampled trajectory; its findings go out like the windows'. Never rejects. */
+  #walk(points: LayerPoints, t: Trajectory, checks: CheckResults, provenance: Provenance): Promise<void> {
+    const stats = this.#walkStats;
+    stats.walks++;
+    const reader = new TrajectoryLayerReader(
+      t,
+      {
+        policy: this.#cfg.windowPolicy,
+        policyDigest: this.#id.windowPolicyDigest,
+        ledger: this.#parts!.protocol.ledger,
+        budget: this.#budget,
+        stats,
+        stopping: () => this.#stopping,
+        queue: this.#queue,
+      },
+      points,
+    );
+    const roles = toolRoles(t, this.#checksCfg);
+    const p = walk({ t, checks, roles, stopEarly: this.#cfg.walk.stopEarly, maxWindowsPerLayer: this.#cfg.walk.maxWindowsPerLayer, policyDigest: this.#id.windowPolicyDigest }, reader).then((outcome) => {
+      if (outcome.earlyExit !== null) stats.earlyExits++;
+      stats.conflicts += outcome.conflicts.length;
+      stats.downgrades += outcome.sites.filter((s) => s.result.answers[0]?.recommendation.action === 'act' && s.recommendation.action !== 'act').length;
+      const { findings, alarms } = walkFindings(t, outcome, provenance);
+      stats.findings += findings.length;
+      stats.alarms += alarms.length;
+      this.#options.onFindings(findings, alarms);
+    });
+    const settled = p.then(
+      () => undefined,
+      (err: unknown) => this.#faults.report('judge', err),
+    );
+    this.#queue.track(settled);
+    return settled;
+  }
+
+  async #judgeLayer(job: LayerJob): Promise<void> {
+    const parts = this.#parts!;
+    const result = await invoke(
+      {
+        ...parts,
+        protocol: job.point.protocol,
+        client: job.point.client,
+        battery: job.point.decider,
+        budget: this.#budget,
+        counters: this.#counters,
+        faults: this.#faults,
+        signal: this.#abort.signal,
+        onCall: this.#options.onCall,
+      },
+      job,
+    );
+    job.done({ kind: 'judged', result });
   }
 
   async #judge(job: Job): Promise<void> {

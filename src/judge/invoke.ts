@@ -6,8 +6,9 @@ import type { ChatClient } from './client.ts';
 import type { FaultReporter } from './fault.ts';
 import { bump, countReceipt, type JudgeCall, type JudgeCounters } from './judge-stats.ts';
 import type { LedgerProtocol } from './ledger-protocol.ts';
-import type { InputDigests, LedgerKey, ResultRecord } from './ledger-record.ts';
-import { parseAnswers } from './parse-answers.ts';
+import type { AnswerRecord, InputDigests, LedgerKey, ResultRecord } from './ledger-record.ts';
+import { parseAnswers, type ParsedAnswer } from './parse-answers.ts';
+import { SEMANTIC_QUESTIONS, type SemanticQuestion } from './questions.ts';
 import { chargedTokens, emptyReceipt, type Receipt } from './receipts.ts';
 
 /** One admitted invocation: what to send, under which key, and what admission reserved for it. */
@@ -21,8 +22,19 @@ export interface Invocation {
   ceilingTokens: number;
 }
 
+/**
+ * What one decision point asks in a request and how its parsed answers are decided. Absent:
+ * the trace questions, decided by the certifier. A layer of the walk and its verifier bring
+ * their own (see layers/layer-decider.ts).
+ */
+export interface Battery {
+  questions: readonly SemanticQuestion[];
+  decide(parsed: readonly ParsedAnswer[], window: TraceWindow, servedModel: string | null): AnswerRecord[];
+}
+
 export interface InvokeParts {
   protocol: LedgerProtocol;
+  battery?: Battery | undefined;
   client: ChatClient;
   certifier: Certifier;
   budget: JudgeBudget;
@@ -42,13 +54,14 @@ export interface InvokeParts {
 export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRecord> {
   const { protocol, counters } = p;
   const { window, key, digests } = job;
+  const questions = p.battery?.questions ?? SEMANTIC_QUESTIONS;
   try {
     await protocol.ledger.appendIntent(protocol.intent(key, digests, window));
   } catch (err) {
     counters.ledgerErrors++;
     p.faults.report('ledger', err);
     protocol.ledger.release(key);
-    return protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'intent not recorded' }, null, emptyReceipt());
+    return protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'intent not recorded' }, null, emptyReceipt(), questions);
   }
   counters.calls++;
   const started = performance.now();
@@ -59,15 +72,15 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
   if (!outcome.ok) {
     bump(counters.failures, outcome.failure.kind);
     called(p, { seconds, outcome: outcome.failure.kind, receipt: outcome.receipt });
-    result = protocol.unanswered(key, digests, window, outcome.failure, null, outcome.receipt);
+    result = protocol.unanswered(key, digests, window, outcome.failure, null, outcome.receipt, questions);
   } else {
-    const parsed = parseAnswers(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID]);
+    const parsed = parseAnswers(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID], questions);
     called(p, { seconds, outcome: parsed.ok ? 'answered' : 'bad-answer', receipt: outcome.receipt });
     if (!parsed.ok) {
       bump(counters.failures, 'bad-answer');
-      result = protocol.unanswered(key, digests, window, { kind: 'bad-answer', message: parsed.reason }, outcome.servedModel, outcome.receipt);
+      result = protocol.unanswered(key, digests, window, { kind: 'bad-answer', message: parsed.reason }, outcome.servedModel, outcome.receipt, questions);
     } else {
-      const answers = p.certifier.answers(parsed.answers, window, outcome.servedModel);
+      const answers = p.battery === undefined ? p.certifier.answers(parsed.answers, window, outcome.servedModel) : p.battery.decide(parsed.answers, window, outcome.servedModel);
       result = protocol.result(key, digests, window, null, answers, outcome.servedModel, outcome.receipt);
     }
   }
@@ -76,7 +89,7 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
   } catch (err) {
     counters.ledgerErrors++;
     p.faults.report('ledger', err);
-    result = protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'result not recorded' }, result.servedModel, result.receipt);
+    result = protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'result not recorded' }, result.servedModel, result.receipt, questions);
   }
   return result;
 }

@@ -8,7 +8,7 @@ import type { Ledger, Lookup } from './ledger.ts';
 import type { AnswerRecord, InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from './ledger-record.ts';
 import { LEDGER_VERSION } from './ledger-record.ts';
 import { definitionDigest, requestContractDigest } from './prompt.ts';
-import { SEMANTIC_QUESTIONS } from './questions.ts';
+import { SEMANTIC_QUESTIONS, type SemanticQuestion } from './questions.ts';
 import type { Receipt } from './receipts.ts';
 
 /** The decision point's id and version: the `point` of every ledger key. */
@@ -158,9 +158,17 @@ export class LedgerProtocol {
     };
   }
 
-  /** A result in which every question escalates for the same reason: nothing was answered. */
-  unanswered(key: LedgerKey, digests: InputDigests, window: TraceWindow, failure: Failure, servedModel: string | null, receipt: Receipt): ResultRecord {
-    const answers = SEMANTIC_QUESTIONS.map((q) => ({
+  /** A result in which every question (of `questions`, the trace questions by default) escalates for the same reason: nothing was answered. */
+  unanswered(
+    key: LedgerKey,
+    digests: InputDigests,
+    window: TraceWindow,
+    failure: Failure,
+    servedModel: string | null,
+    receipt: Receipt,
+    questions: readonly SemanticQuestion[] = SEMANTIC_QUESTIONS,
+  ): ResultRecord {
+    const answers = questions.map((q) => ({
       questionId: q.id,
       questionVersion: q.version,
       option: null,

@@ -1,4 +1,4 @@
-import type { AnswerOption } from './questions.ts';
+import type { AnswerOption, SemanticQuestion } from './questions.ts';
 import { SEMANTIC_QUESTIONS } from './questions.ts';
 import { optionLetter } from './prompt.ts';
 
@@ -28,8 +28,14 @@ const LETTER_PREFIX = /^\s*\d+\s*[:.)]\s*/;
  * Read the judge's reply. Anything but exactly one valid line per question, each with one of
  * that question's letters and one of the allowed support ids, is garbage: the whole reply is
  * refused rather than partly believed. Probabilities come from `logprobs` when given.
+ * `questions`: the battery asked, in its numbering (the trace questions unless a layer's).
  */
-export function parseAnswers(content: string, logprobs: TokenLogprob[] | null, supportChoices: readonly string[]): ParseOutcome {
+export function parseAnswers(
+  content: string,
+  logprobs: TokenLogprob[] | null,
+  supportChoices: readonly string[],
+  questions: readonly SemanticQuestion[] = SEMANTIC_QUESTIONS,
+): ParseOutcome {
   const offsets = tokenOffsets(content, logprobs);
   const answers: (ParsedAnswer | undefined)[] = [];
   let lineStart = 0;
@@ -41,7 +47,7 @@ export function parseAnswers(content: string, logprobs: TokenLogprob[] | null, s
     const m = LINE.exec(text);
     if (m === null) return { ok: false, reason: 'a line is not "<n>: <letter> | <event id>"' };
     const n = Number(m[1]);
-    const q = SEMANTIC_QUESTIONS[n - 1];
+    const q = questions[n - 1];
     if (q === undefined || answers[n - 1] !== undefined) return { ok: false, reason: `question number ${m[1]} unknown or repeated` };
     const letter = m[2]!.toUpperCase();
     const index = q.options.findIndex((_, k) => optionLetter(k) === letter);
@@ -50,7 +56,7 @@ export function parseAnswers(content: string, logprobs: TokenLogprob[] | null, s
     const letterAt = start + LETTER_PREFIX.exec(text)![0].length;
     answers[n - 1] = { questionId: q.id, option: q.options[index]!, support: m[3]!, ...optionProbabilities(offsets, letterAt, q.options) };
   }
-  for (let i = 0; i < SEMANTIC_QUESTIONS.length; i++) {
+  for (let i = 0; i < questions.length; i++) {
     if (answers[i] === undefined) return { ok: false, reason: `no answer to question ${i + 1}` };
   }
   return { ok: true, answers: answers as ParsedAnswer[] };

@@ -1,77 +1,100 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { readdir, unlink } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { StorageError } from '../errors.ts';
-import { openDurableAppend, syncWritten, type DurableAppendFile } from './durable-append.ts';
-import { writevAll } from './writev-all.ts';
+import { encodeLines, lineCodec } from '../storage/line-codec.ts';
+import type { RetentionLimits } from '../storage/retention.ts';
+import { findLinesTailEnd } from '../storage/segment-files.ts';
+import { rotatedSegments } from '../storage/segment-naming.ts';
+import { SegmentedLog } from '../storage/segmented-log.ts';
+
+/** Where a JSON-lines log rotates and how much of it is kept. */
+export interface JsonlRetention extends RetentionLimits {
+  segmentBytes: number;
+}
+
+/** No rotation and no limit: the file given is the whole log (`replay`'s outputs). */
+export const KEEP_EVERYTHING: JsonlRetention = { maxBytes: Infinity, segmentBytes: Infinity };
 
 /**
- * An append-only JSON-lines file. Lines appended in the same turn of the event loop are
- * written together and made durable together (one `O_DSYNC` write, or a write and an fdatasync
- * where the platform has no `O_DSYNC`); `flushed()` resolves once everything
- * appended before the call is on disk. A write failure keeps the lines queued, is reported by
- * `failure` (so the receiver can refuse new work with 503) and is retried with backoff.
+ * An append-only JSON-lines log on the storage layer. The active file keeps the path given
+ * (`findings.jsonl`), so readers find it where they always did; once it holds `segmentBytes`
+ * it is renamed `findings.<log-wide offset of its first byte, 16 digits>.jsonl` and a new one
+ * started; closed files beyond `maxBytes` (or `maxAgeHours`) are deleted, oldest first.
+ * Nothing in it is needed once written, so retention never refuses input.
+ *
+ * Lines appended in the same turn of the event loop are written and made durable together;
+ * `flushed()` resolves once everything appended before the call is on disk. A write failure
+ * keeps the lines queued, is reported by `failure` (so the receiver can refuse new work with
+ * 503) and is retried with backoff. A torn final line (a crash mid-write) is cut at open.
  */
 export class JsonlLog {
   readonly path: string;
-  readonly #out: DurableAppendFile;
-  #queue: string[] = [];
-  #pendingBytes = 0;
-  #inWrite = 0;
-  #writing: Promise<void> | undefined;
-  #failure: StorageError | undefined;
-  #retryDelayMs = 100;
-  #written = 0;
-  #appended = 0;
-  /** File size after the last complete batch: a failed write is cut back to it. */
-  #sizeBytes: number;
-  /** Settles after each batch write attempt, so `flushed()` can stop waiting at its own lines. */
-  #batchDone = Promise.withResolvers<void>();
+  /** The active file's name (`findings.jsonl`). */
+  readonly name: string;
+  readonly #log: SegmentedLog<Buffer>;
 
-  private constructor(path: string, out: DurableAppendFile, sizeBytes: number) {
+  private constructor(path: string, log: SegmentedLog<Buffer>) {
     this.path = path;
-    this.#out = out;
-    this.#sizeBytes = sizeBytes;
+    this.name = basename(path);
+    this.#log = log;
   }
 
-  /** Opens `path` for appending (or, with `truncate`, starts it empty). */
-  static async open(path: string, options: { truncate?: boolean } = {}): Promise<JsonlLog> {
+  /** Opens `path` for appending (or, with `truncate`, starts the log empty: its closed files go too). */
+  static async open(path: string, options: { truncate?: boolean; retention?: JsonlRetention } = {}): Promise<JsonlLog> {
+    const dir = dirname(path);
+    const naming = rotatedSegments(basename(path));
+    const retention = options.retention ?? KEEP_EVERYTHING;
     try {
-      await mkdir(dirname(path), { recursive: true });
-      const out = await openDurableAppend(path, options.truncate === true);
-      return new JsonlLog(path, out, (await out.file.stat()).size);
+      if (options.truncate === true) await removeLog(dir, naming.activeName!, naming.parse);
     } catch (err) {
       throw new StorageError(`cannot open ${path} for appending: ${(err as Error).message}`, { cause: err });
     }
+    const log = await SegmentedLog.open(dir, {
+      naming,
+      codec: lineCodec(`log ${path}`),
+      findTailEnd: findLinesTailEnd,
+      segmentBytes: retention.segmentBytes,
+      retention,
+      onWriteFailure: 'retry',
+    });
+    return new JsonlLog(path, log);
   }
 
   /** Bytes appended but not yet durable. */
   get pendingBytes(): number {
-    return this.#pendingBytes;
+    return this.#log.pendingBytes;
   }
 
   /** Lines appended but not yet durable. */
   get pendingLines(): number {
-    return this.#queue.length + this.#inWrite;
+    return this.#log.pendingRecords;
   }
 
   /** Lines made durable since open. */
   get writtenLines(): number {
-    return this.#written;
+    return this.#log.writtenRecords;
   }
 
   /** The last write failure, cleared by the next successful write. */
   get failure(): StorageError | undefined {
-    return this.#failure;
+    return this.#log.failure;
+  }
+
+  /** Bytes in the log's files (active and closed), and what retention deleted since open. */
+  get disk(): { fileBytes: number; segments: number; deletedSegments: number; deletedBytes: number } {
+    const { segments, bytes } = this.#log.deleted;
+    return { fileBytes: this.#log.fileBytes, segments: this.#log.segments.length, deletedSegments: segments, deletedBytes: bytes };
+  }
+
+  /** Torn final lines cut off at open. */
+  get tornLines(): number {
+    return this.#log.tornRecords;
   }
 
   append(lines: readonly string[]): void {
     if (lines.length === 0) return;
-    for (const line of lines) {
-      this.#queue.push(line);
-      this.#pendingBytes += line.length + 1;
-    }
-    this.#appended += lines.length;
-    this.#writing ??= this.#drain();
+    // The call's lines encoded once, straight into one buffer (joining them first copied every line once more).
+    this.#log.append([encodeLines(lines)], undefined, false, lines.length);
   }
 
   /**
@@ -79,92 +102,25 @@ export class JsonlLog {
    * not wait for lines appended after the call, so under steady load it settles as soon as its
    * own batch is on disk rather than when the queue first runs empty.
    */
-  async flushed(): Promise<void> {
-    const target = this.#appended;
-    // A failed batch otherwise waits out its backoff: try it once now, so a disk that has been
-    // freed since (a shutdown right after recovery) is not reported as still failing.
-    if (this.#failure !== undefined && this.#writing === undefined && this.#queue.length > 0) this.#writing = this.#drain();
-    while (this.#writing !== undefined && (this.#written < target || this.#failure !== undefined)) {
-      await Promise.race([this.#writing, this.#batchDone.promise]);
-    }
-    if (this.#failure !== undefined) throw this.#failure;
+  flushed(): Promise<void> {
+    return this.#log.flushed();
   }
 
   async close(): Promise<void> {
     try {
-      await this.flushed();
+      await this.#log.flushed();
     } finally {
-      await this.#out.file.close();
+      await this.#log.close();
     }
-  }
-
-  async #drain(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      this.#inWrite = batch.length;
-      const { bytes, chars } = encodeLines(batch);
-      try {
-        // A write to a nearly full disk can be short without an error: write the rest, whose
-        // attempt then fails (ENOSPC) rather than leave a torn line counted as written.
-        await writevAll(this.#out.file, [bytes]);
-        await syncWritten(this.#out);
-      } catch (err) {
-        // A full disk can take part of the batch: cut the torn tail so the retry appends whole lines.
-        await this.#out.file.truncate(this.#sizeBytes).catch(() => undefined);
-        this.#inWrite = 0;
-        this.#queue = batch.concat(this.#queue);
-        this.#failure = new StorageError(`cannot append to ${this.path}: ${(err as Error).message}`, {
-          retriable: true,
-          cause: err,
-        });
-        this.#scheduleRetry();
-        break;
-      }
-      this.#inWrite = 0;
-      this.#sizeBytes += bytes.length;
-      this.#written += batch.length;
-      this.#pendingBytes -= chars;
-      this.#failure = undefined;
-      this.#retryDelayMs = 100;
-      this.#signalBatch();
-    }
-    this.#writing = undefined;
-    this.#signalBatch();
-  }
-
-  #signalBatch(): void {
-    this.#batchDone.resolve();
-    this.#batchDone = Promise.withResolvers<void>();
-  }
-
-  /** After a failure the queue stays; it is written again later, with growing backoff. */
-  #scheduleRetry(): void {
-    const timer = setTimeout(() => {
-      this.#writing ??= this.#drain();
-    }, this.#retryDelayMs);
-    timer.unref();
-    this.#retryDelayMs = Math.min(this.#retryDelayMs * 2, 5_000);
   }
 }
 
-/**
- * The lines as UTF-8, each followed by a newline, encoded straight into one buffer (joining
- * them into one string first copied every line once more); `chars` is what `pendingBytes` counted.
- */
-function encodeLines(lines: readonly string[]): { bytes: Buffer; chars: number } {
-  let size = 0;
-  let chars = 0;
-  for (const line of lines) {
-    size += Buffer.byteLength(line) + 1;
-    chars += line.length + 1;
+async function removeLog(dir: string, activeName: string, parse: (name: string) => number | undefined): Promise<void> {
+  const names = await readdir(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw err;
+  });
+  for (const name of names) {
+    if (name === activeName || parse(name) !== undefined) await unlink(join(dir, name));
   }
-  const bytes = Buffer.allocUnsafe(size);
-  let at = 0;
-  for (const line of lines) {
-    at += bytes.write(line, at);
-    bytes[at++] = 0x0a;
-  }
-  return { bytes, chars };
 }

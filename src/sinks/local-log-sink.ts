@@ -3,7 +3,7 @@ import { StorageError } from '../errors.ts';
 import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { FindingSink, FindingStream } from './finding-sink.ts';
-import { JsonlLog } from './jsonl-log.ts';
+import { JsonlLog, type JsonlRetention } from './jsonl-log.ts';
 
 /**
  * The embedded default sink: findings and analysis manifests appended to a durable JSON-lines
@@ -32,13 +32,19 @@ export class LocalLogSink implements FindingSink {
     findingsPath: string,
     alarmsPath: string | undefined,
     maxPendingBytes: number,
-    options: { truncate?: boolean } = {},
+    options: { truncate?: boolean; findings?: JsonlRetention | undefined; alarms?: JsonlRetention | undefined } = {},
   ): Promise<LocalLogSink> {
+    const { truncate } = options;
     return new LocalLogSink(
-      await JsonlLog.open(findingsPath, options),
-      alarmsPath === undefined ? undefined : await JsonlLog.open(alarmsPath, options),
+      await JsonlLog.open(findingsPath, { truncate, retention: options.findings }),
+      alarmsPath === undefined ? undefined : await JsonlLog.open(alarmsPath, { truncate, retention: options.alarms }),
       maxPendingBytes,
     );
+  }
+
+  /** The JSON-lines logs it writes (for their disk metrics). */
+  logs(): JsonlLog[] {
+    return Object.values(this.#logs);
   }
 
   write(findings: readonly Finding[], stream: FindingStream): void {

@@ -17,6 +17,8 @@ import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
 import { LocalLogSink } from '../sinks/local-log-sink.ts';
+import { registerLocalLogMetrics } from '../sinks/local-log-metrics.ts';
+import type { LocalLogsRetention } from '../sinks/log-retention-config.ts';
 import { OtlpEvaluationSink } from '../sinks/otlp/evaluation-sink.ts';
 import { FaultLog } from '../telemetry/fault-log.ts';
 import { levelLog, type Logger } from '../telemetry/logger.ts';
@@ -54,6 +56,8 @@ export interface Plan {
    * The HTTP server runs either way, for `/metrics` and `/healthz`. Absent: no source, no server.
    */
   sources?: { http: boolean; kafka: boolean };
+  /** Rotate and bound the local logs (serve); absent, they are kept whole (replay's outputs). */
+  retention?: LocalLogsRetention;
 }
 
 /** The telemetry every component declares its series on and logs to; built first, handed down. */
@@ -118,14 +122,22 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
   const { config, plan } = ctx;
   const layer: Component[] = [];
   const sinks: FindingSink[] = [];
-  const trajectoryLog = plan.trajectoriesPath === undefined ? undefined : await JsonlLog.open(plan.trajectoriesPath, { truncate: plan.clock === 'event' });
+  const trajectoryLog =
+    plan.trajectoriesPath === undefined
+      ? undefined
+      : await JsonlLog.open(plan.trajectoriesPath, { truncate: plan.clock === 'event', retention: plan.retention?.trajectories });
   if (trajectoryLog !== undefined) layer.push(keep(ctx, trajectoryLogComponent(trajectoryLog, config.sinks.maxPendingBytes)));
+  const localLogs = trajectoryLog === undefined ? [] : [trajectoryLog];
   if (plan.findings !== undefined) {
     const { findingsPath, alarmsPath, truncate } = plan.findings;
-    const local = withAudience(await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate }), config.sinks.localLog.audience, audienceLog(ctx, 'sinks.local-log'));
+    const { findings, alarms } = plan.retention ?? {};
+    const logs = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate, findings, alarms });
+    const local = withAudience(logs, config.sinks.localLog.audience, audienceLog(ctx, 'sinks.local-log'));
     sinks.push(local);
     layer.push(keep(ctx, sinkComponent(local)));
+    localLogs.push(...logs.logs());
   }
+  registerLocalLogMetrics(ctx.registry, localLogs);
   if (plan.kafkaSink && config.kafka !== undefined) {
     const kafka = await KafkaFindingSink.open(config.kafka, {
       outboxDir: join(config.dataDir, 'outbox', 'kafka'),

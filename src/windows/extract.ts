@@ -58,7 +58,7 @@ export function windowRequests(
 }
 
 /** The step that ended last (the last in trajectory order on ties): what the agent finished with. */
-function terminalIndex(t: Trajectory): number {
+export function terminalIndex(t: Trajectory): number {
   let best = -1;
   t.steps.forEach((s, i) => {
     if (best < 0 || s.endTimeUnixNano >= t.steps[best]!.endTimeUnixNano) best = i;

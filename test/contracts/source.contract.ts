@@ -228,7 +228,7 @@ export function runSourceContract(transport: OtlpTransport): void {
         const restarted = newPipeline();
         const again = new DurableIngest(restarted, reopened.wal);
         cleanups.push(() => again.close());
-        expect(again.replay(reopened.records)).toEqual({ replayed: 1, undecodable: 0 });
+        expect(await again.replay(reopened.records)).toEqual({ replayed: 1, undecodable: 0 });
         expect(restarted.counts.spansAccepted).toBe(3);
       });
 

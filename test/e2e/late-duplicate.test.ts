@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
 import { startServe, waitForLines } from '../helpers/serve.ts';
+import { collect } from '../helpers/collect.ts';
 
 /**
  * An SDK that thinks an export timed out sends it again, often after its trajectory closed.
@@ -64,7 +65,7 @@ describe('serve: a late exact duplicate export', () => {
     }
     const { wal, records } = await SpanWal.open(join(serve.dataDir, 'wal'), { maxBytes: 1 << 30, segmentBytes: 1 << 24 });
     await wal.close();
-    expect(records).toEqual([]);
+    expect(await collect(records)).toEqual([]);
   }, 30_000);
 });
 

@@ -14,6 +14,7 @@ import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
 import { Pipeline } from '../../src/pipeline.ts';
+import { collect } from '../helpers/collect.ts';
 
 const ROOT = { traceId: '5b8efff798038103d269b633813fc60c', spanId: 'aaaaaaaaaaaaaaaa', name: 'root', kind: 1, startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000' };
 const BODY = JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 't' }, spans: [ROOT] }] }] });
@@ -66,7 +67,7 @@ describe('DurableIngest behind the OTLP receivers', () => {
     // Acknowledged means on disk: a second reader of the directory sees both requests.
     const { wal, records } = await SpanWal.open(dir, options);
     await wal.close();
-    expect(records.map((r) => [r.seq, r.format, r.bytes.toString()])).toEqual([
+    expect((await collect(records)).map((r) => [r.seq, r.format, r.bytes.toString()])).toEqual([
       [0, 'json', BODY],
       [1, 'protobuf', ''],
     ]);
@@ -103,7 +104,7 @@ describe('DurableIngest behind the OTLP receivers', () => {
     expect(ingest.wal.stats().releasedBelow).toBe(1);
     const { wal, records } = await SpanWal.open(dir, options);
     await wal.close();
-    expect(records).toEqual([]);
+    expect(await collect(records)).toEqual([]);
   });
 
   it('replays what the log held under the same positions, holding them until the trajectory closes', async () => {
@@ -121,7 +122,7 @@ describe('DurableIngest behind the OTLP receivers', () => {
     const { wal, records } = await SpanWal.open(dir, options);
     const again = new DurableIngest(restarted, wal);
     cleanups.push(() => again.close());
-    expect(again.replay(records)).toEqual({ replayed: 1, undecodable: 0 });
+    expect(await again.replay(records)).toEqual({ replayed: 1, undecodable: 0 });
     expect(restarted.committable().get(WAL_PARTITION)).toBe(0);
     restarted.tick(Date.now() + 1);
     expect(closed.map((t) => t.steps.length)).toEqual([1]);

@@ -21,6 +21,7 @@ import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
 import { Pipeline } from '../../src/pipeline.ts';
+import { collect } from '../helpers/collect.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 const TOOL_SPAN = 'bbbbbbbbbbbbbbbb';
@@ -240,14 +241,14 @@ describe('logs through the write-ahead log', () => {
     await ingest.close();
 
     const reopened = await SpanWal.open(dir, options);
-    expect(reopened.records.map((r) => [r.seq, r.signal, r.format])).toEqual([
+    expect((await collect(reopened.records)).map((r) => [r.seq, r.signal, r.format])).toEqual([
       [0, 'logs', 'json'],
       [1, 'traces', 'json'],
     ]);
     const second = pipeline();
     const again = new DurableIngest(second.pipeline, reopened.wal);
     cleanups.push(() => again.close());
-    expect(again.replay(reopened.records)).toEqual({ replayed: 2, undecodable: 0 });
+    expect(await again.replay(reopened.records)).toEqual({ replayed: 2, undecodable: 0 });
     second.pipeline.tick(Date.now() + 1);
     expect(second.closed[0]!.steps.find((s) => s.id === TOOL_SPAN)!.args?.parsed).toEqual({ city: 'Paris' });
   });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/errors.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
+import { collect } from '../helpers/collect.ts';
 
 const SMALL = { maxBytes: 1024 * 1024, segmentBytes: 1024 };
 
@@ -32,7 +33,7 @@ describe('SpanWal', () => {
   it('returns every appended request, in order and with its format, when reopened', async () => {
     const dir = await freshDir();
     const { wal, records } = await SpanWal.open(dir, SMALL);
-    expect(records).toEqual([]);
+    expect(await collect(records)).toEqual([]);
     const seqs = await appendAll(wal, ['{"a":1}', '{"b":2}']);
     const proto = wal.append('protobuf', Buffer.from([1, 2, 3]));
     expect(proto.ok).toBe(true);
@@ -40,7 +41,7 @@ describe('SpanWal', () => {
     await wal.close();
 
     const reopened = await SpanWal.open(dir, SMALL);
-    expect(reopened.records.map((r) => [r.seq, r.format, r.bytes.toString('hex')])).toEqual([
+    expect((await collect(reopened.records)).map((r) => [r.seq, r.format, r.bytes.toString('hex')])).toEqual([
       [seqs[0], 'json', Buffer.from('{"a":1}').toString('hex')],
       [seqs[1], 'json', Buffer.from('{"b":2}').toString('hex')],
       [seqs[1]! + 1, 'protobuf', '010203'],
@@ -57,7 +58,7 @@ describe('SpanWal', () => {
     await appendAll(wal, Array.from({ length: 50 }, (_, i) => `{"n":${i}}`));
     await wal.close();
     const reopened = await SpanWal.open(dir, SMALL);
-    expect(reopened.records).toHaveLength(50);
+    expect(await collect(reopened.records)).toHaveLength(50);
     expect(await segmentFiles(dir)).toHaveLength(1);
     await reopened.wal.close();
   });
@@ -76,7 +77,7 @@ describe('SpanWal', () => {
     await appendFile(path, torn);
 
     const reopened = await SpanWal.open(dir, SMALL);
-    expect(reopened.records.map((r) => r.bytes.toString())).toEqual(['{"kept":1}', '{"kept":2}']);
+    expect((await collect(reopened.records)).map((r) => r.bytes.toString())).toEqual(['{"kept":1}', '{"kept":2}']);
     expect(reopened.wal.stats().tornRecords).toBe(1);
     expect((await stat(path)).size).toBe(whole);
     await reopened.wal.close();
@@ -93,7 +94,7 @@ describe('SpanWal', () => {
     await writeFile(path, bytes);
 
     const reopened = await SpanWal.open(dir, SMALL);
-    expect(reopened.records.map((r) => r.bytes.toString())).toEqual(['{"kept":1}']);
+    expect((await collect(reopened.records)).map((r) => r.bytes.toString())).toEqual(['{"kept":1}']);
     expect(reopened.wal.stats().tornRecords).toBe(1);
     await reopened.wal.close();
   });
@@ -132,7 +133,7 @@ describe('SpanWal', () => {
     await wal.close();
 
     const reopened = await SpanWal.open(dir, SMALL);
-    expect(reopened.records.map((r) => r.seq)).toEqual(seqs.slice(7));
+    expect((await collect(reopened.records)).map((r) => r.seq)).toEqual(seqs.slice(7));
     await reopened.wal.close();
   });
 

@@ -5,6 +5,7 @@ import { SpanWal } from '../../src/ingest/span-wal.ts';
 import { startServe, waitForLines } from '../helpers/serve.ts';
 import { answers, completion, type ScriptedServer, startScriptedServer } from '../judge/scripted-chat-server.ts';
 import { agentRunRequest, postJson } from './agent-run.ts';
+import { collect } from '../helpers/collect.ts';
 
 // A stand-in HTTP server plays the model endpoint (no real LLM can run here); serve is a real
 // process killed with SIGKILL while its judge call is out.
@@ -77,6 +78,6 @@ describe('SIGKILL while a judge call is out (write-ahead log)', () => {
     // A clean stop releases what it finished: nothing is left to replay.
     const { wal, records } = await SpanWal.open(join(dataDir, 'wal'), { maxBytes: 1 << 30, segmentBytes: 1 << 24 });
     await wal.close();
-    expect(records).toEqual([]);
+    expect(await collect(records)).toEqual([]);
   }, 60_000);
 });

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
 import { sendFlaggedAgentRuns } from '../helpers/agent-trace.ts';
 import { startServe, waitForLines } from '../helpers/serve.ts';
+import { collect } from '../helpers/collect.ts';
 
 interface FindingRow {
   subject: { trajectory_key: string };
@@ -68,6 +69,6 @@ describe('SIGKILL with open trajectories (write-ahead log)', () => {
     // A clean stop releases everything it finished: nothing is left to replay.
     const { wal, records } = await SpanWal.open(join(dataDir, 'wal'), { maxBytes: 1 << 30, segmentBytes: 1 << 24 });
     await wal.close();
-    expect(records).toEqual([]);
+    expect(await collect(records)).toEqual([]);
   }, 90_000);
 });

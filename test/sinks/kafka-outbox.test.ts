@@ -336,6 +336,28 @@ describe('Outbox', () => {
     expect(outbox.append([record('a')])).toEqual({ ok: false, reason: 'closed' });
   });
 
+  it('after a restart whose last segment was acknowledged and deleted, starts a new segment instead of skipping numbers in an old one', async () => {
+    // The shrunk counterexample the interleaving property found once the outbox stood on the storage layer.
+    const dir = await tempDir();
+    // Room for seven records: the first eight take two segments, the ninth fits the first.
+    const size = Buffer.byteLength(JSON.stringify({ seq: 0, ...record('a') })) + 1;
+    const limits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 7 * size };
+    let outbox = await Outbox.open(dir, limits);
+    await appendDurably(outbox, ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => record(id)));
+    await appendDurably(outbox, [record('g'), record('h')]);
+    expect(await segmentFiles(dir)).toHaveLength(2);
+    await outbox.ack([6, 7]);
+    expect(await segmentFiles(dir)).toHaveLength(1);
+    await outbox.close();
+    outbox = await Outbox.open(dir, limits);
+    expect(outbox.nextSeq).toBe(8);
+    await appendDurably(outbox, [record('i')]);
+    await outbox.close();
+    const reopened = await Outbox.open(dir, limits);
+    expect(await pendingIds(reopened)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'i']);
+    await reopened.close();
+  });
+
   it('never loses an unacknowledged record under any interleaving of append, ack and restart', async () => {
     type Op =
       | { kind: 'append'; count: number }

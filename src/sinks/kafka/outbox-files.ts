@@ -1,33 +1,27 @@
-import { open, readdir, readFile, rename, truncate } from 'node:fs/promises';
+import { open, readFile, rename } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageError } from '../../errors.ts';
 import { isSinkRecord } from '../record.ts';
 import type { SinkRecord } from '../record.ts';
-import { writevAll } from '../writev-all.ts';
+import type { Segment } from '../../storage/segment-files.ts';
+import { syncDir } from '../../storage/sync-dir.ts';
+import { writevAll } from '../../storage/writev-all.ts';
 
 /*
- * The outbox's files. A directory holds segment files `seg-<first seq, 16 digits>.jsonl`, one
- * record per line as `{"seq", "topic", "key", "id", "value", "headers"}`, and `acks.jsonl`,
- * one line `{"acked": [[from, to], ...]}` (inclusive ranges of sequence numbers) per
- * acknowledgement. Sequence numbers are consecutive within a segment.
+ * The outbox's files. A directory holds segment files `seg-<first seq, 16 digits>.jsonl` (on
+ * the storage layer: `SegmentedLog`), one record per line as `{"seq", "topic", "key", "id",
+ * "value", "headers"}`, and its own `acks.jsonl`, one line `{"acked": [[from, to], ...]}`
+ * (inclusive ranges of sequence numbers) per acknowledgement. Sequence numbers are
+ * consecutive within a segment.
  */
 
-export const SEGMENT_NAME = /^seg-(\d{16})\.jsonl$/;
 export const ACK_LOG = 'acks.jsonl';
 
 /** A durable, unacknowledged record as handed to the delivery loop. */
 export interface OutboxEntry {
   seq: number;
   record: SinkRecord;
-}
-
-export interface Segment {
-  firstSeq: number;
-  lastSeq: number;
-  path: string;
-  sizeBytes: number;
-  unacked: number;
 }
 
 export interface Location {
@@ -39,15 +33,7 @@ export interface Location {
   record?: SinkRecord;
 }
 
-export interface LoadedState {
-  segments: Segment[];
-  unacked: Location[];
-  nextSeq: number;
-  tornLines: number;
-  ackLogBytes: number;
-}
-
-interface EntryLine {
+export interface EntryLine {
   seq: number;
   topic: SinkRecord['topic'];
   key: string;
@@ -60,7 +46,7 @@ export function toLine(seq: number, r: SinkRecord): EntryLine {
   return { seq, topic: r.topic, key: r.key, id: r.id, value: r.value, headers: r.headers };
 }
 
-function parseEntry(value: unknown): EntryLine | undefined {
+export function parseEntry(value: unknown): EntryLine | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { seq, ...record } = value as Record<string, unknown>;
   if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0 || !isSinkRecord(record)) return undefined;
@@ -75,10 +61,6 @@ function parseAckLine(value: unknown): [number, number][] | undefined {
     (r) => Array.isArray(r) && r.length === 2 && r.every((n) => Number.isSafeInteger(n)) && r[0] <= r[1],
   );
   return ok ? (ranges as [number, number][]) : undefined;
-}
-
-export function segmentName(firstSeq: number): string {
-  return `seg-${String(firstSeq).padStart(16, '0')}.jsonl`;
 }
 
 interface ParsedLine<T> {
@@ -136,66 +118,22 @@ async function readOrEmpty(path: string): Promise<Buffer> {
   }
 }
 
-export async function loadState(dir: string): Promise<LoadedState> {
-  let names: string[];
-  try {
-    names = await readdir(dir);
-  } catch (err) {
-    throw new StorageError(`cannot list outbox directory ${dir}: ${(err as Error).message}`, { cause: err });
-  }
-  const segmentFiles = names
-    .map((name) => ({ name, m: SEGMENT_NAME.exec(name) }))
-    .filter((x) => x.m !== null)
-    .map((x) => ({ path: join(dir, x.name), firstSeq: Number(x.m![1]) }))
-    .sort((a, b) => a.firstSeq - b.firstSeq);
-
-  let tornLines = 0;
-  let maxSeq = -1;
-  const segments: Segment[] = [];
-  const entries: Location[] = [];
-  for (const [i, file] of segmentFiles.entries()) {
-    const isLastFile = i === segmentFiles.length - 1;
-    const buffer = await readOrEmpty(file.path);
-    const { lines, tornAt } = parseLines(buffer, file.path, parseEntry, isLastFile);
-    if (tornAt !== undefined) {
-      tornLines += 1;
-      await truncateTo(file.path, tornAt);
-    }
-    const segment: Segment = {
-      firstSeq: file.firstSeq,
-      lastSeq: file.firstSeq - 1,
-      path: file.path,
-      sizeBytes: tornAt ?? buffer.length,
-      unacked: 0,
-    };
-    for (const line of lines) {
-      if (line.value.seq !== segment.lastSeq + 1 || line.value.seq <= maxSeq) {
-        throw new StorageError(
-          `damaged outbox data in ${file.path} at byte ${line.offset}: sequence ${line.value.seq} out of order`,
-          { context: { path: file.path, offset: line.offset } },
-        );
-      }
-      segment.lastSeq = line.value.seq;
-      maxSeq = line.value.seq;
-      entries.push({ seq: line.value.seq, segment, offset: line.offset, length: line.length });
-    }
-    segments.push(segment);
-  }
-
+/**
+ * Reads the ack log: the inclusive ranges of acknowledged sequence numbers. A torn final line
+ * (a crash mid-write) is ignored and counted.
+ */
+export async function loadAcks(dir: string): Promise<{ acked: RangeSet; maxSeq: number; tornLines: number }> {
   const ackPath = join(dir, ACK_LOG);
-  const ackBuffer = await readOrEmpty(ackPath);
-  const ackParsed = parseLines(ackBuffer, ackPath, parseAckLine, true);
-  if (ackParsed.tornAt !== undefined) tornLines += 1;
+  const parsed = parseLines(await readOrEmpty(ackPath), ackPath, parseAckLine, true);
   const acked = new RangeSet();
-  for (const line of ackParsed.lines) {
+  let maxSeq = -1;
+  for (const line of parsed.lines) {
     for (const [from, to] of line.value) {
       acked.add(from, to);
       maxSeq = Math.max(maxSeq, to);
     }
   }
-  const unacked = entries.filter((loc) => !acked.has(loc.seq));
-  for (const loc of unacked) loc.segment.unacked += 1;
-  return { segments, unacked, nextSeq: maxSeq + 1, tornLines, ackLogBytes: 0 };
+  return { acked, maxSeq, tornLines: parsed.tornAt === undefined ? 0 : 1 };
 }
 
 /**
@@ -210,8 +148,8 @@ export async function rewriteAckLog(dir: string, segments: readonly Segment[], u
   const ranges: [number, number][] = [];
   for (const s of segments) {
     let runStart: number | undefined;
-    for (let seq = s.firstSeq; seq <= s.lastSeq + 1; seq += 1) {
-      const isAcked = seq <= s.lastSeq && !open_.has(seq);
+    for (let seq = s.firstNo; seq <= s.lastNo + 1; seq += 1) {
+      const isAcked = seq <= s.lastNo && !open_.has(seq);
       if (isAcked && runStart === undefined) runStart = seq;
       if (!isAcked && runStart !== undefined) {
         ranges.push([runStart, seq - 1]);
@@ -281,24 +219,6 @@ export async function readEntries(locations: readonly Location[]): Promise<Outbo
   return out;
 }
 
-async function truncateTo(path: string, length: number): Promise<void> {
-  try {
-    await truncate(path, length);
-  } catch (err) {
-    throw new StorageError(`cannot cut the torn tail of ${path}: ${(err as Error).message}`, { cause: err });
-  }
-}
-
-/** A new or renamed file survives a crash only once its directory entry is synced. */
-export async function syncDir(dir: string): Promise<void> {
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Sorted, distinct integers as inclusive ranges: [1,2,3,7] → [[1,3],[7,7]]. */
 export function toRanges(sorted: readonly number[]): [number, number][] {
   const ranges: [number, number][] = [];
@@ -311,7 +231,7 @@ export function toRanges(sorted: readonly number[]): [number, number][] {
 }
 
 /** Inclusive integer ranges with membership tests (ack logs are mostly contiguous runs). */
-class RangeSet {
+export class RangeSet {
   #ranges: [number, number][] = [];
   #normalized = true;
 

@@ -1,20 +1,16 @@
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageError } from '../../errors.ts';
+import type { Batch } from '../../storage/batching-writer.ts';
+import { jsonLinesCodec } from '../../storage/line-codec.ts';
+import type { Segment } from '../../storage/segment-files.ts';
+import { numberedSegments } from '../../storage/segment-naming.ts';
+import { SegmentedLog } from '../../storage/segmented-log.ts';
+import { writevAll } from '../../storage/writev-all.ts';
 import type { SinkRecord } from '../record.ts';
-import {
-  ACK_LOG,
-  loadState,
-  readEntries,
-  rewriteAckLog,
-  segmentName,
-  syncDir,
-  toLine,
-  toRanges,
-} from './outbox-files.ts';
-import type { LoadedState, Location, OutboxEntry, Segment } from './outbox-files.ts';
-import { writevAll } from '../writev-all.ts';
+import { ACK_LOG, loadAcks, parseEntry, readEntries, rewriteAckLog, toLine, toRanges } from './outbox-files.ts';
+import type { EntryLine, Location, OutboxEntry } from './outbox-files.ts';
 
 export type { OutboxEntry } from './outbox-files.ts';
 
@@ -68,7 +64,6 @@ export interface OutboxStats {
 /** Appended, not yet on disk. */
 interface Queued {
   seq: number;
-  line: string;
   length: number;
   record: SinkRecord;
 }
@@ -77,70 +72,78 @@ interface Queued {
 const ACK_LOG_COMPACT_BYTES = 1024 * 1024;
 /** Written records kept in memory (oldest first) so sending them needs no disk read; the rest are read back. */
 const MEMORY_COPY_MAX_BYTES = 16 * 1024 * 1024;
-const RETRY_INITIAL_MS = 100;
-const RETRY_MAX_MS = 5_000;
+const NAMING = numberedSegments('seg-', '.jsonl');
+const CODEC = jsonLinesCodec<EntryLine>('outbox segment', parseEntry);
 
 /**
  * The Kafka sink's durable outbox: records are appended to segment files of JSON lines in
- * one directory and stay there until the broker has acknowledged them.
+ * one directory (the storage layer's `SegmentedLog`: batching, segments, torn-tail recovery,
+ * retry with backoff) and stay there until the broker has acknowledged them. The ack log and
+ * which records are unacknowledged are the outbox's own.
  *
  * - `append` is synchronous: it checks the bounds, assigns sequence numbers and queues the
- *   lines; everything queued in one turn of the event loop is written and fsync'd together.
- *   `durable()` resolves once it is on disk.
+ *   lines; everything queued in one turn of the event loop is written and made durable
+ *   together. `durable()` resolves once it is on disk. A failing write is retried with backoff.
  * - `peek` hands out records in sequence order as soon as they are appended, so a send can
  *   overlap their write: a crash before the fsync loses nothing the caller was told is durable.
  *   Recently written records are served from memory (up to 16 MiB), older ones from disk.
  * - `ack` waits until the records are on disk, then records their sequence numbers in
- *   `acks.jsonl` (fsync'd) before forgetting them; a segment whose records are all
- *   acknowledged is deleted, except while it is being written to.
+ *   `acks.jsonl` (fsync'd) before forgetting them; a segment holding an unacknowledged record
+ *   is never deleted (the log's `needed`), one whose records are all acknowledged is deleted
+ *   at once, the active one too, never under a write to it.
  * - Segment writes do not wait for `ack`'s fsync: the two touch different files. Disk reads
  *   and acks share a lock, so no segment is deleted under a read.
- * - `open` re-reads undelivered records after a restart. A torn final line (a crash mid-write)
- *   is ignored, counted and cut off; damage anywhere else is a {@link StorageError}.
+ * - `open` re-reads undelivered records after a restart. A torn final line (a crash mid-write;
+ *   unterminated or unparseable) is ignored, counted and cut off; damage anywhere else is a
+ *   {@link StorageError}.
  */
 export class Outbox {
   readonly dir: string;
   readonly limits: OutboxLimits;
-  #segments: Segment[];
+  readonly #log: SegmentedLog<EntryLine>;
+  /** Unacknowledged records per segment: a segment with any is needed. */
+  readonly #unackedIn: Map<Segment, number>;
   /** Durable, unacknowledged records in sequence order (Map keeps insertion order). */
   readonly #unacked = new Map<number, Location>();
+  /** Appended, not yet durable, consecutive sequence numbers. */
   #queue: Queued[] = [];
   #nextSeq: number;
   #durableSeq: number;
   #pendingBytes = 0;
-  #active: FileHandle | undefined;
   #ackLog: FileHandle;
   #ackLogBytes: number;
   #lock: Promise<unknown> = Promise.resolve();
-  #draining: Promise<void> | undefined;
-  /** A segment write in progress: the segment it writes to must not be deleted. */
-  #writing = false;
-  /** Segment deletion in progress: a write waits for it, so a deleted name is never reused under it. */
-  #deleting: Promise<void> | undefined;
   #memoryCopyBytes = 0;
-  #failure: StorageError | undefined;
   #closing = false;
   #closed = false;
   #durableWaiters: { seq: number; resolve: () => void; reject: (err: Error) => void }[] = [];
   #stats = { appendedRecords: 0, ackedRecords: 0, refusedFull: 0, refusedTooLarge: 0, tornLinesIgnored: 0 };
 
-  private constructor(dir: string, limits: OutboxLimits, loaded: LoadedState, ackLog: FileHandle) {
+  private constructor(
+    dir: string,
+    limits: OutboxLimits,
+    log: SegmentedLog<EntryLine>,
+    unackedIn: Map<Segment, number>,
+    loaded: { unacked: Location[]; nextSeq: number; tornLines: number; ackLog: FileHandle; ackLogBytes: number },
+  ) {
     this.dir = dir;
     this.limits = limits;
-    this.#segments = loaded.segments;
+    this.#log = log;
+    this.#unackedIn = unackedIn;
     for (const loc of loaded.unacked) {
       this.#unacked.set(loc.seq, loc);
       this.#pendingBytes += loc.length;
     }
     this.#nextSeq = loaded.nextSeq;
     this.#durableSeq = loaded.nextSeq - 1;
-    this.#ackLog = ackLog;
+    this.#ackLog = loaded.ackLog;
     this.#ackLogBytes = loaded.ackLogBytes;
     this.#stats.tornLinesIgnored = loaded.tornLines;
   }
 
   /**
-   * Opens (or creates) the outbox in `dir` and loads what was not yet acknowledged.
+   * Opens (or creates) the outbox in `dir` and loads what was not yet acknowledged, streaming
+   * its segments.
    * @throws StorageError when the directory cannot be used or holds damaged data.
    */
   static async open(dir: string, limits: OutboxLimits = DEFAULT_OUTBOX_LIMITS): Promise<Outbox> {
@@ -149,9 +152,41 @@ export class Outbox {
     } catch (err) {
       throw new StorageError(`cannot create outbox directory ${dir}: ${(err as Error).message}`, { cause: err });
     }
-    const loaded = await loadState(dir);
-    const ackLog = await rewriteAckLog(dir, loaded.segments, loaded.unacked);
-    const outbox = new Outbox(dir, limits, { ...loaded, ackLogBytes: (await ackLog.stat()).size }, ackLog);
+    const unackedIn = new Map<Segment, number>();
+    let outbox: Outbox | undefined;
+    const log = await SegmentedLog.open(dir, {
+      naming: NAMING,
+      codec: CODEC,
+      segmentBytes: limits.segmentBytes,
+      // Nothing goes by size or age: what is unacknowledged stays (`full` refuses more), what is acknowledged goes at once.
+      retention: { maxBytes: Infinity },
+      onWriteFailure: 'retry',
+      needed: (segment) => (unackedIn.get(segment) ?? 0) > 0,
+      onWritten: (segment, offset, batch) => outbox!.#onWritten(segment, offset, batch),
+    });
+    const entries: Location[] = [];
+    let maxSeq = -1;
+    for await (const { value, segment, offset, bytes } of log.records()) {
+      if (value.seq !== segment.lastNo + 1 || value.seq <= maxSeq) {
+        throw new StorageError(`damaged outbox data in ${segment.path} at byte ${offset}: sequence ${value.seq} out of order`, {
+          context: { path: segment.path, offset },
+        });
+      }
+      segment.lastNo = value.seq;
+      maxSeq = value.seq;
+      entries.push({ seq: value.seq, segment, offset, length: bytes });
+    }
+    const acks = await loadAcks(dir);
+    const unacked = entries.filter((loc) => !acks.acked.has(loc.seq));
+    for (const loc of unacked) unackedIn.set(loc.segment, (unackedIn.get(loc.segment) ?? 0) + 1);
+    const ackLog = await rewriteAckLog(dir, log.segments, unacked);
+    outbox = new Outbox(dir, limits, log, unackedIn, {
+      unacked,
+      nextSeq: Math.max(maxSeq, acks.maxSeq) + 1,
+      tornLines: log.tornRecords + acks.tornLines,
+      ackLog,
+      ackLogBytes: (await ackLog.stat()).size,
+    });
     await outbox.#deleteAckedSegments();
     return outbox;
   }
@@ -198,7 +233,7 @@ export class Outbox {
 
   /** The current write failure (cleared by the next successful write), if any. */
   get failure(): StorageError | undefined {
-    return this.#failure;
+    return this.#log.failure;
   }
 
   /** True when a record of `bytes` serialized bytes would be accepted now. */
@@ -215,10 +250,10 @@ export class Outbox {
    */
   append(records: readonly SinkRecord[]): AppendResult {
     if (this.#closing) return { ok: false, reason: 'closed' };
-    if (this.#failure !== undefined && this.#failure.retriable === false) {
-      return { ok: false, reason: 'unwritable', error: this.#failure };
-    }
+    const failure = this.#log.failure;
+    if (failure !== undefined && !failure.retriable) return { ok: false, reason: 'unwritable', error: failure };
     const lines: Queued[] = [];
+    const buffers: Buffer[] = [];
     let bytes = 0;
     for (const [i, record] of records.entries()) {
       const line = JSON.stringify(toLine(this.#nextSeq + i, record)) + '\n';
@@ -227,7 +262,8 @@ export class Outbox {
         this.#stats.refusedTooLarge += 1;
         return { ok: false, reason: 'too-large', id: record.id, bytes: size };
       }
-      lines.push({ seq: this.#nextSeq + i, line, length: size, record });
+      lines.push({ seq: this.#nextSeq + i, length: size, record });
+      buffers.push(Buffer.from(line));
       bytes += size;
     }
     if (lines.length === 0) return { ok: true, firstSeq: this.#nextSeq, lastSeq: this.#nextSeq - 1 };
@@ -242,8 +278,10 @@ export class Outbox {
     this.#nextSeq += lines.length;
     this.#pendingBytes += bytes;
     this.#stats.appendedRecords += lines.length;
-    for (const q of lines) this.#queue.push(q);
-    this.#draining ??= this.#drain();
+    for (const [i, q] of lines.entries()) {
+      this.#queue.push(q);
+      this.#log.append([buffers[i]!], q.seq);
+    }
     return { ok: true, firstSeq, lastSeq: this.#nextSeq - 1 };
   }
 
@@ -251,7 +289,7 @@ export class Outbox {
   durable(): Promise<void> {
     const seq = this.#nextSeq - 1;
     if (seq <= this.#durableSeq) return Promise.resolve();
-    if (this.#closing || this.#failure?.retriable === false) {
+    if (this.#closing || this.#log.failure?.retriable === false) {
       return Promise.reject(new StorageError('outbox closed or unwritable before the records were written'));
     }
     return new Promise((resolve, reject) => this.#durableWaiters.push({ seq, resolve, reject }));
@@ -302,7 +340,7 @@ export class Outbox {
       for (const seq of fresh) {
         const loc = this.#unacked.get(seq)!;
         this.#unacked.delete(seq);
-        loc.segment.unacked -= 1;
+        this.#unackedIn.set(loc.segment, this.#unackedIn.get(loc.segment)! - 1);
         this.#pendingBytes -= loc.length;
         if (loc.record !== undefined) this.#memoryCopyBytes -= loc.length;
       }
@@ -310,7 +348,7 @@ export class Outbox {
       await this.#deleteAckedSegments();
       if (this.#ackLogBytes > ACK_LOG_COMPACT_BYTES) {
         await this.#ackLog.close();
-        this.#ackLog = await rewriteAckLog(this.dir, this.#segments, [...this.#unacked.values()]);
+        this.#ackLog = await rewriteAckLog(this.dir, this.#log.segments, [...this.#unacked.values()]);
         this.#ackLogBytes = (await this.#ackLog.stat()).size;
       }
     });
@@ -321,9 +359,9 @@ export class Outbox {
       pendingRecords: this.pendingRecords,
       pendingBytes: this.#pendingBytes,
       queuedRecords: this.#queue.length,
-      segments: this.#segments.length,
+      segments: this.#log.segments.length,
       ...this.#stats,
-      failure: this.#failure,
+      failure: this.#log.failure,
     };
   }
 
@@ -335,103 +373,47 @@ export class Outbox {
   async close(): Promise<void> {
     if (this.#closing) return;
     this.#closing = true;
-    if (this.#draining !== undefined) await this.#draining;
+    // One more attempt when writing is failing; what is still queued after it was never
+    // durable, which the waiters learn below (the failure itself is `stats().failure`).
+    await this.#log.flushed().catch((err: unknown) => err);
     this.#closed = true;
     await this.#exclusive(async () => {
-      await this.#active?.close();
-      this.#active = undefined;
+      await this.#log.close();
       await this.#ackLog.close();
     });
     for (const w of this.#durableWaiters.splice(0)) {
-      w.reject(new StorageError('outbox closed before the records were written', { cause: this.#failure }));
+      w.reject(new StorageError('outbox closed before the records were written', { cause: this.#log.failure }));
     }
   }
 
-  async #drain(): Promise<void> {
-    // Let the rest of this turn's appends join the same write and fsync.
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    let delayMs = RETRY_INITIAL_MS;
-    while (this.#queue.length > 0) {
-      const batch = this.#queue.slice();
-      try {
-        await this.#write(batch);
-        this.#failure = undefined;
-        delayMs = RETRY_INITIAL_MS;
-        this.#durableWaiters = this.#durableWaiters.filter((w) => {
-          if (w.seq > this.#durableSeq) return true;
-          w.resolve();
-          return false;
-        });
-      } catch (err) {
-        this.#failure = err instanceof StorageError ? err : new StorageError(String(err), { cause: err });
-        if (!this.#failure.retriable || this.#closing) break;
-        await new Promise((resolve) => setTimeout(resolve, delayMs));
-        delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
-      }
-    }
-    this.#draining = undefined;
-    if (this.#failure?.retriable === false) {
-      for (const w of this.#durableWaiters.splice(0)) w.reject(this.#failure);
-    }
-  }
-
-  async #write(batch: readonly Queued[]): Promise<void> {
-    this.#writing = true;
-    try {
-      await this.#deleting?.catch(() => undefined); // its failure is the ack's to report
-      await this.#writeSegment(batch);
-    } finally {
-      this.#writing = false;
-    }
-  }
-
-  async #writeSegment(batch: readonly Queued[]): Promise<void> {
-    let segment = this.#segments.at(-1);
-    if (this.#active === undefined || segment === undefined || segment.sizeBytes >= this.limits.segmentBytes) {
-      segment = await this.#startSegment(batch[0]!.seq);
-    }
-    const handle = this.#active!;
-    const before = segment.sizeBytes;
-    const buffer = Buffer.from(batch.map((q) => q.line).join(''));
-    try {
-      await writevAll(handle, [buffer]);
-      await handle.datasync();
-    } catch (err) {
-      // Cut a partial write off, so no torn line ends up in the middle of the segment.
-      try {
-        await handle.truncate(before);
-      } catch (truncateErr) {
-        throw new StorageError(`cannot write or repair outbox segment ${segment.path}`, {
-          cause: new AggregateError([err, truncateErr]),
-          retriable: false,
-        });
-      }
-      throw new StorageError(`cannot write outbox segment ${segment.path}: ${(err as Error).message}`, {
-        cause: err,
-        retriable: true,
-      });
-    }
-    let offset = before;
-    for (const q of batch) {
-      const loc: Location = { seq: q.seq, segment, offset, length: q.length };
+  /** A batch is durable: its records move from the queue to the unacknowledged, in the same turn. */
+  #onWritten(segment: Segment, offset: number, batch: Batch): void {
+    if (batch.lastNo === undefined) return;
+    let at = offset;
+    let n = 0;
+    while (n < this.#queue.length && this.#queue[n]!.seq <= batch.lastNo) {
+      const q = this.#queue[n++]!;
+      const loc: Location = { seq: q.seq, segment, offset: at, length: q.length };
       if (this.#memoryCopyBytes + q.length <= MEMORY_COPY_MAX_BYTES) {
         loc.record = q.record;
         this.#memoryCopyBytes += q.length;
       }
       this.#unacked.set(q.seq, loc);
-      offset += q.length;
+      at += q.length;
     }
-    // In the same turn as the #unacked entries, so a record is never in both or neither.
-    this.#queue.splice(0, batch.length);
-    this.#durableSeq = batch.at(-1)!.seq;
-    segment.sizeBytes = offset;
-    segment.lastSeq = batch.at(-1)!.seq;
-    segment.unacked += batch.length;
+    this.#queue.splice(0, n);
+    this.#unackedIn.set(segment, (this.#unackedIn.get(segment) ?? 0) + n);
+    this.#durableSeq = batch.lastNo;
+    this.#durableWaiters = this.#durableWaiters.filter((w) => {
+      if (w.seq > this.#durableSeq) return true;
+      w.resolve();
+      return false;
+    });
   }
 
   /** Resolves once `seq` is on disk, or once no write will put it there (unwritable, closed). */
   #written(seq: number): Promise<void> {
-    if (seq <= this.#durableSeq || this.#queue.length === 0 || this.#closing || this.#failure?.retriable === false) {
+    if (seq <= this.#durableSeq || this.#queue.length === 0 || this.#closing || this.#log.failure?.retriable === false) {
       return Promise.resolve();
     }
     return new Promise((resolve) => this.#durableWaiters.push({ seq, resolve, reject: () => resolve() }));
@@ -453,43 +435,12 @@ export class Outbox {
     return picked;
   }
 
-  async #startSegment(firstSeq: number): Promise<Segment> {
-    await this.#active?.close();
-    this.#active = undefined;
-    const path = join(this.dir, segmentName(firstSeq));
-    try {
-      this.#active = await open(path, 'a');
-      await syncDir(this.dir);
-    } catch (err) {
-      throw new StorageError(`cannot create outbox segment ${path}: ${(err as Error).message}`, {
-        cause: err,
-        retriable: true,
-      });
-    }
-    const segment: Segment = { firstSeq, lastSeq: firstSeq - 1, path, sizeBytes: 0, unacked: 0 };
-    this.#segments.push(segment);
-    return segment;
-  }
-
+  /** Segments holding nothing unacknowledged go, the active one too; with none left, the ack log is emptied. */
   async #deleteAckedSegments(): Promise<void> {
-    const last = this.#segments.at(-1);
-    // A segment being written holds records not yet counted in `unacked`.
-    const done = this.#segments.filter((s) => s.unacked === 0 && !(this.#writing && s === last));
-    if (done.length === 0) return;
-    this.#segments = this.#segments.filter((s) => !done.includes(s));
-    const active = last !== undefined && done.includes(last) ? this.#active : undefined;
-    if (active !== undefined) this.#active = undefined;
-    const deleting = (async () => {
-      await active?.close();
-      for (const s of done) await rm(s.path, { force: true });
-    })();
-    this.#deleting = deleting;
-    try {
-      await deleting;
-    } finally {
-      if (this.#deleting === deleting) this.#deleting = undefined;
-    }
-    if (this.#segments.length === 0 && this.#ackLogBytes > 0) {
+    await this.#log.dropUnneeded(true);
+    const live = new Set(this.#log.segments);
+    for (const segment of this.#unackedIn.keys()) if (!live.has(segment)) this.#unackedIn.delete(segment);
+    if (this.#log.segments.length === 0 && this.#ackLogBytes > 0) {
       // Nothing left that an ack could refer to.
       await this.#ackLog.truncate(0);
       await this.#ackLog.datasync();

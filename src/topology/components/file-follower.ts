@@ -1,13 +1,13 @@
-import { open } from 'node:fs/promises';
+import { followLines } from '../../storage/follow-lines.ts';
 import { type Component, once } from '../component.ts';
 
 /** How often the file is looked at again for new lines (or for appearing). */
 export const FOLLOW_POLL_MS = 200;
 
 /**
- * Follows an append-only JSON-lines file (`tail`), handing whole lines to `print` until it
- * returns false or the component stops; waits for the file to appear, starts over when it
- * shrinks. `done` resolves when following ended, for either reason.
+ * Follows a JSON-lines log (`tail`) across its rotations, handing whole lines to `print`
+ * until it returns false or the component stops; waits for the log to appear, starts over
+ * when a file shrinks. `done` resolves when following ended, for either reason.
  */
 export class FileFollower implements Component {
   readonly name = 'tail.file';
@@ -39,33 +39,10 @@ export class FileFollower implements Component {
     return undefined;
   }
 
+  /** Across the log's rotations (`followLines`): closed files read to their end, then the next. */
   async #follow(): Promise<void> {
-    const signal = this.#abort.signal;
-    let position: number | undefined;
-    let partial = '';
-    while (!signal.aborted) {
-      const file = await open(this.#path, 'r').catch(() => undefined);
-      if (file !== undefined) {
-        try {
-          const { size } = await file.stat();
-          position ??= this.#fromStart ? 0 : size;
-          if (size < position) position = 0;
-          if (size > position) {
-            const buffer = Buffer.alloc(size - position);
-            await file.read(buffer, 0, buffer.length, position);
-            position = size;
-            const lines = (partial + buffer.toString('utf8')).split('\n');
-            partial = lines.pop()!;
-            for (const line of lines) if (line !== '' && !this.#print(line)) return;
-          }
-        } finally {
-          await file.close();
-        }
-      } else position ??= 0;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, FOLLOW_POLL_MS);
-        signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-      });
+    for await (const line of followLines(this.#path, { fromStart: this.#fromStart, pollMs: FOLLOW_POLL_MS, signal: this.#abort.signal })) {
+      if (!this.#print(line)) return;
     }
   }
 }

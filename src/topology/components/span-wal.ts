@@ -12,18 +12,19 @@ import { type Component, once } from '../component.ts';
 export class SpanWalComponent implements Component {
   readonly name = 'span-wal';
   readonly ingest: DurableIngest;
-  #records: readonly WalRecord[];
+  #records: AsyncIterable<WalRecord> | undefined;
   readonly #logger: Logger;
 
-  constructor(ingest: DurableIngest, records: readonly WalRecord[], logger: Logger) {
+  constructor(ingest: DurableIngest, records: AsyncIterable<WalRecord>, logger: Logger) {
     this.ingest = ingest;
     this.#records = records;
     this.#logger = logger;
   }
 
   async start(): Promise<void> {
-    const { replayed, undecodable } = this.ingest.replay(this.#records);
-    this.#records = [];
+    // Streamed: the log is read a chunk at a time as the requests are fed to the pipeline.
+    const { replayed, undecodable } = await this.ingest.replay(this.#records ?? []);
+    this.#records = undefined;
     const torn = this.ingest.wal.stats().tornRecords;
     if (replayed > 0 || undecodable > 0 || torn > 0) {
       this.#logger.info(

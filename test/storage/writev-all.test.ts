@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { writevAll } from '../../src/sinks/writev-all.ts';
+import { writevAll } from '../../src/storage/writev-all.ts';
 
 describe('writevAll', () => {
   it('writes every buffer in order to a real file', async () => {

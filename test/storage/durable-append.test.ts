@@ -2,7 +2,7 @@ import { constants, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { openDurableAppend, syncWritten } from '../../src/sinks/durable-append.ts';
+import { openDurableAppend, syncWritten } from '../../src/storage/durable-append.ts';
 
 describe('openDurableAppend', () => {
   it('appends to what the file holds, and writes synchronously where the platform has O_DSYNC', async () => {
