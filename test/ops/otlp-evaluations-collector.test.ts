@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/findings/schema.ts';
 import { parseOtlpEvaluationConfig } from '../../src/sinks/otlp/config.ts';
 import { OtlpEvaluationSink } from '../../src/sinks/otlp/evaluation-sink.ts';
-import { expectExternalView, failedJudgedFinding, judgedFinding, l0Findings, MARKERS, replayedFinding } from '../findings/audience-fixture.ts';
+import { expectExternalView, expectInternalView, failedJudgedFinding, judgedFinding, l0Findings, MARKERS, replayedFinding } from '../findings/audience-fixture.ts';
 import { logRecordsOf, type ReceivedLogRecord } from '../helpers/otlp-log-receiver.ts';
 import { freePort } from './free-port.ts';
 import { BUILD_TIMEOUT_MS, type CollectorProcess, ensureCollector, startCollector } from './otelcol.ts';
@@ -79,7 +79,20 @@ describe('OTLP evaluation events through a real OpenTelemetry Collector', () => 
     expect(sink.backlog()).toEqual({ records: 0, bytes: 0 });
     await sink.close();
 
-    const exported = await readExported(findings.length);
+    // The internal direction on the same surface: a second sink, internal view, same Collector.
+    const internalSink = await OtlpEvaluationSink.open(parseOtlpEvaluationConfig({ endpoint, audience: 'internal', serviceName: 'trajwatch-test' }), {
+      outboxDir: join(dir, 'outbox-internal'),
+    });
+    internalSink.write([judgedFinding()], 'alarms');
+    await internalSink.close();
+
+    const all = await readExported(findings.length + 1);
+    expect(all).toHaveLength(findings.length + 1);
+    const internal = all.filter((r) => r.attributes['trajwatch.audience'] === 'internal');
+    expect(internal).toHaveLength(1);
+    expect(internal[0]!.attributes['trajwatch.stream']).toBe('alarms');
+    expectInternalView(JSON.parse(internal[0]!.body!.stringValue!), judgedFinding());
+    const exported = all.filter((r) => r.attributes['trajwatch.audience'] === 'external');
     expect(exported).toHaveLength(findings.length);
     const byId = new Map(exported.map((r) => [r.attributes['trajwatch.finding_id'], r]));
     for (const f of findings) {
