@@ -7,8 +7,10 @@ import { ProvenanceConfigSchema } from './findings/provenance/config.ts';
 import { JudgeConfigSchema } from './judge/config.ts';
 import { KafkaSinkConfigSchema } from './sinks/kafka/config.ts';
 import { LocalLogsRetentionSchema } from './sinks/log-retention-config.ts';
+import { OtlpEvaluationConfigSchema } from './sinks/otlp/config.ts';
 import { ReceiverConfigSchema } from './ingest/receiver-config.ts';
 import { SourceConfigSchema } from './ingest/kafka-source-config.ts';
+import { StreamAudiencesSchema } from './sinks/audience-sink.ts';
 import { LogConfigSchema } from './telemetry/logger.ts';
 
 /**
@@ -32,6 +34,8 @@ export const ConfigSchema = z
     judge: JudgeConfigSchema.prefault({}),
     /** Findings and alarms to Kafka; absent, findings go to the local log only. */
     kafka: KafkaSinkConfigSchema.optional(),
+    /** Findings also as OTLP `gen_ai.evaluation.result` log records; absent (default), none (docs/consumers.md). */
+    otlpEvaluations: OtlpEvaluationConfigSchema.optional(),
     /** The process's log: JSON lines on stdout at `level` and above (env `TRAJWATCH_LOG_LEVEL`). */
     log: LogConfigSchema.prefault({}),
     sinks: z
@@ -42,6 +46,8 @@ export const ConfigSchema = z
         trajectoryLlmInput: z.boolean().default(false),
         /** How much of trajectories.jsonl, findings.jsonl and alarms.jsonl `serve` keeps (docs/operations.md). */
         retention: LocalLogsRetentionSchema.prefault({}),
+        /** The local logs (findings.jsonl, alarms.jsonl): the view each carries (docs/consumers.md "Audience"). */
+        localLog: z.strictObject({ audience: StreamAudiencesSchema }).prefault({}),
       })
       .strict()
       .prefault({}),

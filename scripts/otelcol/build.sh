@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds a real OpenTelemetry Collector with the Collector Builder (ocb), from the Go module
-# proxy only. Idempotent: does nothing when the binary already exists.
+# proxy only. Idempotent: does nothing when the binary exists and was built with this manifest's
+# components (its `gomod:` lines); a changed component list, e.g. a new exporter, rebuilds it.
 #   scripts/otelcol/build.sh        -> prints the binary's path on its last line
 # Output: .cache/otelcol/otelcol-trajwatch (and the generated sources next to it).
 set -euo pipefail
@@ -11,7 +12,12 @@ root="$(cd "$here/../.." && pwd)"
 out="$root/.cache/otelcol"
 bin="$out/otelcol-trajwatch"
 
-if [[ -x "$bin" ]]; then
+# The manifest with this checkout's output path filled in (dist.output_path), and
+# STUB_DIR: this directory (a replace directive needs an absolute path).
+wanted="$(sed -e "s|^dist:$|dist:\n  output_path: $out|" -e "s|STUB_DIR|$here|" "$here/manifest.yaml")"
+# Compared by components only: output_path differs between checkouts sharing one .cache.
+components() { grep -E '^\s*- gomod:' | sed 's/^\s*//' | sort; }
+if [[ -x "$bin" && -f "$out/manifest.yaml" && "$(components < "$out/manifest.yaml")" == "$(components <<< "$wanted")" ]]; then
   echo "$bin"
   exit 0
 fi
@@ -25,8 +31,9 @@ if [[ ! -x "$GOBIN/builder" ]]; then
 fi
 echo "otelcol: building the Collector (several minutes on 2 cores)" >&2
 start=$(date +%s)
-# The manifest with this checkout's output path filled in (dist.output_path).
-sed "s|^dist:$|dist:\n  output_path: $out|" "$here/manifest.yaml" > "$out/manifest.yaml"
-"$GOBIN/builder" --config "$out/manifest.yaml" >&2
+# Recorded as built only once the build succeeded, so a failed build is tried again.
+printf '%s\n' "$wanted" > "$out/manifest.building.yaml"
+"$GOBIN/builder" --config "$out/manifest.building.yaml" >&2
+mv "$out/manifest.building.yaml" "$out/manifest.yaml"
 echo "otelcol: built in $(( $(date +%s) - start )) s" >&2
 echo "$bin"

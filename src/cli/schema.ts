@@ -1,29 +1,58 @@
 import { parseArgs } from 'node:util';
-import { findingJsonSchema, manifestJsonSchema, recordJsonSchema } from '../findings/json-schema.ts';
+import { ConfigError } from '../errors.ts';
+import { AUDIENCES, type Audience } from '../findings/audience.ts';
+import { findingJsonSchema, manifestJsonSchema, recordJsonSchema, traceQuestionJsonSchema } from '../findings/json-schema.ts';
 
-export const SCHEMA_HELP = `Usage: trajwatch schema finding|manifest|record
+export const SCHEMA_HELP = `Usage: trajwatch schema finding|manifest|record|trace-question [--audience internal|external]
 
 Prints a JSON Schema (draft 2020-12), for consumers in other languages:
-  finding   a finding (schema version 1.1.0)
-  manifest  the analysis manifest of one closed trajectory revision (record_kind
-            "analysis-manifest", schema version 1.0.0): each check's status, each window's fate
-  record    one line of findings.jsonl / one message of the findings topic: oneOf the two
-            (a manifest has record_kind, and the Kafka header record_kind; a finding has neither)
+  finding         a finding (schema version 1.1.0)
+  manifest        the analysis manifest of one closed trajectory revision (record_kind
+                  "analysis-manifest", schema version 1.0.0): each check's status, each window's fate
+  record          one line of findings.jsonl / one message of the findings topic: oneOf the two
+                  (a manifest has record_kind, and the Kafka header record_kind; a finding has neither)
+  trace-question  the observation values of a judged finding (observation.name "trace-question")
+
+Options:
+  --audience internal|external
+                  the view (default internal: everything). external: without run internals and
+                  methodology (model ids, receipts, ledger keys, certificate ids, window-policy
+                  digests); fields marked "audience": "internal" in the internal view are the ones
+                  an external view leaves out (docs/consumers.md)
 `;
 
-const SCHEMAS: Record<string, () => unknown> = { finding: findingJsonSchema, manifest: manifestJsonSchema, record: recordJsonSchema };
+const SCHEMAS: Record<string, (audience: Audience) => unknown> = {
+  finding: findingJsonSchema,
+  manifest: manifestJsonSchema,
+  record: recordJsonSchema,
+  'trace-question': traceQuestionJsonSchema,
+};
 
 export async function schemaCommand(args: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean' } } });
+  const { positionals, values } = parseArgs({
+    args,
+    allowPositionals: true,
+    options: { help: { type: 'boolean' }, audience: { type: 'string' } },
+  });
   if (values.help === true) {
     process.stdout.write(SCHEMA_HELP);
     return 0;
   }
+  const audience = parseAudience(values.audience, 'schema');
   const make = positionals.length === 1 ? SCHEMAS[positionals[0]!] : undefined;
   if (make === undefined) {
     process.stderr.write(`schema: expected one of ${Object.keys(SCHEMAS).join(', ')}\n\n${SCHEMA_HELP}`);
     return 2;
   }
-  process.stdout.write(`${JSON.stringify(make(), null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(make(audience), null, 2)}\n`);
   return 0;
+}
+
+/** `--audience`: internal (default) or external. */
+export function parseAudience(value: string | undefined, command: string): Audience {
+  if (value === undefined) return 'internal';
+  if (!(AUDIENCES as readonly string[]).includes(value)) {
+    throw new ConfigError([`--audience: expected internal or external, got "${value}"`], command);
+  }
+  return value as Audience;
 }

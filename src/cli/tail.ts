@@ -1,12 +1,15 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.ts';
+import { audienceView, type Audience } from '../findings/audience.ts';
+import type { FindingLogRecord } from '../sinks/finding-sink.ts';
 import { kafkaClientConfig } from '../kafka/client-config.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';
 import { RunningTopology } from '../topology/running.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { parseAudience } from './schema.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]
 
@@ -20,6 +23,9 @@ Options:
   --kafka            read the Kafka topic instead (config "kafka", or env TRAJWATCH_KAFKA_BROKERS)
   --alarms           coordinator alarms only (alarms.jsonl, or the alarms topic)
   --kind KIND        finding (default), manifest, or all
+  --audience VIEW    internal (default: each record as stored) or external: without model ids,
+                     receipts, ledger keys, certificate ids, window-policy digests (see
+                     docs/consumers.md); a line that cannot be stripped stops tail with an error
   --from-start       print what is already there first (default: only what arrives from now on)
   --max N            stop after N printed records
   --timeout-ms MS    stop after this long (default: run until interrupted)
@@ -38,6 +44,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       max: { type: 'string' },
       'timeout-ms': { type: 'string' },
       kind: { type: 'string' },
+      audience: { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -53,13 +60,26 @@ export async function tailCommand(args: string[]): Promise<number> {
   if (kind !== 'finding' && kind !== 'manifest' && kind !== 'all') {
     throw new ConfigError([`--kind: expected finding, manifest or all, got "${kind}"`], 'tail');
   }
+  const audience = parseAudience(values.audience, 'tail');
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
   let printed = 0;
   let more = true;
+  let failure: Error | undefined;
+  let end!: () => void;
   const print = (line: string): boolean => {
     if (!more) return false;
     if (kind !== 'all' && (isManifestLine(line) ? 'manifest' : 'finding') !== kind) return true;
-    process.stdout.write(`${line}\n`);
+    let out: string;
+    try {
+      out = view(line, audience);
+    } catch (err) {
+      // Never print what could not be stripped: stop, and fail the command.
+      failure = err instanceof Error ? err : new Error(String(err));
+      more = false;
+      end();
+      return false;
+    }
+    process.stdout.write(`${out}\n`);
     printed++;
     if (printed >= max) more = false;
     return more;
@@ -76,8 +96,8 @@ export async function tailCommand(args: string[]): Promise<number> {
     follower = new FileFollower(file, values['from-start'] === true, print);
   }
   const running = new RunningTopology([[follower]], logger);
-  // Ends at a signal, at --timeout-ms, or once --max records are printed.
-  let end!: () => void;
+  // Ends at a signal, at --timeout-ms, once --max records are printed, or at a line the
+  // external view cannot be made of.
   const ended = new Promise<void>((resolveEnd) => (end = resolveEnd));
   process.once('SIGINT', end);
   process.once('SIGTERM', end);
@@ -93,7 +113,20 @@ export async function tailCommand(args: string[]): Promise<number> {
   }
   const stopped = await running.stop();
   if (stopped.outcome === 'failed') throw stopped.error;
+  if (failure !== undefined) throw failure;
   return 0;
+}
+
+/** The line as `audience` sees it: itself (internal), or its external view re-serialized. */
+function view(line: string, audience: Audience): string {
+  if (audience === 'internal') return line;
+  let record: FindingLogRecord;
+  try {
+    record = JSON.parse(line) as FindingLogRecord;
+  } catch {
+    throw new ConfigError([`a line of the findings stream is not JSON; its external view cannot be made: ${line.slice(0, 80)}`], 'tail');
+  }
+  return JSON.stringify(audienceView(record, audience));
 }
 
 /** A manifest carries `record_kind` (a finding never does); a line that does not parse counts as a finding. */

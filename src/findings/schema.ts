@@ -4,6 +4,7 @@ import { EvidenceRefSchema } from '../core/evidence-ref.ts';
 import { BundleSchema } from './provenance/treatment.ts';
 import { SnapshotSchema } from './provenance/conditions.ts';
 import { ISO_NANO_PATTERN } from '../core/time.ts';
+import { internalField } from './internal-field.ts';
 
 export const FINDING_SCHEMA_VERSION = '1.1.0';
 export const SEVERITIES = ['info', 'low', 'medium', 'high'] as const;
@@ -75,9 +76,9 @@ export const ObservationSchema = z.discriminatedUnion('kind', [ToolRepetitionObs
 export const ReplaySchema = z
   .object({
     new_physical_calls: z.literal(0),
-    original_receipt: z.json(),
+    original_receipt: internalField(z.json(), "the original judge call's tokens and cost"),
     /** When the replayed result was recorded (wall time, audit only). */
-    original_recorded_at: z.string(),
+    original_recorded_at: internalField(z.string(), 'when the ledger recorded the original call (run internal)'),
   })
   .strict();
 
@@ -157,9 +158,9 @@ export const FindingSchema = z
     /**
      * What makes two equal claims about one trajectory two facts (an L0 anchor span, a
      * repetition's argument digest); part of identity, so `finding_id` can be recomputed from
-     * the record alone.
+     * the record alone. Internal: a judged finding's basis names the window-policy digest.
      */
-    id_basis: z.array(z.string()).optional(),
+    id_basis: internalField(z.array(z.string()).optional(), 'the identity basis (a judged finding names its window-policy digest)'),
     severity: z.enum(SEVERITIES),
     layer: z.enum(FINDING_LAYERS),
     method: MethodSchema,

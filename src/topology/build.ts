@@ -12,12 +12,14 @@ import { SpanWal } from '../ingest/span-wal.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
 import { type Clock, Pipeline } from '../pipeline.ts';
 import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
+import { type AudienceLog, withAudience } from '../sinks/audience-sink.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
 import { LocalLogSink } from '../sinks/local-log-sink.ts';
 import { registerLocalLogMetrics } from '../sinks/local-log-metrics.ts';
 import type { LocalLogsRetention } from '../sinks/log-retention-config.ts';
+import { OtlpEvaluationSink } from '../sinks/otlp/evaluation-sink.ts';
 import { FaultLog } from '../telemetry/fault-log.ts';
 import { levelLog, type Logger } from '../telemetry/logger.ts';
 import { metricsEndpoint } from '../telemetry/metrics-endpoint.ts';
@@ -43,6 +45,11 @@ export interface Plan {
   findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
   /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
   kafkaSink: boolean;
+  /**
+   * Export findings as OTLP evaluation events when `config.otlpEvaluations` is set; defaults
+   * to `kafkaSink` (serve exports, replay does not).
+   */
+  otlpEvaluations?: boolean;
   /**
    * The sources and the HTTP server (serve). `http`: the OTLP/HTTP and gRPC receivers (and the
    * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source (keys trajectories by trace).
@@ -110,7 +117,7 @@ function keep<C extends Component>(ctx: Context, c: C): C {
   return c;
 }
 
-/** The trajectory log and the findings sinks (local log, Kafka): the first layer, closed last. */
+/** The trajectory log and the findings sinks (local log, Kafka, OTLP evaluation events): the first layer, closed last. */
 async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined }> {
   const { config, plan } = ctx;
   const layer: Component[] = [];
@@ -124,10 +131,11 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
   if (plan.findings !== undefined) {
     const { findingsPath, alarmsPath, truncate } = plan.findings;
     const { findings, alarms } = plan.retention ?? {};
-    const local = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate, findings, alarms });
+    const logs = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate, findings, alarms });
+    const local = withAudience(logs, config.sinks.localLog.audience, audienceLog(ctx, 'sinks.local-log'));
     sinks.push(local);
     layer.push(keep(ctx, sinkComponent(local)));
-    localLogs.push(...local.logs());
+    localLogs.push(...logs.logs());
   }
   registerLocalLogMetrics(ctx.registry, localLogs);
   if (plan.kafkaSink && config.kafka !== undefined) {
@@ -136,10 +144,27 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
       log: levelLog(ctx.log('sinks.kafka')),
       metrics: ctx.registry,
     });
-    sinks.push(kafka);
-    layer.push(keep(ctx, sinkComponent(kafka, { records: config.kafka.maxOutboxRecords, bytes: config.kafka.maxOutboxBytes })));
+    const viewed = withAudience(kafka, config.kafka.audience, audienceLog(ctx, 'sinks.kafka'));
+    sinks.push(viewed);
+    layer.push(keep(ctx, sinkComponent(viewed, { records: config.kafka.maxOutboxRecords, bytes: config.kafka.maxOutboxBytes })));
+  }
+  if ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations !== undefined) {
+    const otlp = await OtlpEvaluationSink.open(config.otlpEvaluations, {
+      outboxDir: join(config.dataDir, 'outbox', 'otlp-evaluations'),
+      log: levelLog(ctx.log('sinks.otlp-evaluations')),
+      metrics: ctx.registry,
+    });
+    sinks.push(otlp);
+    const { maxOutboxRecords, maxOutboxBytes } = config.otlpEvaluations;
+    layer.push(keep(ctx, sinkComponent(otlp, { records: maxOutboxRecords, bytes: maxOutboxBytes })));
   }
   return { layer, sinks, trajectoryLog };
+}
+
+/** A refused external view, as an error line of the sink's logger. */
+function audienceLog(ctx: Context, component: string): AudienceLog {
+  const log = ctx.log(component);
+  return (message, context) => log.error(context, message);
 }
 
 /** The judge (decision points, its ledger opened) and the pipeline that consults it. */

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { parseSection } from '../../config/parse-section.ts';
 import { KafkaConnectionSchema, KafkaTopicNameSchema as TopicName } from '../../kafka/config.ts';
+import { StreamAudiencesSchema } from '../audience-sink.ts';
 import { DEFAULT_OUTBOX_LIMITS } from './outbox.ts';
 
 /** The Kafka sink's configuration: strict, every default embedded. */
@@ -11,6 +12,11 @@ export const KafkaSinkConfigSchema = KafkaConnectionSchema.extend({
       alarms: TopicName.default('trajwatch.alarms'),
     })
     .prefault({}),
+  /**
+   * The view each topic carries: `internal` (default, everything) or `external` (no model ids,
+   * receipts, ledger keys, certificate ids, window-policy digests; docs/consumers.md).
+   */
+  audience: StreamAudiencesSchema,
   /** Create missing topics through the admin API before the first send. */
   createTopics: z.boolean().default(false),
   /** Partitions and replication of topics this sink creates (-1: the broker's default). */

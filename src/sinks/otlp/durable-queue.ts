@@ -1,0 +1,17 @@
+import { Outbox, type OutboxLimits } from '../kafka/outbox.ts';
+
+/**
+ * What the evaluation-event sink needs of durable storage: append records (fsync'd before
+ * they count), read them in order after a sequence number, and acknowledge them once the
+ * receiver has. Today the Kafka sink's segmented outbox provides it (its own directory, its
+ * own limits); when `src/storage/` lands, an adapter over a storage log replaces
+ * {@link openDurableQueue} and nothing else in the sink changes.
+ */
+export type DurableQueue = Pick<
+  Outbox,
+  'append' | 'peek' | 'ack' | 'hasRoomFor' | 'failure' | 'stats' | 'nextSeq' | 'oldestPendingSeqAfter' | 'pendingAmong' | 'close'
+>;
+
+export async function openDurableQueue(dir: string, limits: OutboxLimits): Promise<DurableQueue> {
+  return Outbox.open(dir, limits);
+}
