@@ -4,6 +4,7 @@ import { calibrateCommand } from './calibrate.ts';
 import { replayCommand } from './replay.ts';
 import { schemaCommand } from './schema.ts';
 import { serveCommand } from './serve.ts';
+import { showCommand } from './show.ts';
 import { tailCommand } from './tail.ts';
 import { validateConfigCommand } from './validate-config.ts';
 
@@ -17,6 +18,7 @@ Commands:
   validate-config F  report every configuration error at once
   schema finding     print the finding JSON Schema for consumers in other languages
   tail               print findings as they arrive (local log, or --kafka)
+  show KEY           one trajectory as a timeline of its steps, its findings marked
   calibrate          join gold labels with recorded judge answers; write certificates
 
 Run 'trajwatch <command> --help' for a command's options.
@@ -29,6 +31,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   schema: schemaCommand,
   calibrate: calibrateCommand,
   tail: tailCommand,
+  show: showCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -6,12 +6,15 @@ import { createLogger } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';
 import { RunningTopology } from '../topology/running.ts';
+import { recordText } from './finding-text.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]
 
-Prints findings as they arrive, one JSON object per line: from the local log in the data
-directory, or with --kafka from the findings topic of the configured brokers. The same log and
+Prints findings as they arrive, one per line: from the local log in the data directory, or
+with --kafka from the findings topic of the configured brokers. On a terminal each is one
+readable line (time, severity, area, trajectory, claim); into a pipe or a file each is its
+JSON object, as written; --format chooses. The same log and
 topic also carry one analysis manifest per closed trajectory revision (record_kind
 "analysis-manifest"; see \`trajwatch schema record\`): --kind chooses what is printed.
 
@@ -20,10 +23,11 @@ Options:
   --kafka            read the Kafka topic instead (config "kafka", or env TRAJWATCH_KAFKA_BROKERS)
   --alarms           coordinator alarms only (alarms.jsonl, or the alarms topic)
   --kind KIND        finding (default), manifest, or all
+  --format FORMAT    text (default on a terminal) or json (default otherwise)
   --from-start       print what is already there first (default: only what arrives from now on)
   --max N            stop after N printed records
   --timeout-ms MS    stop after this long (default: run until interrupted)
-  --config FILE      JSON configuration file
+  --config FILE      configuration file (JSON or YAML)
   --help             this text
 `;
 
@@ -38,6 +42,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       max: { type: 'string' },
       'timeout-ms': { type: 'string' },
       kind: { type: 'string' },
+      format: { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -53,13 +58,17 @@ export async function tailCommand(args: string[]): Promise<number> {
   if (kind !== 'finding' && kind !== 'manifest' && kind !== 'all') {
     throw new ConfigError([`--kind: expected finding, manifest or all, got "${kind}"`], 'tail');
   }
+  const format = values.format ?? (process.stdout.isTTY === true ? 'text' : 'json');
+  if (format !== 'text' && format !== 'json') {
+    throw new ConfigError([`--format: expected text or json, got "${format}"`], 'tail');
+  }
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
   let printed = 0;
   let more = true;
   const print = (line: string): boolean => {
     if (!more) return false;
     if (kind !== 'all' && (isManifestLine(line) ? 'manifest' : 'finding') !== kind) return true;
-    process.stdout.write(`${line}\n`);
+    process.stdout.write(`${format === 'text' ? recordText(line) : line}\n`);
     printed++;
     if (printed >= max) more = false;
     return more;
