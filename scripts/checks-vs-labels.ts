@@ -1,12 +1,12 @@
 // Regenerates docs/checks-vs-trail-labels.md: what the inline checks find on the TRAIL dev
 // traces, set against the human labels. The labels are read here only, to measure; they never
 // reach the analyzer. Run: npx node scripts/checks-vs-labels.ts [--stdout]
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { L0_PATTERNS, type CheckResults } from '../src/checks/check-result.ts';
 import { defaultChecksConfig } from '../src/checks/config.ts';
 import { runChecks } from '../src/checks/run-checks.ts';
 import { loadTrailTraces, type TrailLabel, type TrailTrace } from '../test/checks/trail-trajectories.ts';
-import { SHARED_DIR, trailCorpus } from '../test/helpers/trail-corpus.ts';
+import { resolveTrailCorpus, SHARED_DIR } from '../test/helpers/trail-corpus.ts';
 
 const OUT = new URL('../docs/checks-vs-trail-labels.md', import.meta.url).pathname;
 /** TRAIL's system-execution categories: the failures a span can show by itself. */
@@ -249,14 +249,14 @@ function render(all: Analysed[]): string {
 
 // The document measures all 26: with only the five in-repo traces its numbers would be
 // another document's, so without ../shared the script refuses instead of writing them.
-const corpus = trailCorpus();
-if (corpus.kind !== 'full') {
+if (!existsSync(SHARED_DIR)) {
   console.error(
     `checks-vs-labels: ${SHARED_DIR} is missing; this script needs all 26 TRAIL dev traces and the repository holds only five. ` +
       `Run it from a checkout with ../shared/fixtures/trail-dev/ beside it. Nothing written.`,
   );
   process.exit(1);
 }
+const corpus = resolveTrailCorpus({ want: 'full' });
 const text = render(loadTrailTraces(corpus).map(analyse));
 if (process.argv.includes('--stdout')) process.stdout.write(text);
 else {

@@ -58,5 +58,5 @@ export type Config = z.infer<typeof ConfigSchema>;
 
 /** Validates everything at once; throws a ConfigError listing every problem with key and value. */
 export function validateConfig(raw: RawConfig): Config {
-  return parseSection(ConfigSchema, raw.value, raw.source);
+  return parseSection(ConfigSchema, raw.value, raw.source, raw.locate);
 }

@@ -12,6 +12,16 @@
 #   TRAJWATCH_KAFKA_DIR         run directory: data, config, log, pid (default .cache/kafka/run)
 #   TRAJWATCH_KAFKA_HEAP        JVM heap (default 512m)
 #   TRAJWATCH_KAFKA_START_TIMEOUT_S / TRAJWATCH_KAFKA_STOP_TIMEOUT_S   bounds (default 90 / 60)
+#   TRAJWATCH_KAFKA_SASL_SSL_PORT   when set, a second listener on that port speaking SASL_SSL:
+#                               TLS with a certificate for 127.0.0.1 and SCRAM-SHA-512 logins.
+#                               keytool makes the key pair on the first start, into
+#                               <run dir>/secured/ (never into the repository): keystore.p12,
+#                               ca.pem (the certificate clients trust) and the SCRAM user
+#                               `trajwatch` whose password is in secured/sasl-password (random,
+#                               mode 600). The credential is stored when the data directory is
+#                               formatted, so a run directory is secured from its first start on.
+#                               The PLAINTEXT listener stays for the broker's own traffic and
+#                               the readiness probe.
 #
 # `start` is idempotent, and stop/start reuse the same data directory, so records survive a
 # restart (the outage tests depend on that). Prints `bootstrap=127.0.0.1:PORT` when ready.
@@ -37,6 +47,9 @@ config_file=$run_dir/server.properties
 log_file=$run_dir/broker.log
 pid_file=$run_dir/broker.pid
 bootstrap=127.0.0.1:$port
+sasl_ssl_port=${TRAJWATCH_KAFKA_SASL_SSL_PORT:-}
+secured_dir=$run_dir/secured
+sasl_user=trajwatch
 
 log() { echo "kafka-broker: $*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -74,17 +87,61 @@ tool_opts=(-Xmx128m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Djava.awt.headless
 
 java_cmd() { java "${tool_opts[@]}" -cp "$libs_dir/*" "$@"; }
 
+# The secured listener's material, made once per run directory: a self-signed key pair for
+# 127.0.0.1 (keytool, PKCS12), its certificate as PEM for clients, and the SCRAM password.
+make_secrets() {
+  command -v keytool >/dev/null 2>&1 || die "keytool not found (it comes with the JDK; needed for the SASL_SSL listener)"
+  mkdir -p "$secured_dir"
+  chmod 700 "$secured_dir"
+  if [[ ! -f $secured_dir/keystore-password ]]; then
+    (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$secured_dir/keystore-password")
+  fi
+  if [[ ! -f $secured_dir/sasl-password ]]; then
+    (umask 077; head -c 18 /dev/urandom | base64 | tr -d '/+=' >"$secured_dir/sasl-password")
+  fi
+  if [[ ! -f $secured_dir/keystore.p12 ]]; then
+    local storepass
+    storepass=$(cat "$secured_dir/keystore-password")
+    keytool -genkeypair -alias broker -keyalg RSA -keysize 2048 -validity 30 -dname "CN=127.0.0.1" \
+      -ext "SAN=IP:127.0.0.1,DNS:localhost" -storetype PKCS12 -keystore "$secured_dir/keystore.p12.tmp" \
+      -storepass "$storepass" -keypass "$storepass" >"$secured_dir/keytool.log" 2>&1 || { cat "$secured_dir/keytool.log" >&2; die "keytool -genkeypair failed"; }
+    keytool -exportcert -rfc -alias broker -keystore "$secured_dir/keystore.p12.tmp" -storetype PKCS12 -storepass "$storepass" \
+      -file "$secured_dir/ca.pem" >>"$secured_dir/keytool.log" 2>&1 || die "keytool -exportcert failed"
+    mv "$secured_dir/keystore.p12.tmp" "$secured_dir/keystore.p12"
+    log "made a key pair for 127.0.0.1 in $secured_dir with keytool"
+  fi
+}
+
+secured_config() {
+  [[ -n $sasl_ssl_port ]] || return 0
+  cat <<PROPS
+# The SASL_SSL listener (TRAJWATCH_KAFKA_SASL_SSL_PORT): TLS and SCRAM-SHA-512.
+sasl.enabled.mechanisms=SCRAM-SHA-512
+listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required;
+listener.name.sasl_ssl.ssl.keystore.type=PKCS12
+listener.name.sasl_ssl.ssl.keystore.location=$secured_dir/keystore.p12
+listener.name.sasl_ssl.ssl.keystore.password=$(cat "$secured_dir/keystore-password")
+listener.name.sasl_ssl.ssl.key.password=$(cat "$secured_dir/keystore-password")
+PROPS
+}
+
 write_config() {
+  local listeners=PLAINTEXT://127.0.0.1:$port advertised=PLAINTEXT://127.0.0.1:$port protocols=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+  if [[ -n $sasl_ssl_port ]]; then
+    listeners+=,SASL_SSL://127.0.0.1:$sasl_ssl_port
+    advertised+=,SASL_SSL://127.0.0.1:$sasl_ssl_port
+    protocols+=,SASL_SSL:SASL_SSL
+  fi
   cat >"$config_file" <<PROPS
 # Written by scripts/kafka/broker.sh; regenerated on every start.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port
-listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$controller_port
-advertised.listeners=PLAINTEXT://127.0.0.1:$port
+listeners=$listeners,CONTROLLER://127.0.0.1:$controller_port
+advertised.listeners=$advertised
 inter.broker.listener.name=PLAINTEXT
 controller.listener.names=CONTROLLER
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=$protocols
 log.dirs=$data_dir
 num.partitions=1
 default.replication.factor=1
@@ -105,7 +162,9 @@ auto.create.topics.enable=false
 num.network.threads=2
 num.io.threads=4
 log.retention.hours=24
+$(secured_config)
 PROPS
+  chmod 600 "$config_file"
 }
 
 # The pid from the pid file when that process is our broker, else nothing.
@@ -126,6 +185,11 @@ metadata_ok() {
   java_cmd org.apache.kafka.tools.ClusterTool cluster-id --bootstrap-server "$bootstrap" >/dev/null 2>&1
 }
 
+print_secured() {
+  [[ -n $sasl_ssl_port ]] || return 0
+  echo "sasl_ssl=127.0.0.1:$sasl_ssl_port username=$sasl_user password_file=$secured_dir/sasl-password ca_file=$secured_dir/ca.pem"
+}
+
 cmd_start() {
   require_tools
   mkdir -p "$run_dir"
@@ -136,20 +200,24 @@ cmd_start() {
     if port_open "$port" && metadata_ok; then
       log "already running (pid $pid)"
       echo "bootstrap=$bootstrap"
+      print_secured
       return 0
     fi
     log "pid $pid exists but the broker does not answer; waiting for it"
   else
-    if port_open "$port" || port_open "$controller_port"; then
-      die "port $port or $controller_port is already in use by another process"
+    if port_open "$port" || port_open "$controller_port" || { [[ -n $sasl_ssl_port ]] && port_open "$sasl_ssl_port"; }; then
+      die "port $port, $controller_port or ${sasl_ssl_port:-(no SASL_SSL port)} is already in use by another process"
     fi
     fetch_jars
+    [[ -n $sasl_ssl_port ]] && make_secrets
     write_config
     if [[ ! -f $data_dir/meta.properties ]]; then
-      local cluster_id
+      local cluster_id scram=()
       cluster_id=$(java_cmd kafka.tools.StorageTool random-uuid 2>/dev/null | tail -n 1)
+      # SCRAM credentials live in the cluster metadata: stored once, when the log is formatted.
+      [[ -n $sasl_ssl_port ]] && scram=(--add-scram "SCRAM-SHA-512=[name=$sasl_user,password=$(cat "$secured_dir/sasl-password")]")
       log "formatting $data_dir (cluster id $cluster_id)"
-      java_cmd kafka.tools.StorageTool format -t "$cluster_id" -c "$config_file" >"$run_dir/format.log" 2>&1 ||
+      java_cmd kafka.tools.StorageTool format -t "$cluster_id" -c "$config_file" "${scram[@]}" >"$run_dir/format.log" 2>&1 ||
         { cat "$run_dir/format.log" >&2; die "storage format failed"; }
     fi
     [[ -f $log_file ]] && mv -f "$log_file" "$log_file.1"
@@ -173,6 +241,7 @@ cmd_start() {
     if grep -q 'Kafka Server started' "$log_file" 2>/dev/null && port_open "$port" && metadata_ok; then
       log "ready after $((SECONDS - started))s at $bootstrap"
       echo "bootstrap=$bootstrap"
+      print_secured
       return 0
     fi
     sleep 0.5

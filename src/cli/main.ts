@@ -6,6 +6,7 @@ import { reliabilityCommand } from './reliability.ts';
 import { replayCommand } from './replay.ts';
 import { schemaCommand } from './schema.ts';
 import { serveCommand } from './serve.ts';
+import { showCommand } from './show.ts';
 import { tailCommand } from './tail.ts';
 import { validateConfigCommand } from './validate-config.ts';
 
@@ -19,6 +20,7 @@ Commands:
   validate-config F  report every configuration error at once
   schema finding     print the finding JSON Schema for consumers in other languages
   tail               print findings as they arrive (local log, or --kafka)
+  show KEY           one trajectory as a timeline of its steps, its findings marked
   calibrate          join gold labels with recorded judge answers; write certificates
   label              serve a page to label judged windows (gold for calibrate)
   reliability        how the judge's probabilities hold up against labels; writes a PNG
@@ -35,6 +37,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   label: (args) => labelCommand(args),
   reliability: reliabilityCommand,
   tail: tailCommand,
+  show: showCommand,
 };
 
 async function main(argv: string[]): Promise<number> {

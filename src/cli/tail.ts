@@ -8,13 +8,16 @@ import { createLogger } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';
 import { RunningTopology } from '../topology/running.ts';
+import { recordText } from './finding-text.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { parseAudience } from './schema.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]
 
-Prints findings as they arrive, one JSON object per line: from the local log in the data
-directory, or with --kafka from the findings topic of the configured brokers. The same log and
+Prints findings as they arrive, one per line: from the local log in the data directory, or
+with --kafka from the findings topic of the configured brokers. On a terminal each is one
+readable line (time, severity, area, trajectory, claim); into a pipe or a file each is its
+JSON object, as written; --format chooses. The same log and
 topic also carry one analysis manifest per closed trajectory revision (record_kind
 "analysis-manifest"; see \`trajwatch schema record\`): --kind chooses what is printed.
 
@@ -26,10 +29,11 @@ Options:
   --audience VIEW    internal (default: each record as stored) or external: without model ids,
                      receipts, ledger keys, certificate ids, window-policy digests (see
                      docs/consumers.md); a line that cannot be stripped stops tail with an error
+  --format FORMAT    text (default on a terminal) or json (default otherwise)
   --from-start       print what is already there first (default: only what arrives from now on)
   --max N            stop after N printed records
   --timeout-ms MS    stop after this long (default: run until interrupted)
-  --config FILE      JSON configuration file
+  --config FILE      configuration file (JSON or YAML)
   --help             this text
 `;
 
@@ -45,6 +49,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       'timeout-ms': { type: 'string' },
       kind: { type: 'string' },
       audience: { type: 'string' },
+      format: { type: 'string' },
       config: { type: 'string' },
       help: { type: 'boolean' },
     },
@@ -61,6 +66,10 @@ export async function tailCommand(args: string[]): Promise<number> {
     throw new ConfigError([`--kind: expected finding, manifest or all, got "${kind}"`], 'tail');
   }
   const audience = parseAudience(values.audience, 'tail');
+  const format = values.format ?? (process.stdout.isTTY === true ? 'text' : 'json');
+  if (format !== 'text' && format !== 'json') {
+    throw new ConfigError([`--format: expected text or json, got "${format}"`], 'tail');
+  }
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
   let printed = 0;
   let more = true;
@@ -79,7 +88,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       end();
       return false;
     }
-    process.stdout.write(`${out}\n`);
+    process.stdout.write(`${format === 'text' ? recordText(out) : out}\n`);
     printed++;
     if (printed >= max) more = false;
     return more;

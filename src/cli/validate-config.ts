@@ -4,8 +4,9 @@ import { validateConfig } from '../config-schema.ts';
 
 export const VALIDATE_CONFIG_HELP = `Usage: trajwatch validate-config FILE
 
-Checks a JSON configuration file against the schema and prints every error at once, each
-naming its key and the bad value. Unknown keys are errors. Exit 0 when valid, 1 otherwise.
+Checks a configuration file (JSON, or YAML when it ends in .yaml or .yml) against the
+schema and prints every error at once, each naming its key and the bad value (and, for YAML,
+its line). Unknown keys are errors. Exit 0 when valid, 1 otherwise.
 `;
 
 export async function validateConfigCommand(args: string[]): Promise<number> {

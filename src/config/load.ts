@@ -1,5 +1,10 @@
 import { readFile } from 'node:fs/promises';
+import { extname } from 'node:path';
 import { ConfigError } from '../errors.ts';
+import type { ConfigPath, RawConfig } from './raw-config.ts';
+import { parseYamlConfig } from './yaml.ts';
+
+export type { ConfigPath, RawConfig } from './raw-config.ts';
 
 /** Overrides from the environment, applied over the file and under command-line flags. */
 export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
@@ -14,12 +19,10 @@ export const ENV_LIST_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
   TRAJWATCH_KAFKA_BROKERS: ['kafka', 'brokers'],
 };
 
-/** A raw (unvalidated) configuration object and where it came from. */
-export interface RawConfig {
-  value: Record<string, unknown>;
-  source: string;
-}
+/** Whether `path` is read as YAML: by its extension, `.yaml` or `.yml`; anything else is JSON. */
+export const isYamlPath = (path: string): boolean => ['.yaml', '.yml'].includes(extname(path).toLowerCase());
 
+/** Reads a configuration file: YAML for `.yaml`/`.yml`, else JSON. Both give the same raw object for the same schema. */
 export async function readConfigFile(path: string): Promise<RawConfig> {
   let text: string;
   try {
@@ -27,6 +30,7 @@ export async function readConfigFile(path: string): Promise<RawConfig> {
   } catch (err) {
     throw new ConfigError([`cannot read the config file: ${(err as Error).message}`], path);
   }
+  if (isYamlPath(path)) return parseYamlConfig(text, path);
   let value: unknown;
   try {
     value = JSON.parse(text);
@@ -50,13 +54,33 @@ export function setPath(target: Record<string, unknown>, path: readonly string[]
   node[path.at(-1)!] = value;
 }
 
-export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): void {
+/** Applies the environment overrides to `raw`; returns the paths it set (their values no longer come from the file). */
+export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): (readonly string[])[] {
+  const set: (readonly string[])[] = [];
   for (const [name, path] of Object.entries(ENV_OVERRIDES)) {
     const value = env[name];
-    if (value !== undefined && value !== '') setPath(raw, path, value);
+    if (value !== undefined && value !== '') {
+      setPath(raw, path, value);
+      set.push(path);
+    }
   }
   for (const [name, path] of Object.entries(ENV_LIST_OVERRIDES)) {
     const value = env[name];
-    if (value !== undefined && value !== '') setPath(raw, path, value.split(',').map((v) => v.trim()));
+    if (value !== undefined && value !== '') {
+      setPath(raw, path, value.split(',').map((v) => v.trim()));
+      set.push(path);
+    }
   }
+  return set;
+}
+
+/**
+ * `raw` with its locator blind to `overridden` paths and everything under them: an error
+ * about a value set by the environment or a flag must not point at the file's line.
+ */
+export function withOverrides(raw: RawConfig, overridden: readonly (readonly string[])[]): RawConfig {
+  const locate = raw.locate;
+  if (locate === undefined || overridden.length === 0) return raw;
+  const under = (path: ConfigPath) => overridden.some((o) => o.length <= path.length && o.every((k, i) => String(path[i]) === k));
+  return { ...raw, locate: (path) => (under(path) ? null : locate(path)) };
 }

@@ -7,19 +7,40 @@ import { ConfigError } from '../errors.ts';
  *
  * @example parseSection(KafkaSinkConfigSchema, { brokers: ['127.0.0.1:9092'] }, 'kafka')
  */
-export function parseSection<S extends z.ZodType>(schema: S, input: unknown, source: string): z.infer<S> {
+export function parseSection<S extends z.ZodType>(schema: S, input: unknown, source: string, locate?: Locate): z.infer<S> {
   const parsed = schema.safeParse(input, { reportInput: true });
   if (parsed.success) return parsed.data;
-  throw new ConfigError(parsed.error.issues.map(describeIssue), source);
+  throw new ConfigError(parsed.error.issues.map((issue) => describeIssueAt(issue, locate)), source);
 }
 
+/**
+ * The file line of the key at a path, when the file format keeps positions (`RawConfig.locate`):
+ * undefined when the key is not in the file, null when its value came from elsewhere (the
+ * environment, a flag), so no line of the file may be named for it.
+ */
+export type Locate = (path: readonly PropertyKey[]) => number | undefined | null;
+
 /** `key.path: message (value: ...)`, or one `key: unknown key` per unrecognized key. */
-export function describeIssue(issue: z.core.$ZodIssue): string {
+export const describeIssue = (issue: z.core.$ZodIssue): string => describeIssueAt(issue, undefined);
+
+/**
+ * `describeIssue`, and with `locate` ` (line N)` after each whose key is in the file (a
+ * missing key: its parent's line).
+ */
+export function describeIssueAt(issue: z.core.$ZodIssue, locate: Locate | undefined): string {
   const key = issue.path.length === 0 ? '(root)' : issue.path.join('.');
+  const at = (path: readonly PropertyKey[]): string => {
+    for (let p = path; p.length > 0; p = p.slice(0, -1)) {
+      const line = locate?.(p);
+      if (line === null) return '';
+      if (line !== undefined) return ` (line ${line})`;
+    }
+    return '';
+  };
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((k) => `${key === '(root)' ? k : `${key}.${k}`}: unknown key`).join('; ');
+    return issue.keys.map((k) => `${key === '(root)' ? k : `${key}.${k}`}: unknown key${at([...issue.path, k])}`).join('; ');
   }
   const input = (issue as { input?: unknown }).input;
   const shown = input === undefined ? 'missing' : JSON.stringify(input);
-  return `${key}: ${issue.message} (value: ${shown})`;
+  return `${key}: ${issue.message} (value: ${shown})${at(issue.path)}`;
 }

@@ -16,6 +16,7 @@ import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
 import type { AdmissionRefusal, LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
+import type { TlsPem } from './tls-files.ts';
 
 /** The full method path OTLP exporters call. */
 export const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
@@ -227,12 +228,17 @@ function throttled(busy: string, retryAfterSeconds: number): { code: grpc.status
 }
 
 /**
- * Binds the server without TLS (loopback by default; binding wider is the operator's choice)
- * and resolves with the bound port, which differs from `address.port` when that is 0.
+ * Binds the server (loopback by default; binding wider is the operator's choice) and resolves
+ * with the bound port, which differs from `address.port` when that is 0. With `tls` it serves
+ * TLS only (the certificate and key of `receiver.tls`, the same as the HTTP receiver's; no
+ * client certificate asked for): a plaintext client's call fails, nothing is taken from it.
+ * Without, plaintext.
  */
-export function bindGrpcReceiver(server: grpc.Server, address: HostPort): Promise<number> {
+export function bindGrpcReceiver(server: grpc.Server, address: HostPort, tls?: TlsPem): Promise<number> {
+  const credentials =
+    tls === undefined ? grpc.ServerCredentials.createInsecure() : grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false);
   return new Promise((resolve, reject) => {
-    server.bindAsync(formatHostPort(address), grpc.ServerCredentials.createInsecure(), (err, port) => {
+    server.bindAsync(formatHostPort(address), credentials, (err, port) => {
       if (err === null) resolve(port);
       else reject(err);
     });

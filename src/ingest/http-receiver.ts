@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { ConfigError, DecodeError, LimitError, TrajwatchError } from '../errors.ts';
+import { DecodeError, LimitError, TrajwatchError } from '../errors.ts';
 import { createAuthCheck } from './auth.ts';
 import { gunzipCapped, readBody } from './body.ts';
 import { exportStatus, type ExportOutcome } from './export-status.ts';
@@ -20,7 +19,8 @@ import {
   type Signal,
 } from './otlp-response.ts';
 import type { Logger } from '../telemetry/logger.ts';
-import type { ReceiverConfig, ReceiverTls } from './receiver-config.ts';
+import type { ReceiverConfig } from './receiver-config.ts';
+import { readTlsFiles } from './tls-files.ts';
 import type { DecodedLogsRequest } from './log-record.ts';
 import type { LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
@@ -228,18 +228,7 @@ export function createHttpReceiver(
     });
   };
   // https.Server has every http.Server method; callers listen and close it the same way.
-  return config.tls === undefined ? createServer(listener) : (createHttpsServer(readTls(config.tls), listener) as unknown as Server);
-}
-
-function readTls(tls: ReceiverTls): { cert: Buffer; key: Buffer } {
-  const read = (key: string, path: string) => {
-    try {
-      return readFileSync(path);
-    } catch (err) {
-      throw new ConfigError([`receiver.tls.${key}: cannot read ${path}: ${(err as NodeJS.ErrnoException).code ?? 'error'}`], 'receiver.tls');
-    }
-  };
-  return { cert: read('certFile', tls.certFile), key: read('keyFile', tls.keyFile) };
+  return config.tls === undefined ? createServer(listener) : (createHttpsServer(readTlsFiles(config.tls), listener) as unknown as Server);
 }
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HostPortSchema } from '../config/host-port.ts';
 import { ReceiverAuthSchema } from './auth.ts';
 
-/** PEM files for serving the OTLP/HTTP receiver (and `/metrics`, `/healthz`) over HTTPS. */
+/** PEM files for serving both receivers over TLS: OTLP/HTTP (and `/metrics`, `/healthz`) as HTTPS, OTLP/gRPC as gRPC over TLS. */
 export const ReceiverTlsSchema = z.strictObject({
   certFile: z.string().min(1),
   keyFile: z.string().min(1),
@@ -36,7 +36,7 @@ export const ReceiverConfigSchema = z
     retryAfterSeconds: z.number().int().min(1).default(2),
     /** Token required on `/v1/traces`, `/v1/logs`, `/metrics` and both gRPC Exports (401 / UNAUTHENTICATED without); `/healthz` stays open. */
     auth: ReceiverAuthSchema.optional(),
-    /** Serve HTTPS instead of HTTP. */
+    /** Serve HTTPS instead of HTTP, and gRPC over TLS instead of plaintext (one certificate for both). */
     tls: ReceiverTlsSchema.optional(),
     wal: WalConfigSchema.prefault({}),
   })

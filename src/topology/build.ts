@@ -249,7 +249,7 @@ function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput): 
   layer.push(keep(ctx, http));
   if (sources.http) {
     const grpcLogger = ctx.log('receiver.grpc');
-    layer.push(keep(ctx, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger)));
+    layer.push(keep(ctx, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger, config.receiver.tls)));
   }
   if (sources.kafka) {
     if (config.source.kafka === undefined) throw new Error('buildTopology: sources.kafka needs config.source.kafka');

@@ -54,6 +54,8 @@ export interface TestBroker {
   port: number;
   dir: string;
   brokers: string[];
+  /** With a SASL_SSL listener (`TRAJWATCH_KAFKA_SASL_SSL_PORT`): where, and what a client needs. */
+  saslSsl?: { brokers: string[]; username: string; passwordFile: string; caFile: string };
 }
 
 /**
@@ -69,6 +71,26 @@ export function privateBroker(name: string, port: number): TestBroker | undefine
   return { port, dir: join(REPO_DIR, '.cache/kafka', name), brokers: [`127.0.0.1:${port}`] };
 }
 
+/**
+ * A private broker with a second listener on `saslSslPort` speaking SASL_SSL (TLS with a
+ * keytool-made certificate for 127.0.0.1, SCRAM-SHA-512 user `trajwatch`); its secrets are made
+ * by `scripts/kafka/broker.sh` under `.cache/kafka/<name>/secured/` on the first start.
+ */
+export function securedBroker(name: string, port: number, saslSslPort: number): TestBroker | undefined {
+  const broker = privateBroker(name, port);
+  if (broker === undefined) return undefined;
+  const secured = join(broker.dir, 'secured');
+  return {
+    ...broker,
+    saslSsl: {
+      brokers: [`127.0.0.1:${saslSslPort}`],
+      username: 'trajwatch',
+      passwordFile: join(secured, 'sasl-password'),
+      caFile: join(secured, 'ca.pem'),
+    },
+  };
+}
+
 /** `scripts/kafka/broker.sh start` for `broker`: returns once it answers metadata requests. */
 export async function startBroker(broker: TestBroker): Promise<void> {
   await runBrokerScript('start', brokerEnv(broker));
@@ -80,7 +102,9 @@ export async function stopBroker(broker: TestBroker): Promise<void> {
 }
 
 function brokerEnv(broker: TestBroker): Record<string, string> {
-  return { TRAJWATCH_KAFKA_PORT: String(broker.port), TRAJWATCH_KAFKA_DIR: broker.dir };
+  const env: Record<string, string> = { TRAJWATCH_KAFKA_PORT: String(broker.port), TRAJWATCH_KAFKA_DIR: broker.dir };
+  if (broker.saslSsl !== undefined) env.TRAJWATCH_KAFKA_SASL_SSL_PORT = parseHostPort(broker.saslSsl.brokers[0]!)!.port.toString();
+  return env;
 }
 
 function runBrokerScript(command: 'start' | 'stop', env: Record<string, string>): Promise<void> {

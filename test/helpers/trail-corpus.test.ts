@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { IN_REPO_DIR, IN_REPO_TRACE_IDS, resolveTrailCorpus, SHARED_DIR, SHARED_ONLY_TRACE_IDS, trailCorpus } from './trail-corpus.ts';
+import { IN_REPO_DIR, IN_REPO_TRACE_IDS, resolveTrailCorpus, SHARED_DIR, SHARED_ONLY_TRACE_IDS, trailCorpus, wantedCorpus } from './trail-corpus.ts';
 
 const corpus = trailCorpus();
 // The line a reader of the CI output looks for: which TRAIL traces this run's tests had.
@@ -14,8 +14,8 @@ describe('the TRAIL corpus of this run', () => {
     const expected = corpus.kind === 'full' ? [...IN_REPO_TRACE_IDS, ...SHARED_ONLY_TRACE_IDS] : [...IN_REPO_TRACE_IDS];
     expect(ids).toEqual(expected.sort());
     expect(corpus.files.filter((f) => f.inRepo).map((f) => f.traceId)).toEqual([...IN_REPO_TRACE_IDS]);
-    // CI always has shared/ beside the checkout: there the run must be the full one.
-    if (process.env.CI === 'true') expect(corpus.kind).toBe('full');
+    // npm test needs nothing outside the repository: the full corpus only when asked for.
+    expect(corpus.kind).toBe(wantedCorpus());
   });
 
   it('reads the five in-repo traces from the repository, never from shared/', () => {
@@ -50,28 +50,35 @@ describe('test/fixtures/trail-dev in the repository', () => {
 describe('resolving the TRAIL corpus', () => {
   const missing = join(tmpdir(), 'trajwatch-no-such-shared-dir', 'fixtures', 'trail-dev');
 
-  it('runs the five in-repo traces alone, and says so, when shared/ is missing outside CI', () => {
-    const c = resolveTrailCorpus({ sharedDir: missing, ci: false });
+  it('runs the five in-repo traces by default, and says so, without looking for shared/', () => {
+    const c = resolveTrailCorpus({ sharedDir: missing, want: wantedCorpus({}) });
+    expect(wantedCorpus({})).toBe('in-repo');
     expect(c.kind).toBe('in-repo');
     expect(c.files.map((f) => f.traceId)).toEqual([...IN_REPO_TRACE_IDS]);
-    expect(c.description).toMatch(/^in-repo only: 5 SWE-bench traces/);
-    expect(c.description).toContain(missing);
+    expect(c.files.every((f) => f.inRepo && f.otlpPath.startsWith(IN_REPO_DIR))).toBe(true);
+    expect(c.description).toMatch(/^in-repo: 5 SWE-bench traces/);
+    // even with a complete shared/ beside it, the default run reads only the repository
+    expect(resolveTrailCorpus({ want: 'in-repo' }).kind).toBe('in-repo');
   });
 
-  it('fails in CI when shared/ is missing, instead of running fewer traces', () => {
-    expect(() => resolveTrailCorpus({ sharedDir: missing, ci: true })).toThrow(/is missing\. CI always has shared\//);
+  it('takes the full corpus only from TRAJWATCH_TRAIL_CORPUS=full, and refuses other values', () => {
+    expect(wantedCorpus({ TRAJWATCH_TRAIL_CORPUS: 'full' })).toBe('full');
+    expect(wantedCorpus({ TRAJWATCH_TRAIL_CORPUS: 'in-repo' })).toBe('in-repo');
+    expect(() => wantedCorpus({ TRAJWATCH_TRAIL_CORPUS: 'all' })).toThrow(/TRAJWATCH_TRAIL_CORPUS="all": expected "full" or "in-repo"/);
   });
 
-  it('fails when shared/ is there but lacks one of the 26, naming it, in CI or not', () => {
+  it('fails when the full corpus is asked for and shared/ is missing, instead of running fewer traces', () => {
+    expect(() => resolveTrailCorpus({ sharedDir: missing, want: 'full' })).toThrow(/full corpus was asked for .* is missing/);
+  });
+
+  it('fails when the full corpus is asked for and shared/ lacks one of the 26, naming it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'trajwatch-trail-corpus-'));
     const absent = SHARED_ONLY_TRACE_IDS[0]!;
     // Empty stand-in files: resolving reads names only.
     for (const id of [...IN_REPO_TRACE_IDS, ...SHARED_ONLY_TRACE_IDS.slice(1)]) {
       for (const suffix of ['.otlp.json.gz', '.labels.json']) copyFileSync('/dev/null', join(dir, `${id}${suffix}`));
     }
-    for (const ci of [false, true]) {
-      expect(() => resolveTrailCorpus({ sharedDir: dir, ci })).toThrow(new RegExp(`missing: ${absent}; unexpected: none`));
-    }
+    expect(() => resolveTrailCorpus({ sharedDir: dir, want: 'full' })).toThrow(new RegExp(`missing: ${absent}; unexpected: none`));
   });
 
   it('fails when the in-repo folder holds anything but the five (a GAIA trace must never be added there)', () => {
@@ -79,6 +86,6 @@ describe('resolving the TRAIL corpus', () => {
     for (const id of [...IN_REPO_TRACE_IDS, SHARED_ONLY_TRACE_IDS[0]!]) {
       for (const suffix of ['.otlp.json.gz', '.labels.json']) copyFileSync('/dev/null', join(dir, `${id}${suffix}`));
     }
-    expect(() => resolveTrailCorpus({ inRepoDir: dir, sharedDir: missing, ci: false })).toThrow(/must hold exactly the five SWE-bench traces/);
+    expect(() => resolveTrailCorpus({ inRepoDir: dir, sharedDir: missing })).toThrow(/must hold exactly the five SWE-bench traces/);
   });
 });

@@ -1,10 +1,14 @@
 /**
- * Which TRAIL dev traces a test run has. The repository holds five of the 26 (TRAIL's
- * SWE-bench part, MIT, see test/fixtures/trail-dev/README.md); the other 21 are GAIA-derived
- * and may never enter the repository, so they are read from `../shared/fixtures/trail-dev/`
- * beside the checkout when it is there. A clone alone runs the five; a checkout with shared/
- * beside it runs all 26. Under CI (`CI=true`) shared/ must be there, so the full set never
- * shrinks without a failure. Every TRAIL test, bench and script takes its files from here.
+ * Which TRAIL dev traces a run has. The repository holds five of the 26 (TRAIL's SWE-bench
+ * part, MIT, see test/fixtures/trail-dev/README.md); the other 21 are GAIA-derived and may
+ * never enter the repository or the package, so they are read from
+ * `../shared/fixtures/trail-dev/` beside the checkout, and only when asked for.
+ *
+ * `npm test` runs the five alone, always: the repository's tests need nothing outside it, so a
+ * fresh clone and CI run the same suite. The 26-trace run is asked for by
+ * `TRAJWATCH_TRAIL_CORPUS=full` (`npm run test:trail-full`, and `.ci/run` when shared/ is
+ * there); asked for and shared/ missing, it fails instead of running fewer traces. Every TRAIL
+ * test, bench and script takes its files from here.
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -72,8 +76,16 @@ export interface TrailCorpus {
 export interface CorpusOptions {
   sharedDir?: string;
   inRepoDir?: string;
-  /** Whether this is a CI run; default `CI=true` in the environment. */
-  ci?: boolean;
+  /** `in-repo` (the default) or `full`; default from `TRAJWATCH_TRAIL_CORPUS`. */
+  want?: 'in-repo' | 'full';
+}
+
+/** The corpus asked for by the environment: `TRAJWATCH_TRAIL_CORPUS=full`, else the five in the repository. */
+export function wantedCorpus(env: NodeJS.ProcessEnv = process.env): 'in-repo' | 'full' {
+  const value = env.TRAJWATCH_TRAIL_CORPUS;
+  if (value === undefined || value === '' || value === 'in-repo') return 'in-repo';
+  if (value === 'full') return 'full';
+  throw new Error(`TRAJWATCH_TRAIL_CORPUS=${JSON.stringify(value)}: expected "full" or "in-repo"`);
 }
 
 const traceIdsIn = (dir: string): string[] =>
@@ -92,13 +104,13 @@ function file(dir: string, traceId: string, inRepo: boolean): TrailFile {
 
 /**
  * Resolves the corpus. Throws (never shrinks quietly) when the in-repo folder does not hold
- * exactly the five, when shared/ is there but does not hold exactly the 26, and when shared/
- * is missing in CI.
+ * exactly the five, and when the full corpus is asked for and shared/ is missing or does not
+ * hold exactly the 26. The in-repo corpus never looks at shared/.
  */
 export function resolveTrailCorpus(options: CorpusOptions = {}): TrailCorpus {
   const inRepoDir = options.inRepoDir ?? IN_REPO_DIR;
   const sharedDir = options.sharedDir ?? SHARED_DIR;
-  const ci = options.ci ?? process.env.CI === 'true';
+  const want = options.want ?? wantedCorpus();
 
   const inRepo = traceIdsIn(inRepoDir);
   if (!sameIds(inRepo, IN_REPO_TRACE_IDS)) {
@@ -106,18 +118,18 @@ export function resolveTrailCorpus(options: CorpusOptions = {}): TrailCorpus {
   }
   const files = IN_REPO_TRACE_IDS.map((id) => file(inRepoDir, id, true));
 
-  if (!existsSync(sharedDir)) {
-    if (ci) {
-      throw new Error(
-        `TRAIL corpus: ${sharedDir} is missing. CI always has shared/ beside the checkout and runs all 26 TRAIL traces; ` +
-          'without it only the five in-repo traces would run, so CI fails instead of running fewer.',
-      );
-    }
+  if (want === 'in-repo') {
     return {
       kind: 'in-repo',
       files: files.sort((a, b) => (a.traceId < b.traceId ? -1 : 1)),
-      description: `in-repo only: ${files.length} SWE-bench traces from test/fixtures/trail-dev (no ${sharedDir}; the 21 GAIA-derived traces did not run)`,
+      description: `in-repo: ${files.length} SWE-bench traces from test/fixtures/trail-dev (the 21 GAIA-derived ones run in npm run test:trail-full)`,
     };
+  }
+  if (!existsSync(sharedDir)) {
+    throw new Error(
+      `TRAIL corpus: the full corpus was asked for (TRAJWATCH_TRAIL_CORPUS=full) and ${sharedDir} is missing; ` +
+        'its 21 GAIA-derived traces are never in the repository. Run it from a checkout with ../shared/fixtures/trail-dev/ beside it.',
+    );
   }
 
   const shared = traceIdsIn(sharedDir);

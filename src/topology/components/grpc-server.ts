@@ -2,6 +2,8 @@ import type * as grpc from '@grpc/grpc-js';
 import { formatHostPort, type HostPort } from '../../config/host-port.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, type GrpcReceiverConfig, type GrpcRequestObserver } from '../../ingest/grpc-receiver.ts';
 import type { PipelineInput } from '../../ingest/pipeline-input.ts';
+import type { ReceiverTls } from '../../ingest/receiver-config.ts';
+import { readTlsFiles, type TlsPem } from '../../ingest/tls-files.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import { type Component, once } from '../component.ts';
 
@@ -11,19 +13,23 @@ export class GrpcServerComponent implements Component {
   readonly server: grpc.Server;
   readonly #address: HostPort;
   readonly #logger: Logger;
+  readonly #tls: TlsPem | undefined;
   #bound = false;
 
-  constructor(config: GrpcReceiverConfig, address: HostPort, target: PipelineInput, observe: GrpcRequestObserver, logger: Logger) {
+  /** `tls`: `receiver.tls`, read here so a missing file stops the build like the HTTP receiver's. */
+  constructor(config: GrpcReceiverConfig, address: HostPort, target: PipelineInput, observe: GrpcRequestObserver, logger: Logger, tls?: ReceiverTls) {
     this.#address = address;
     this.#logger = logger;
+    this.#tls = tls === undefined ? undefined : readTlsFiles(tls);
     this.server = createGrpcReceiver(config, target, observe, { logger });
   }
 
   async start(): Promise<void> {
-    const port = await bindGrpcReceiver(this.server, this.#address);
+    const port = await bindGrpcReceiver(this.server, this.#address, this.#tls);
     this.#bound = true;
     const shown = formatHostPort({ host: this.#address.host, port });
-    this.#logger.info({ address: shown }, `otlp-grpc listening on ${shown} (OTLP/gRPC traces and logs)`);
+    const over = this.#tls === undefined ? 'OTLP/gRPC traces and logs' : 'OTLP/gRPC traces and logs, TLS';
+    this.#logger.info({ address: shown, tls: this.#tls !== undefined }, `otlp-grpc listening on ${shown} (${over})`);
   }
 
   readonly stop = once(async () => {
