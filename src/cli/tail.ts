@@ -4,7 +4,7 @@ import { ConfigError } from '../errors.ts';
 import { audienceView, type Audience } from '../findings/audience.ts';
 import type { FindingLogRecord } from '../sinks/finding-sink.ts';
 import { kafkaClientConfig } from '../kafka/client-config.ts';
-import { createLogger } from '../telemetry/logger.ts';
+import { createLogger, levelLog } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';
 import { RunningTopology } from '../topology/running.ts';
@@ -99,7 +99,7 @@ export async function tailCommand(args: string[]): Promise<number> {
       throw new ConfigError(['kafka: --kafka needs "kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
     }
     const topic = values.alarms === true ? config.kafka.topics.alarms : config.kafka.topics.findings;
-    follower = new TopicFollower(kafkaClientConfig(config.kafka, process.env, 'kafka.'), topic, values['from-start'] === true, print);
+    follower = new TopicFollower(kafkaClientConfig(config.kafka, process.env, 'kafka.', levelLog(logger)), topic, values['from-start'] === true, print);
   } else {
     const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
     follower = new FileFollower(file, values['from-start'] === true, print);

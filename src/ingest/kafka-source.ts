@@ -1,3 +1,4 @@
+import type { LevelLog } from '../telemetry/logger.ts';
 import { Kafka } from 'kafkajs';
 import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import { UpstreamError } from '../errors.ts';
@@ -8,7 +9,7 @@ import type { PositionedInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 
 export type SourceLogLevel = 'info' | 'warn' | 'error';
-export type SourceLog = (level: SourceLogLevel, message: string, context?: Record<string, unknown>) => void;
+export type SourceLog = LevelLog;
 
 export interface KafkaSourceOptions {
   log?: SourceLog;
@@ -113,8 +114,9 @@ export class KafkaSource {
    *   ConfigError for unreadable secrets.
    */
   static async start(config: KafkaSourceConfig, target: PositionedInput, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
-    const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env, 'source.kafka.'));
-    const source = new KafkaSource(config, target, kafka, options.log ?? logToStderr);
+    const log = options.log ?? logToStderr;
+    const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env, 'source.kafka.', log));
+    const source = new KafkaSource(config, target, kafka, log);
     try {
       if (config.createDeadLetterTopic) await ensureTopic(kafka, config.deadLetterTopic);
       await source.#run();

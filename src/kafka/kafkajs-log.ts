@@ -1,5 +1,6 @@
 import { logLevel } from 'kafkajs';
 import type { logCreator } from 'kafkajs';
+import type { LevelLog } from '../telemetry/logger.ts';
 import type { KafkaLogLevel } from './config.ts';
 
 const LEVELS: Record<KafkaLogLevel, logLevel> = {
@@ -15,20 +16,32 @@ export function kafkajsLogLevel(level: KafkaLogLevel): logLevel {
   return LEVELS[level];
 }
 
+/** kafkajs's levels as the logger's (DEBUG lines, written only when asked for, as info). */
+const AS_LOG: Record<logLevel, 'info' | 'warn' | 'error'> = {
+  [logLevel.NOTHING]: 'info',
+  [logLevel.ERROR]: 'error',
+  [logLevel.WARN]: 'warn',
+  [logLevel.INFO]: 'info',
+  [logLevel.DEBUG]: 'info',
+};
+
 /**
  * kafkajs logs every failed connection attempt at ERROR, which during a broker outage is one
- * line per retry. The source and the sink report the first failure and the recovery itself, so kafkajs's
- * own lines are off unless asked for, and then written as one JSON line each to `write`.
+ * line per retry. The source and the sink report the first failure and the recovery itself, so
+ * kafkajs's own lines are off unless asked for, and then go to `log` (the component's logger:
+ * JSON lines, secrets redacted) with `logger: kafkajs.<namespace>`; without one (library use),
+ * one JSON line each to stderr.
  */
-export function quietLogCreator(
-  level: KafkaLogLevel,
-  write: (line: string) => void = (line) => process.stderr.write(line),
-): logCreator {
+export function quietLogCreator(level: KafkaLogLevel, log: LevelLog = logToStderr): logCreator {
   const threshold = LEVELS[level];
   return () =>
-    ({ namespace, level: entryLevel, label, log }) => {
+    ({ namespace, level: entryLevel, log: entry }) => {
       if (threshold === logLevel.NOTHING || entryLevel > threshold) return;
-      const { message, timestamp: _timestamp, logger: _logger, ...context } = log;
-      write(JSON.stringify({ level: label.toLowerCase(), logger: `kafkajs.${namespace}`, message, ...context }) + '\n');
+      const { message, timestamp: _timestamp, logger: _logger, ...context } = entry;
+      log(AS_LOG[entryLevel], message, { logger: `kafkajs.${namespace}`, ...context });
     };
+}
+
+function logToStderr(level: 'info' | 'warn' | 'error', message: string, context: Record<string, unknown> = {}): void {
+  process.stderr.write(JSON.stringify({ level, message, ...context }) + '\n');
 }

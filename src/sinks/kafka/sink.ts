@@ -1,3 +1,4 @@
+import type { LevelLog } from '../../telemetry/logger.ts';
 import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
@@ -11,7 +12,7 @@ import type { AppendResult, OutboxEntry } from './outbox.ts';
 
 export type SinkLogLevel = 'info' | 'warn' | 'error';
 /** Where the sink reports the first delivery failure and the recovery (not every retry). */
-export type SinkLog = (level: SinkLogLevel, message: string, context?: Record<string, unknown>) => void;
+export type SinkLog = LevelLog;
 
 export interface KafkaSinkOptions {
   /** The outbox directory, e.g. `<dataDir>/outbox/kafka`. */
@@ -123,8 +124,9 @@ export class KafkaSink {
    * @throws StorageError for an unusable or damaged outbox; ConfigError for unreadable secrets.
    */
   static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaSink> {
+    const log = options.log ?? logToStderr;
     const kafka = new Kafka({
-      ...kafkaClientConfig(config, options.env ?? process.env, ''),
+      ...kafkaClientConfig(config, options.env ?? process.env, '', log),
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
     const outbox = await Outbox.open(options.outboxDir, {
@@ -136,7 +138,7 @@ export class KafkaSink {
     const produced = kafkaProduceMetrics(options.metrics);
     const onProduce = options.onProduce;
     const observe = onProduce === undefined ? produced : (seconds: number, records: number) => (produced(seconds, records), onProduce(seconds, records));
-    const sink = new KafkaSink(config, outbox, kafka, options.log ?? logToStderr, observe);
+    const sink = new KafkaSink(config, outbox, kafka, log, observe);
     registerKafkaSinkMetrics(options.metrics, () => sink.stats());
     sink.#loop = sink.#deliver();
     return sink;
