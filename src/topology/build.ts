@@ -34,7 +34,7 @@ import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
 import { sinkComponent } from './components/sink.ts';
 import { SpanWalComponent } from './components/span-wal.ts';
 import { trajectoryLogComponent } from './components/trajectory-log.ts';
-import { judgeCallMetrics, registerJudgeMetrics } from './judge-metrics.ts';
+import { judgeCallMetrics, registerJudgeMetrics } from '../judge/metrics.ts';
 import { RunningTopology } from './running.ts';
 
 /** What to build: `serve` runs sources and the metrics endpoint into the data directory; `replay` writes the files it is given. */

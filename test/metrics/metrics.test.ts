@@ -5,7 +5,7 @@ import type { DecisionPointStats } from '../../src/judge/decision-points.ts';
 import { pipelineMetrics } from '../../src/pipeline-metrics.ts';
 import { kafkaProduceMetrics, registerKafkaSinkMetrics } from '../../src/sinks/kafka/metrics.ts';
 import type { KafkaSinkStats } from '../../src/sinks/kafka/sink.ts';
-import { judgeCallMetrics, registerJudgeMetrics } from '../../src/topology/judge-metrics.ts';
+import { judgeCallMetrics, registerJudgeMetrics } from '../../src/judge/metrics.ts';
 
 function judgeStats(): DecisionPointStats {
   return {

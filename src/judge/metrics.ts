@@ -1,8 +1,6 @@
 import { Histogram } from 'prom-client';
-import type { DecisionPointStats, JudgeCall } from '../judge/decision-points.ts';
+import type { DecisionPointStats, JudgeCall } from './decision-points.ts';
 import { byReason, type MetricRegistry, mirrorCounter, readLabelledGauge, type Reading } from '../telemetry/metrics.ts';
-
-// Belongs beside the judge (`judge/metrics.ts`); it sits here while the judge is being split.
 
 const JUDGE_CALL_OUTCOMES: readonly JudgeCall['outcome'][] = ['answered', 'bad-answer', 'timeout', 'cancelled', 'network', 'http', 'bad-response'];
 
