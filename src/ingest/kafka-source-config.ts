@@ -10,8 +10,12 @@ import { KafkaConnectionSchema, KafkaTopicNameSchema as TopicName } from '../kaf
  */
 export const SessionStageConfigSchema = z.strictObject({
   enabled: z.boolean().default(true),
-  /** The internal repartition topic. */
-  topic: TopicName.default('trajwatch.sessions'),
+  /**
+   * The internal repartition topic; absent: `<source groupId>.sessions`. One per deployment, as
+   * Kafka Streams names its internal topics after the application: two deployments (groups)
+   * sharing one would read each other's sessions.
+   */
+  topic: TopicName.optional(),
   /** Its partition count: checked at start (a topic of another size is an error, never used). */
   partitions: z.number().int().min(1).default(6),
   /** Create the internal topic at start when missing, with `partitions` and `replicationFactor`. */
@@ -69,9 +73,18 @@ export const KafkaSourceConfigSchema = KafkaConnectionSchema.extend({
   .refine((c) => c.heartbeatIntervalMs < c.sessionTimeoutMs, {
     message: 'heartbeatIntervalMs must be below sessionTimeoutMs',
     path: ['heartbeatIntervalMs'],
+  })
+  .refine((c) => !c.sessions.enabled || TopicName.safeParse(sessionsTopicOf(c)).success, {
+    message: 'the groupId does not make a topic name (<groupId>.sessions): set sessions.topic',
+    path: ['sessions', 'topic'],
   });
 
 export type KafkaSourceConfig = z.infer<typeof KafkaSourceConfigSchema>;
+
+/** The internal repartition topic: `sessions.topic`, else `<groupId>.sessions`. */
+export function sessionsTopicOf(c: { groupId: string; sessions: { topic?: string | undefined } }): string {
+  return c.sessions.topic ?? `${c.groupId}.sessions`;
+}
 
 /** Where spans come from: the OTLP receivers, a Kafka topic, or both. */
 export const SourceConfigSchema = z

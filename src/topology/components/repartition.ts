@@ -1,6 +1,6 @@
 import { Kafka, type Producer } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
-import type { KafkaSourceConfig } from '../../ingest/kafka-source-config.ts';
+import { type KafkaSourceConfig, sessionsTopicOf } from '../../ingest/kafka-source-config.ts';
 import type { RecordReader } from '../../ingest/kafka-source.ts';
 import { kafkaClientConfig } from '../../kafka/client-config.ts';
 import type { Pipeline } from '../../pipeline.ts';
@@ -32,30 +32,31 @@ export class RepartitionComponent implements Component {
     this.#config = config;
     this.#kafka = new Kafka(kafkaClientConfig(config, process.env, 'source.kafka.'));
     this.#producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-    const { topic, maxInFlightBytes, maxRecordBytes, lingerMs } = config.sessions;
-    this.forwarder = new Forwarder(this.#producer, { topic, maxInFlightBytes, maxRecordBytes, lingerMs, log: levelLog(logger) });
+    const { maxInFlightBytes, maxRecordBytes, lingerMs } = config.sessions;
+    this.forwarder = new Forwarder(this.#producer, { topic: sessionsTopicOf(config), maxInFlightBytes, maxRecordBytes, lingerMs, log: levelLog(logger) });
     registerForwarderMetrics(registry, () => this.forwarder.stats());
   }
 
   /** @throws ConfigError for a missing or mis-sized topic; UpstreamError when the broker cannot be reached. */
   async start(): Promise<void> {
     const { sessions, topic } = this.#config;
+    const internal = sessionsTopicOf(this.#config);
     const admin = this.#kafka.admin();
     try {
       await admin.connect();
       const { maxMessageBytes } = await prepareTopics(admin, {
         source: { topic, ...(sessions.sourcePartitions === undefined ? {} : { partitions: sessions.sourcePartitions }) },
-        internal: { topic: sessions.topic, partitions: sessions.partitions, replicationFactor: sessions.replicationFactor },
+        internal: { topic: internal, partitions: sessions.partitions, replicationFactor: sessions.replicationFactor },
         create: sessions.createTopics,
       });
       if (maxMessageBytes !== undefined) this.forwarder.limitRecordBytes(maxMessageBytes);
       await this.#producer.connect();
     } catch (err) {
       if (err instanceof Error && err.name === 'ConfigError') throw err;
-      throw new UpstreamError(`repartition: cannot prepare ${sessions.topic}: ${(err as Error).message}`, {
+      throw new UpstreamError(`repartition: cannot prepare ${internal}: ${(err as Error).message}`, {
         retriable: true,
         cause: err,
-        context: { brokers: this.#config.brokers, topic: sessions.topic },
+        context: { brokers: this.#config.brokers, topic: internal },
       });
     } finally {
       await admin.disconnect().catch(() => undefined);
@@ -83,11 +84,12 @@ export class RepartitionComponent implements Component {
 /** Stage 2's consumer configuration: the source's connection, the internal topic, its own group. */
 export function sessionStageSourceConfig(config: KafkaSourceConfig): KafkaSourceConfig {
   const { sessions } = config;
+  const topic = sessionsTopicOf(config);
   return {
     ...config,
-    topic: sessions.topic,
+    topic,
     groupId: sessions.groupId ?? `${config.groupId}.sessions`,
-    deadLetterTopic: sessions.deadLetterTopic ?? `${sessions.topic}.dlq`,
+    deadLetterTopic: sessions.deadLetterTopic ?? `${topic}.dlq`,
     // The internal topic holds only what stage 1 forwarded: a new group reads all of it.
     fromBeginning: true,
   };
