@@ -3,12 +3,12 @@
  *
  *   TRAJWATCH_TEST_KAFKA=127.0.0.1:19092 node scripts/chaos/sessions-throughput.ts [--conversations 2000]
  *
- * The conversations (3 to 6 traces each, one record per trace, as the Collector writes them)
- * are produced to a fresh 6-partition topic first; then for 1 and for 2 members (a fresh group
- * each, the repartition on) the backlog is drained until every session's trajectory is written
- * whole. Wall seconds run from the group's first assignment to the last session written (two
- * quiet periods of 1 s are in it); CPU seconds are the members' utime + stime over that time
- * (/proc/PID/stat). Loopback only; bounded (each run at most 300 s).
+ * For 1 and for 2 members (a fresh 6-partition topic and group each, the repartition on): once
+ * the group has settled, the conversations (3 to 6 traces each, one record per trace, as the
+ * Collector writes them) are produced as fast as the producer goes, and the run ends when every
+ * session's trajectory is written whole. Wall seconds run from the first record produced to the
+ * last session written (two quiet periods of 1 s are in it); CPU seconds are the members'
+ * utime + stime over that time (/proc/PID/stat). Loopback only; bounded (each run at most 300 s).
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -32,13 +32,8 @@ const kafka = new Kafka({ clientId: 'sessions-throughput', brokers, logLevel: ka
 const admin = kafka.admin();
 const producer = kafka.producer();
 await Promise.all([admin.connect(), producer.connect()]);
-const topic = uniqueTopic('throughput.otlp');
-await admin.createTopics({ topics: [{ topic, numPartitions: 6 }], waitForLeaders: true });
 const convs = conversations('tp', count);
 const records = convs.flatMap((c) => c.records);
-for (let i = 0; i < records.length; i += 500) {
-  await producer.send({ topic, acks: -1, messages: records.slice(i, i + 500).map((r) => ({ key: r.key, value: r.value })) });
-}
 const spans = records.length * 3;
 
 function cpuSeconds(m: ServeProcess): number {
@@ -49,6 +44,8 @@ function cpuSeconds(m: ServeProcess): number {
 
 const results = [];
 for (const instances of [1, 2]) {
+  const topic = uniqueTopic(`throughput.otlp.${instances}`);
+  await admin.createTopics({ topics: [{ topic, numPartitions: 6 }], waitForLeaders: true });
   const groupId = uniqueTopic(`tp-${instances}`);
   const sessionsTopic = `${groupId}.sessions`;
   const members = await Promise.all(Array.from({ length: instances }, () => startSessionMember({ brokers, topic, groupId, sessionsTopic })));
@@ -56,6 +53,9 @@ for (const instances of [1, 2]) {
   while (!settledOn(members, [topic, sessionsTopic], 6) && Date.now() < deadline) await sleep(20);
   const t0 = Date.now();
   const cpu0 = members.map(cpuSeconds);
+  for (let i = 0; i < records.length; i += 500) {
+    await producer.send({ topic, acks: -1, messages: records.slice(i, i + 500).map((r) => ({ key: r.key, value: r.value })) });
+  }
   const dirs = members.map((m) => m.dataDir);
   let whole = 0;
   while (Date.now() < deadline) {

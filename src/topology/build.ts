@@ -45,7 +45,8 @@ export interface Plan {
   kafkaSink: boolean;
   /**
    * The sources and the HTTP server (serve). `http`: the OTLP/HTTP and gRPC receivers (and the
-   * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source (keys trajectories by trace).
+   * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source, feeding stage 1 of the
+   * repartition by session (or, with `source.kafka.sessions.enabled` false, keying by trace).
    * The HTTP server runs either way, for `/metrics` and `/healthz`. Absent: no source, no server.
    */
   sources?: { http: boolean; kafka: boolean };
