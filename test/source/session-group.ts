@@ -20,6 +20,8 @@ export interface SessionMemberOptions {
   dataDir?: string;
   /** Also deliver findings to this Kafka topic (the Kafka sink). */
   findingsTopic?: string;
+  /** Overrides of `source.kafka.sessions`. */
+  sessions?: Record<string, unknown>;
 }
 
 /** One member running both stages; quiet periods short so the tests are quick. */
@@ -37,7 +39,7 @@ export function startSessionMember(o: SessionMemberOptions): Promise<ServeProces
         sessionTimeoutMs: 6_000,
         heartbeatIntervalMs: 500,
         rebalanceTimeoutMs: 10_000,
-        sessions: { topic: o.sessionsTopic, partitions: 6 },
+        sessions: { topic: o.sessionsTopic, partitions: 6, ...o.sessions },
       },
     },
     ...(o.findingsTopic === undefined

@@ -37,6 +37,18 @@ describe.runIf(brokers !== undefined)('sessions through a consumer group: repart
     await Promise.all([admin.disconnect(), producer.disconnect()]);
   });
 
+  it('a missing internal topic (createTopics off) or one of another size stops serve at start, naming the topic and the fix', async () => {
+    const topic = uniqueTopic('sessions.topics');
+    await admin.createTopics({ topics: [{ topic, numPartitions: 6 }, { topic: `${topic}.sized`, numPartitions: 3 }], waitForLeaders: true });
+    const groupId = uniqueTopic('trajwatch-topics');
+    const missing = startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic: `${topic}.absent`, sessions: { createTopics: false } });
+    await expect(missing).rejects.toThrow(new RegExp(`sessions topic ${topic}.absent does not exist: create it with 6 partitions`));
+    const sized = startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic: `${topic}.sized` });
+    await expect(sized).rejects.toThrow(new RegExp(`topic ${topic}.sized has 3 partitions, the configuration says 6 \\(source.kafka.sessions.partitions\\)`));
+    // Nothing was created in the refused run's name.
+    expect(await admin.listTopics()).not.toContain(`${topic}.absent`);
+  }, 60_000);
+
   for (const instances of [2, 3]) {
     it(`${instances} instances: no partitioned-session, every session whole, the finding ids of replay`, async () => {
       const started = Date.now();
