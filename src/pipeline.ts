@@ -1,7 +1,7 @@
 import type { Analysis } from './analyze.ts';
 import { Assembler, type KeyBy } from './assemble/assembler.ts';
 import type { AssemblerLimits } from './assemble/limits.ts';
-import type { Trajectory } from './assemble/trajectory.ts';
+import type { CaptureConflict, IncompleteReason, Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
 import { buildManifest } from './findings/manifest.ts';
 import type { AnalysisManifest } from './findings/manifest-schema.ts';
@@ -12,6 +12,7 @@ import type { DecodedLogsRequest } from './ingest/log-record.ts';
 import type { DecodedRequest } from './ingest/span.ts';
 import { isContentEventName, logEventName } from './normalize/content-events.ts';
 import { normalizeSpan } from './normalize/normalize.ts';
+import type { Step } from './normalize/step.ts';
 import type { CheckResults } from './checks/check-result.ts';
 import type { FindingSink } from './sinks/finding-sink.ts';
 import { JUDGE_DISABLED, type JudgedPart } from './judge/consideration.ts';
@@ -55,6 +56,31 @@ export interface PipelineOptions {
   onJudged?: (findings: readonly Finding[], alarms: readonly Finding[]) => void;
   /** `trace` when a partitioned source (Kafka) feeds it: see {@link KeyBy}. Default `session`. */
   keyBy?: KeyBy;
+  /**
+   * Stage 1 of a repartition (`repartition/`): a closed trajectory it takes is sent on to be
+   * analyzed elsewhere (with its session) instead of here; its source positions stay held
+   * until the forward is acknowledged.
+   */
+  forward?: TrajectoryForward;
+}
+
+/** Where stage 1 sends a closed trace that names a session (`repartition/forwarder.ts`). */
+export interface TrajectoryForward {
+  /**
+   * Takes `t` (resolves once the broker acknowledged it, never rejects: it retries) or
+   * returns undefined, and `t` is analyzed here. `captured`: its steps as captured.
+   */
+  forward(t: Trajectory, captured: () => Step[]): Promise<void> | undefined;
+  /** A reason to refuse input now (in-flight bytes at their bound), or undefined. */
+  backpressure(): string | undefined;
+}
+
+/** One closed stage-1 trace as stage 2 takes it from the internal topic (`repartition/record.ts`). */
+export interface ForwardedTrace {
+  sessionId: string;
+  traceId: string;
+  steps: readonly Step[];
+  capture: { incompleteReasons: readonly IncompleteReason[]; conflicts: readonly CaptureConflict[]; refusedSpans: number };
 }
 
 /** What the pipeline needs of the judge (`judge/decision-points.ts`). */
@@ -77,6 +103,8 @@ export interface PipelineCounts {
   spansAccepted: number;
   spansRejected: number;
   trajectoriesClosed: number;
+  /** Closed trajectories sent on to stage 2 (repartition) instead of analyzed here. */
+  trajectoriesForwarded: number;
   findingsEmitted: number;
   manifestsEmitted: number;
 }
@@ -132,7 +160,7 @@ export class Pipeline implements PipelineInput {
   readonly #awaitingJudge = new Set<Promise<void>>();
   #settleSeq = 0;
   #settleLoop: Promise<void> | undefined;
-  readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, findingsEmitted: 0, manifestsEmitted: 0 };
+  readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, trajectoriesForwarded: 0, findingsEmitted: 0, manifestsEmitted: 0 };
   readonly logCounts: LogCounts = { refused: 0, notContentEvent: 0, noSpanContext: 0 };
   /** A burst of closes is being worked through in later turns. */
   #tickPending = false;
@@ -141,7 +169,7 @@ export class Pipeline implements PipelineInput {
 
   constructor(options: PipelineOptions) {
     this.#options = options;
-    this.assembler = new Assembler(options.limits, (t, positions) => this.#closed(t, positions), {
+    this.assembler = new Assembler(options.limits, (t, positions, captured) => this.#closed(t, positions, captured), {
       keyBy: options.keyBy ?? 'session',
     });
   }
@@ -156,7 +184,30 @@ export class Pipeline implements PipelineInput {
       const reason = sink.backpressure();
       if (reason !== undefined) return reason;
     }
+    const forwarding = this.#options.forward?.backpressure();
+    if (forwarding !== undefined) return forwarding;
     return this.assembler.admission();
+  }
+
+  /**
+   * Stage 2 of a repartition: takes one closed stage-1 trace (its steps, then what its capture
+   * lost) into the trajectory of its session. A record that brings no new step (a replayed
+   * forward) adds nothing: its capture state was folded in when it first came.
+   */
+  acceptForwarded(trace: ForwardedTrace, position?: SourcePosition): void {
+    const event = this.#options.clock === 'event';
+    const now = event ? 0 : Date.now();
+    const before = this.assembler.stats().duplicateSpans;
+    for (const step of trace.steps) {
+      const activity = event ? Number(step.endTimeUnixNano / 1_000_000n) : now;
+      if (activity > this.#watermarkMs) this.#watermarkMs = activity;
+      this.assembler.add(step, activity, position);
+    }
+    const allDuplicates = trace.steps.length > 0 && this.assembler.stats().duplicateSpans - before === trace.steps.length;
+    if (!allDuplicates) this.assembler.noteForwarded(trace.traceId, trace.sessionId, trace.capture, event ? this.#watermarkMs : now, position);
+    this.#noteOffset(position);
+    this.counts.spansAccepted += trace.steps.length;
+    if (event) this.assembler.advance(this.#watermarkMs);
   }
 
   /** Takes a decoded request; `position` is where it sits in a replayable source (Kafka record). */
@@ -361,8 +412,14 @@ export class Pipeline implements PipelineInput {
     }
   }
 
-  #closed(t: Trajectory, positions: PositionFloor | undefined): void {
+  #closed(t: Trajectory, positions: PositionFloor | undefined, captured: () => Step[]): void {
     this.counts.trajectoriesClosed++;
+    const forwarded = this.#options.forward?.forward(t, captured);
+    if (forwarded !== undefined) {
+      this.counts.trajectoriesForwarded++;
+      this.#holdUntil(positions, forwarded);
+      return;
+    }
     this.#options.trajectoryLog?.append([
       JSON.stringify(trajectoryToJson(t, { llmInput: this.#options.trajectoryLlmInput ?? false })),
     ]);
@@ -409,6 +466,17 @@ export class Pipeline implements PipelineInput {
     for (const sink of this.#options.sinks) sink.writeManifest?.(manifest);
     this.#options.onManifest?.(manifest);
     this.#timeDurability();
+  }
+
+  /** Positions are released once `acknowledged` resolves (a forward, which never rejects). */
+  #holdUntil(positions: PositionFloor | undefined, acknowledged: Promise<void>): void {
+    const held: PositionFloor = positions ?? new Map();
+    this.#judging.add(held);
+    const waiting = acknowledged.finally(() => {
+      this.#judging.delete(held);
+      this.#awaitingJudge.delete(waiting);
+    });
+    this.#awaitingJudge.add(waiting);
   }
 
   /** Positions are released once everything written so far is durable. */

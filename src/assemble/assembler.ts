@@ -1,4 +1,4 @@
-import { compareCodeUnits } from '../core/sort-small.ts';
+import { compareCodeUnits, sortSmall } from '../core/sort-small.ts';
 import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
@@ -9,7 +9,8 @@ import type { AssemblerLimits } from './limits.ts';
 import { absorb, emptyBuffer, holdPosition, isEmptied, moveTrace, type OpenBuffer } from './open-buffer.ts';
 import type { Inherited } from './revision-inheritance.ts';
 import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
-import type { Trajectory } from './trajectory.ts';
+import { compareSteps } from './step-order.ts';
+import type { CaptureConflict, IncompleteReason, Trajectory } from './trajectory.ts';
 
 /**
  * How trajectories are keyed: `session` (conversation/session id when a span names one, else
@@ -49,7 +50,7 @@ export interface ContentEventStats extends JoinCounts {
  */
 export class Assembler {
   readonly #limits: AssemblerLimits;
-  readonly #onClose: (t: Trajectory, positions: PositionFloor | undefined) => void;
+  readonly #onClose: (t: Trajectory, positions: PositionFloor | undefined, captured: () => Step[]) => void;
   readonly #sessionKeys: boolean;
   readonly #open = new Map<string, OpenBuffer>();
   /** Which trajectory key a trace belongs to (a session can span many traces). */
@@ -65,11 +66,13 @@ export class Assembler {
 
   /**
    * `onClose` receives each closed trajectory and, when its spans came with source positions,
-   * the lowest offset per partition that fed it (held until its findings are durable).
+   * the lowest offset per partition that fed it (held until its findings are durable); and
+   * `captured`, its steps as captured (content joined, nothing derived by `linkRequests`), in
+   * trajectory order, which is what a repartition forwards.
    */
   constructor(
     limits: AssemblerLimits,
-    onClose: (t: Trajectory, positions: PositionFloor | undefined) => void,
+    onClose: (t: Trajectory, positions: PositionFloor | undefined, captured: () => Step[]) => void,
     options: { keyBy?: KeyBy } = {},
   ) {
     this.#limits = limits;
@@ -187,6 +190,37 @@ export class Assembler {
     if (position !== undefined) holdPosition(buffer, position);
     buffer.refusedSpans += count;
     buffer.reasons.add('refused-spans');
+    this.#schedule(buffer);
+  }
+
+  /**
+   * Folds what stage 1 knew of a forwarded trace's capture (`repartition/record.ts`) into the
+   * trajectory its steps joined (or, for a trace with no step, the one of `sessionId`): its
+   * incomplete reasons, conflicts and refused spans, so the session is incomplete whenever one
+   * of its traces was. Called after the trace's steps were added.
+   */
+  noteForwarded(
+    traceId: string,
+    sessionId: string,
+    capture: { incompleteReasons: readonly IncompleteReason[]; conflicts: readonly CaptureConflict[]; refusedSpans: number },
+    activityMs: number,
+    position?: SourcePosition,
+  ): void {
+    const key = this.#traceKey.get(traceId) ?? (this.#sessionKeys ? sessionId : traceId);
+    const buffer = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
+    if (this.#sessionKeys) this.#traceKey.set(traceId, key);
+    if (position !== undefined) holdPosition(buffer, position);
+    buffer.traceIds.add(traceId);
+    for (const r of capture.incompleteReasons) buffer.reasons.add(r);
+    for (const c of capture.conflicts) {
+      const known = buffer.conflicts.some((k) => k.traceId === c.traceId && k.spanId === c.spanId && k.refusedDigest === c.refusedDigest);
+      if (!known) buffer.conflicts.push({ ...c });
+    }
+    if (capture.refusedSpans > 0) {
+      buffer.refusedSpans += capture.refusedSpans;
+      buffer.reasons.add('refused-spans');
+    }
+    if (activityMs > buffer.lastActivityMs) buffer.lastActivityMs = activityMs;
     this.#schedule(buffer);
   }
 
@@ -401,7 +435,7 @@ export class Assembler {
       this.#content.spanMissing += joined.spanMissing;
     }
     this.#retain(buffer, inherited, trajectory.traceIds, cause, nowMs);
-    this.#onClose(trajectory, buffer.positions);
+    this.#onClose(trajectory, buffer.positions, () => sortSmall([...buffer.steps.values()], compareSteps));
   }
 
   #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {

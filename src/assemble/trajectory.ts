@@ -16,7 +16,9 @@ export type IncompleteReason =
   /** The trace's spans name two different sessions: which run its spans belong to is unknown. */
   | 'session-conflict'
   /** A content event (OTLP log record) named a span that never arrived: that span is missing. */
-  | 'content-without-span';
+  | 'content-without-span'
+  /** A trace of the session was too large for the internal repartition topic: it is missing here. */
+  | 'repartition-refused';
 
 /** Two different payloads arrived under one span id; the first is kept, the second recorded. */
 export interface CaptureConflict {

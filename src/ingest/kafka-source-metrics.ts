@@ -9,7 +9,8 @@ import type { KafkaSourceStats } from './kafka-source.ts';
  * `_commits_total{outcome}`, `_pauses_total`, `_joins_total`, `_dropped_trajectories_total`.
  * Gauges: `trajwatch_kafka_source_lag_records`, `_assigned_partitions`, `_paused`.
  */
-export function registerKafkaSourceMetrics(registry: Registry, read: () => KafkaSourceStats): void {
+/** `prefix`: `trajwatch_kafka_source` (the OTLP source), `trajwatch_kafka_sessions_source` (stage 2 of a repartition). */
+export function registerKafkaSourceMetrics(registry: Registry, read: () => KafkaSourceStats, prefix = 'trajwatch_kafka_source'): void {
   const mirror = (name: string, help: string, labelNames: string[], totals: (s: KafkaSourceStats) => [Record<string, string>, number][]) => {
     const last = new Map<string, number>();
     new Counter({
@@ -36,19 +37,19 @@ export function registerKafkaSourceMetrics(registry: Registry, read: () => Kafka
         this.set(value(read()));
       },
     });
-  mirror('trajwatch_kafka_source_records_total', 'Records consumed from the Kafka source topic (decoded or dead-lettered).', [], (s) => [[{}, s.recordsConsumed]]);
-  mirror('trajwatch_kafka_source_spans_total', 'Spans decoded from Kafka source records.', [], (s) => [[{}, s.spansConsumed]]);
-  mirror('trajwatch_kafka_source_dead_letter_total', 'Undecodable records sent to the dead-letter topic, by reason.', ['reason'], (s) =>
+  mirror(`${prefix}_records_total`, 'Records consumed from the Kafka source topic (decoded or dead-lettered).', [], (s) => [[{}, s.recordsConsumed]]);
+  mirror(`${prefix}_spans_total`, 'Spans decoded from Kafka source records.', [], (s) => [[{}, s.spansConsumed]]);
+  mirror(`${prefix}_dead_letter_total`, 'Undecodable records sent to the dead-letter topic, by reason.', ['reason'], (s) =>
     Object.entries(s.deadLettered).map(([reason, n]) => [{ reason }, n]),
   );
-  mirror('trajwatch_kafka_source_commits_total', 'Offset commits of the Kafka source, by outcome.', ['outcome'], (s) => [
+  mirror(`${prefix}_commits_total`, 'Offset commits of the Kafka source, by outcome.', ['outcome'], (s) => [
     [{ outcome: 'ok' }, s.commits],
     [{ outcome: 'failed' }, s.commitErrors],
   ]);
-  mirror('trajwatch_kafka_source_pauses_total', 'Times the consumer paused because the pipeline refused input.', [], (s) => [[{}, s.pauses]]);
-  mirror('trajwatch_kafka_source_joins_total', 'Consumer group joins; each replays the assigned partitions from their commits.', [], (s) => [[{}, s.joins]]);
-  mirror('trajwatch_kafka_source_dropped_trajectories_total', 'Open trajectories forgotten at a rebalance or stop, rebuilt by the replay.', [], (s) => [[{}, s.droppedTrajectories]]);
-  gauge('trajwatch_kafka_source_lag_records', 'Records behind the high watermark on the assigned partitions (as of their last batch).', (s) => s.lagRecords);
-  gauge('trajwatch_kafka_source_assigned_partitions', 'Partitions of the source topic this instance owns.', (s) => s.assignedPartitions.length);
-  gauge('trajwatch_kafka_source_paused', '1 while the consumer is paused because the pipeline refuses input.', (s) => (s.paused ? 1 : 0));
+  mirror(`${prefix}_pauses_total`, 'Times the consumer paused because the pipeline refused input.', [], (s) => [[{}, s.pauses]]);
+  mirror(`${prefix}_joins_total`, 'Consumer group joins; each replays the assigned partitions from their commits.', [], (s) => [[{}, s.joins]]);
+  mirror(`${prefix}_dropped_trajectories_total`, 'Open trajectories forgotten at a rebalance or stop, rebuilt by the replay.', [], (s) => [[{}, s.droppedTrajectories]]);
+  gauge(`${prefix}_lag_records`, 'Records behind the high watermark on the assigned partitions (as of their last batch).', (s) => s.lagRecords);
+  gauge(`${prefix}_assigned_partitions`, 'Partitions of the source topic this instance owns.', (s) => s.assignedPartitions.length);
+  gauge(`${prefix}_paused`, '1 while the consumer is paused because the pipeline refuses input.', (s) => (s.paused ? 1 : 0));
 }

@@ -5,7 +5,7 @@ import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import type { DecodedRequest } from './span.ts';
 
 /** Why a record went to the dead-letter topic: a bounded set, so it can label a metric. */
-export type DeadLetterReason = 'no-value' | 'undecodable-otlp-proto' | 'undecodable-otlp-json';
+export type DeadLetterReason = 'no-value' | 'undecodable-otlp-proto' | 'undecodable-otlp-json' | 'invalid-repartition-record';
 
 /** A record that cannot be read as OTLP: the reason (metric label) and the decoder's message. */
 export interface Undecodable {

@@ -4,15 +4,24 @@ import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } fro
 import { UpstreamError } from '../errors.ts';
 import { kafkaClientConfig } from '../kafka/client-config.ts';
 import type { KafkaSourceConfig } from './kafka-source-config.ts';
-import { type DeadLetterReason, decodeRecord, isUndecodable } from './kafka-source-record.ts';
-import type { PositionedInput } from './pipeline-input.ts';
+import { type DeadLetterReason, decodeRecord, isUndecodable, type Undecodable } from './kafka-source-record.ts';
+import type { PositionedInput, SourcePosition } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 
 export type SourceLogLevel = 'info' | 'warn' | 'error';
 export type SourceLog = LevelLog;
 
+/**
+ * How a record's value becomes input: decoded and handed to the target, returning the spans it
+ * carried, or an {@link Undecodable} (then dead-lettered, and the partition moves on). The
+ * default reads OTLP (`decodeRecord`); stage 2 of a repartition reads its own records.
+ */
+export type RecordReader = (value: Buffer | null, position: SourcePosition) => number | Undecodable;
+
 export interface KafkaSourceOptions {
   log?: SourceLog;
+  /** Default: OTLP in `config.encoding`, to `target.accept`. */
+  reader?: RecordReader;
   /** Where `sasl.passwordEnv` is looked up (default `process.env`). */
   env?: NodeJS.ProcessEnv;
 }
@@ -71,6 +80,7 @@ export class KafkaSource {
   readonly #consumer: Consumer;
   readonly #producer: Producer;
   readonly #log: SourceLog;
+  readonly #reader: RecordReader;
   #assigned = new Set<number>();
   readonly #lag = new Map<number, number>();
   #commitTimer: NodeJS.Timeout | undefined;
@@ -93,10 +103,11 @@ export class KafkaSource {
     mixedPartitionTrajectories: 0,
   };
 
-  private constructor(config: KafkaSourceConfig, target: PositionedInput, kafka: Kafka, log: SourceLog) {
+  private constructor(config: KafkaSourceConfig, target: PositionedInput, kafka: Kafka, log: SourceLog, reader: RecordReader | undefined) {
     this.config = config;
     this.#target = target;
     this.#log = log;
+    this.#reader = reader ?? ((value, position) => this.#otlp(value, position));
     this.#consumer = kafka.consumer({
       groupId: config.groupId,
       sessionTimeout: config.sessionTimeoutMs,
@@ -116,7 +127,7 @@ export class KafkaSource {
   static async start(config: KafkaSourceConfig, target: PositionedInput, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
     const log = options.log ?? logToStderr;
     const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env, 'source.kafka.', log));
-    const source = new KafkaSource(config, target, kafka, log);
+    const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
       if (config.createDeadLetterTopic) await ensureTopic(kafka, config.deadLetterTopic);
       await source.#run();
@@ -253,16 +264,22 @@ export class KafkaSource {
   }
 
   async #take(partition: number, offset: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> {
-    const decoded = decodeRecord(message.value, this.config.encoding);
+    const taken = this.#reader(message.value, { partition, offset });
     this.#stats.recordsConsumed++;
-    if (isUndecodable(decoded)) {
-      await this.#deadLetter(partition, offset, message, decoded.reason, decoded.detail, heartbeat);
+    if (typeof taken !== 'number') {
+      await this.#deadLetter(partition, offset, message, taken.reason, taken.detail, heartbeat);
       // An empty request only moves the partition's committable offset past this record.
       this.#target.accept({ spans: [], rejected: [] }, { partition, offset });
       return;
     }
-    this.#stats.spansConsumed += decoded.spans.length;
-    this.#target.accept(decoded, { partition, offset });
+    this.#stats.spansConsumed += taken;
+  }
+
+  #otlp(value: Buffer | null, position: SourcePosition): number | Undecodable {
+    const decoded = decodeRecord(value, this.config.encoding);
+    if (isUndecodable(decoded)) return decoded;
+    this.#target.accept(decoded, position);
+    return decoded.spans.length;
   }
 
   /** Sends the record as it came, plus the reason, to the dead-letter topic; retries until the broker has it. */

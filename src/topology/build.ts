@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { createAnalyzer } from '../analyze.ts';
 import { registerAssemblerMetrics } from '../assemble/assembler-metrics.ts';
-import type { KeyBy } from '../assemble/assembler.ts';
+import type { AssemblerStats, KeyBy } from '../assemble/assembler.ts';
 import type { Config } from '../config-schema.ts';
 import { deriveProvenance } from '../findings/provenance/derive.ts';
 import { DurableIngest } from '../ingest/durable-ingest.ts';
@@ -10,7 +10,8 @@ import { receiverFaults } from '../ingest/receiver-faults.ts';
 import { receiverMetrics, type RequestOutcome, type Transport } from '../ingest/receiver-metrics.ts';
 import { SpanWal } from '../ingest/span-wal.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
-import { type Clock, Pipeline } from '../pipeline.ts';
+import type { KafkaSourceConfig } from '../ingest/kafka-source-config.ts';
+import { type Clock, Pipeline, type PipelineOptions } from '../pipeline.ts';
 import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
 import { type AudienceLog, withAudience } from '../sinks/audience-sink.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
@@ -31,6 +32,7 @@ import { HttpServerComponent } from './components/http-server.ts';
 import { judgeComponent } from './components/judge.ts';
 import { KafkaSourceComponent } from './components/kafka-source.ts';
 import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
+import { RepartitionComponent, sessionRecordReader, sessionStageSourceConfig } from './components/repartition.ts';
 import { sinkComponent } from './components/sink.ts';
 import { SpanWalComponent } from './components/span-wal.ts';
 import { trajectoryLogComponent } from './components/trajectory-log.ts';
@@ -52,7 +54,8 @@ export interface Plan {
   otlpEvaluations?: boolean;
   /**
    * The sources and the HTTP server (serve). `http`: the OTLP/HTTP and gRPC receivers (and the
-   * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source (keys trajectories by trace).
+   * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source, feeding stage 1 of the
+   * repartition by session (or, with `source.kafka.sessions.enabled` false, keying by trace).
    * The HTTP server runs either way, for `/metrics` and `/healthz`. Absent: no source, no server.
    */
   sources?: { http: boolean; kafka: boolean };
@@ -90,10 +93,12 @@ export async function buildTopology(config: Config, plan: Plan, telemetry: Telem
   const ctx: Context = { config, plan, ...telemetry, built, log: (component) => telemetry.logger.child({ component }) };
   try {
     const outputs = await buildOutputs(ctx);
-    const { pipeline, judge, stage } = await buildStage(ctx, outputs);
+    const { pipeline, judge, stage, traceStage } = await buildStage(ctx, outputs);
     const wal = await buildWal(ctx, pipeline);
-    const sources = buildSources(ctx, pipeline, wal?.ingest ?? pipeline);
-    const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], sources];
+    // With sessions repartitioned, the Kafka source feeds stage 1 (by trace), the receivers stage 2.
+    const sessions = traceStage === undefined ? [] : traceStage.layers;
+    const sources = buildSources(ctx, traceStage?.pipeline ?? pipeline, wal?.ingest ?? pipeline);
+    const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], ...sessions, sources];
     registerBacklogMetrics(ctx.registry, layers.flat());
     return { pipeline, running: new RunningTopology(layers, telemetry.logger), kafkaSource: plan.sources?.kafka === true };
   } catch (err) {
@@ -171,7 +176,7 @@ function audienceLog(ctx: Context, component: string): AudienceLog {
 async function buildStage(
   ctx: Context,
   outputs: { sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined },
-): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage }> {
+): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage; traceStage: TraceStage | undefined }> {
   const { config, plan, registry } = ctx;
   const observed = pipelineMetrics(registry);
   const judgeErrors = new FaultLog(ctx.log('judge'), 'judge failure');
@@ -189,11 +194,13 @@ async function buildStage(
   });
   const judge = keep(ctx, judgeComponent(decisions));
   if (decisions.enabled) registerJudgeMetrics(registry, () => decisions.stats());
-  const pipeline = new Pipeline({
+  const repartition = plan.sources?.kafka === true && config.source.kafka?.sessions.enabled === true ? config.source.kafka : undefined;
+  const analyze = createAnalyzer(config, (issue) => observed.onProvenanceIssue(issue));
+  const pipelineOptions = (keyBy: KeyBy): PipelineOptions => ({
     limits: config.assembler,
     clock: plan.clock,
-    keyBy: plan.sources?.kafka === true ? 'trace' : 'session',
-    analyze: createAnalyzer(config, (issue) => observed.onProvenanceIssue(issue)),
+    keyBy,
+    analyze,
     provenance,
     decisions,
     ...(outputs.trajectoryLog === undefined ? {} : { trajectoryLog: outputs.trajectoryLog }),
@@ -205,10 +212,61 @@ async function buildStage(
     onDurable: observed.onDurable,
     onJudged: observed.onJudged,
   });
-  registerAssemblerMetrics(registry, () => pipeline.assembler.stats());
+  // Kafka without the repartition keys by trace (a session's traces may be on other partitions).
+  const pipeline = new Pipeline(pipelineOptions(plan.sources?.kafka === true && repartition === undefined ? 'trace' : 'session'));
+  const tickMs = plan.clock === 'arrival' ? TICK_MS : undefined;
+  const traceStage = repartition === undefined ? undefined : buildTraceStage(ctx, repartition, pipeline, pipelineOptions('trace'), tickMs);
+  const assemblers = traceStage === undefined ? [pipeline] : [pipeline, traceStage.pipeline];
+  registerAssemblerMetrics(registry, () => sumAssemblerStats(assemblers.map((p) => p.assembler.stats())));
   registerLogOutcomeMetrics(registry, () => pipeline.logOutcomes());
-  const stage = keep(ctx, new PipelineStage(pipeline, plan.clock === 'arrival' ? TICK_MS : undefined));
-  return { pipeline, judge, stage };
+  const stage = keep(ctx, new PipelineStage(pipeline, tickMs));
+  return { pipeline, judge, stage, traceStage };
+}
+
+/** Stage 1 of the repartition: its pipeline (by trace), and the layers above stage 2's pipeline. */
+interface TraceStage {
+  pipeline: Pipeline;
+  /** The repartition (topics, forwarder), stage 2's consumer, stage 1's pipeline: started in this order. */
+  layers: Component[][];
+}
+
+/**
+ * Sessions at any scale (docs/scaling-out.md §4): `sessions` is stage 2 (by session, fed from
+ * the internal topic); stage 1, built here, assembles by trace what the Kafka source reads and
+ * forwards each closed trace that names a session; a trace naming none is analyzed by stage 1.
+ */
+function buildTraceStage(ctx: Context, config: KafkaSourceConfig, sessions: Pipeline, options: PipelineOptions, tickMs: number | undefined): TraceStage {
+  const repartition = keep(ctx, new RepartitionComponent(config, ctx.registry, ctx.log('repartition')));
+  // Stage 2's pipeline stops after stage 1's: stage 1 must not shut the judge down under it (the judge component closes it last).
+  const judge = options.decisions;
+  const decisions =
+    judge === undefined ? {} : { decisions: { consider: judge.consider.bind(judge), drain: () => judge.drain(), beginShutdown: () => {}, close: async () => {} } };
+  const traces = new Pipeline({ ...options, ...decisions, forward: repartition.forwarder });
+  const stage2Source = keep(
+    ctx,
+    new KafkaSourceComponent(sessionStageSourceConfig(config), sessions, ctx.registry, ctx.log('source.kafka.sessions'), {
+      name: 'source.kafka.sessions',
+      reader: sessionRecordReader(sessions),
+      metricsPrefix: 'trajwatch_kafka_sessions_source',
+    }),
+  );
+  const stage1 = keep(ctx, new PipelineStage(traces, tickMs, 'pipeline.traces'));
+  return { pipeline: traces, layers: [[repartition], [stage2Source], [stage1]] };
+}
+
+/** Both stages' assemblers as one, for the assembler's gauges. */
+function sumAssemblerStats(all: AssemblerStats[]): AssemblerStats {
+  const [first, ...rest] = all;
+  const sum = { ...first!, contentEvents: { ...first!.contentEvents } };
+  for (const s of rest) {
+    sum.openTrajectories += s.openTrajectories;
+    sum.bufferedBytes += s.bufferedBytes;
+    sum.retainedBytes += s.retainedBytes;
+    sum.duplicateSpans += s.duplicateSpans;
+    sum.conflictingSpans += s.conflictingSpans;
+    sum.lateSpans += s.lateSpans;
+  }
+  return sum;
 }
 
 /** The span WAL in front of the pipeline (serve, HTTP source, `receiver.wal.enabled`): opened now, replayed at start. */

@@ -18,6 +18,10 @@ export const LAYERS: readonly string[] = [
   'ingest/',
   'normalize/',
   'assemble/',
+  // The repartition between the two assembly stages (sessions at any scale): encodes steps and
+  // trajectories (assemble/, normalize/) and produces with the Kafka client (kafka/); the
+  // pipeline and the topology above use it.
+  'repartition/',
   'checks/',
   'windows/',
   'findings/',

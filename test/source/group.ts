@@ -50,7 +50,9 @@ export function lastAssignment(member: ServeProcess): number[] | undefined {
   let last: number[] | undefined;
   for (const line of member.output().split('\n')) {
     if (!line.includes('"partitions assigned"')) continue;
-    last = (JSON.parse(line) as { partitions: number[] }).partitions;
+    const row = JSON.parse(line) as { partitions: number[]; component?: string };
+    // The OTLP source's, not stage 2's (`source.kafka.sessions`, the internal topic).
+    if (row.component === 'source.kafka') last = row.partitions;
   }
   return last;
 }
@@ -124,7 +126,10 @@ export async function readTrajectories(dataDirs: readonly string[]): Promise<{ k
   return rows;
 }
 
-/** The finding ids the records give when one process reads them all, keyed by trace as in Kafka mode. */
+/**
+ * The finding ids the records give when one process reads them all, keyed by session as over
+ * OTLP/HTTP: with the repartition (on by default) a consumer group gives the same.
+ */
 export async function expectedFindingIds(records: readonly OtlpRecord[]): Promise<Set<string>> {
   const config = ConfigSchema.parse({ assembler: { quietPeriodMs: QUIET_PERIOD_MS } });
   const ids = new Set<string>();
@@ -132,7 +137,7 @@ export async function expectedFindingIds(records: readonly OtlpRecord[]): Promis
     limits: config.assembler,
     clock: 'arrival',
     analyze: createAnalyzer(config),
-    keyBy: 'trace',
+    keyBy: 'session',
     sinks: [
       {
         name: 'expected',

@@ -22,6 +22,15 @@ describe('source configuration', () => {
       connectionTimeoutMs: 3_000,
       requestTimeoutMs: 30_000,
       kafkajsLogLevel: 'nothing',
+      sessions: {
+        enabled: true,
+        partitions: 6,
+        createTopics: true,
+        replicationFactor: -1,
+        maxInFlightBytes: 16 * 1024 * 1024,
+        maxRecordBytes: 1_000_000,
+        lingerMs: 5,
+      },
     });
   });
 

@@ -157,11 +157,32 @@ describe.runIf(brokers !== undefined)('buildTopology with Kafka (real broker)', 
       { http: false, kafka: true },
       { kafka: { brokers }, source: { kafka: { brokers, topic: `topology-${Date.now()}`, createDeadLetterTopic: false } } },
     );
-    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'kafka', 'judge', 'pipeline', 'metrics-endpoint', 'source.kafka']);
+    // Sessions repartitioned (the default): stage 2's pipeline, the repartition, stage 2's consumer, stage 1's pipeline, then the source.
+    expect(t.running.components.map((c) => c.name)).toEqual([
+      'trajectory-log',
+      'local-log',
+      'kafka',
+      'judge',
+      'pipeline',
+      'repartition',
+      'source.kafka.sessions',
+      'pipeline.traces',
+      'metrics-endpoint',
+      'source.kafka',
+    ]);
     for (const c of t.running.components) {
       await c.stop();
       await c.stop();
     }
+    expect(await t.running.stop(10_000)).toEqual({ outcome: 'stopped' });
+  });
+
+  it('without the repartition (sessions.enabled false) one pipeline keyed by trace, as before', async () => {
+    const t = await serveLike(
+      { http: false, kafka: true },
+      { kafka: { brokers }, source: { kafka: { brokers, topic: `topology-${Date.now()}`, createDeadLetterTopic: false, sessions: { enabled: false } } } },
+    );
+    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'kafka', 'judge', 'pipeline', 'metrics-endpoint', 'source.kafka']);
     expect(await t.running.stop(10_000)).toEqual({ outcome: 'stopped' });
   });
 });

@@ -1,6 +1,6 @@
 import type { KafkaSourceConfig } from '../../ingest/kafka-source-config.ts';
 import { registerKafkaSourceMetrics } from '../../ingest/kafka-source-metrics.ts';
-import { KafkaSource } from '../../ingest/kafka-source.ts';
+import { KafkaSource, type RecordReader } from '../../ingest/kafka-source.ts';
 import type { PositionedInput } from '../../ingest/pipeline-input.ts';
 import { levelLog, type Logger } from '../../telemetry/logger.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
@@ -11,14 +11,29 @@ import { type Component, once } from '../component.ts';
  * registered. Stopped: consumption paused, commits made below open trajectories, group left.
  */
 export class KafkaSourceComponent implements Component {
-  readonly name = 'source.kafka';
+  readonly name: string;
+  readonly #reader: RecordReader | undefined;
+  readonly #metricsPrefix: string;
   readonly #config: KafkaSourceConfig;
   readonly #target: PositionedInput;
   readonly #registry: MetricRegistry;
   readonly #logger: Logger;
   #source: KafkaSource | undefined;
 
-  constructor(config: KafkaSourceConfig, target: PositionedInput, registry: MetricRegistry, logger: Logger) {
+  /**
+   * `options`: stage 2 of a repartition reads its own records (`reader`) under its own name and
+   * series prefix (`trajwatch_kafka_sessions_source_*`).
+   */
+  constructor(
+    config: KafkaSourceConfig,
+    target: PositionedInput,
+    registry: MetricRegistry,
+    logger: Logger,
+    options: { name?: string; reader?: RecordReader; metricsPrefix?: string } = {},
+  ) {
+    this.name = options.name ?? 'source.kafka';
+    this.#reader = options.reader;
+    this.#metricsPrefix = options.metricsPrefix ?? 'trajwatch_kafka_source';
     this.#config = config;
     this.#target = target;
     this.#registry = registry;
@@ -26,11 +41,13 @@ export class KafkaSourceComponent implements Component {
   }
 
   async start(): Promise<void> {
-    const source = await KafkaSource.start(this.#config, this.#target, { log: levelLog(this.#logger) });
+    const reader = this.#reader === undefined ? {} : { reader: this.#reader };
+    const source = await KafkaSource.start(this.#config, this.#target, { log: levelLog(this.#logger), ...reader });
     this.#source = source;
-    if (this.#registry !== undefined) registerKafkaSourceMetrics(this.#registry, () => source.stats());
+    if (this.#registry !== undefined) registerKafkaSourceMetrics(this.#registry, () => source.stats(), this.#metricsPrefix);
     const { topic, groupId, brokers } = source.config;
-    this.#logger.info({ topic, groupId, brokers }, `consuming OTLP from Kafka topic ${topic} as group ${groupId} (${brokers.join(',')})`);
+    const what = this.#reader === undefined ? 'OTLP' : 'records';
+    this.#logger.info({ topic, groupId, brokers }, `consuming ${what} from Kafka topic ${topic} as group ${groupId} (${brokers.join(',')})`);
   }
 
   readonly stop = once(async () => {

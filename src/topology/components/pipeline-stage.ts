@@ -11,14 +11,15 @@ export const TICK_MS = 100;
  * once every output is durable, so the WAL behind it can be released to its end.
  */
 export class PipelineStage implements Component {
-  readonly name = 'pipeline';
+  readonly name: string;
   readonly pipeline: Pipeline;
   readonly #tickMs: number | undefined;
   #ticker: NodeJS.Timeout | undefined;
   #started = false;
 
   /** `tickMs` undefined: no timer (replay, where the spans' own times close trajectories). */
-  constructor(pipeline: Pipeline, tickMs: number | undefined) {
+  constructor(pipeline: Pipeline, tickMs: number | undefined, name = 'pipeline') {
+    this.name = name;
     this.pipeline = pipeline;
     this.#tickMs = tickMs;
   }
