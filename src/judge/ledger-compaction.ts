@@ -1,6 +1,7 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { StorageError } from '../errors.ts';
+import { syncDir } from '../storage/sync-dir.ts';
 import { rawLines } from './ledger-lines.ts';
 
 /** The compacted ledger is written here first, then renamed over the ledger. */
@@ -86,16 +87,6 @@ export async function compactLedger(path: string, keyOf: (key: unknown) => strin
     await out.close().catch(() => undefined);
     if (!renamed) await unlink(tmp).catch(() => undefined);
     throw err instanceof StorageError ? err : new StorageError(`ledger ${path} could not be compacted`, { cause: err });
-  }
-}
-
-/** Makes a rename in `dir` durable. */
-export async function syncDir(dir: string): Promise<void> {
-  const fh = await open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
   }
 }
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseSection } from '../../config/parse-section.ts';
 import { KafkaConnectionSchema, KafkaTopicNameSchema as TopicName } from '../../kafka/config.ts';
 import { StreamAudiencesSchema } from '../audience-sink.ts';
-import { DEFAULT_OUTBOX_LIMITS } from './outbox.ts';
+import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../outbox-delivery-config.ts';
 
 /** The Kafka sink's configuration: strict, every default embedded. */
 export const KafkaSinkConfigSchema = KafkaConnectionSchema.extend({
@@ -28,22 +28,9 @@ export const KafkaSinkConfigSchema = KafkaConnectionSchema.extend({
   batchSize: z.number().int().min(1).max(10_000).default(500),
   /** Serialized bytes per produce request beyond its first record. */
   maxBatchBytes: z.number().int().min(1024).default(512 * 1024),
-  /** Outbox bounds: at either, `write` answers `full` and `backpressure()` says so. */
-  maxOutboxBytes: z.number().int().min(1024).default(DEFAULT_OUTBOX_LIMITS.maxOutboxBytes),
-  maxOutboxRecords: z.number().int().min(1).default(DEFAULT_OUTBOX_LIMITS.maxOutboxRecords),
-  /** Below the broker's default `message.max.bytes` (1 MiB), so the broker never rejects one. */
-  maxRecordBytes: z.number().int().min(256).default(DEFAULT_OUTBOX_LIMITS.maxRecordBytes),
-  outboxSegmentBytes: z.number().int().min(4096).default(DEFAULT_OUTBOX_LIMITS.segmentBytes),
-  /** Delivery retry backoff after a failed send: doubles from initial up to max. */
-  retryInitialMs: z.number().int().min(1).default(250),
-  retryMaxMs: z.number().int().min(1).default(10_000),
-  /** How long `close()` keeps delivering before it gives up (what is left stays in the outbox). */
-  closeTimeoutMs: z.number().int().min(0).default(10_000),
+  ...OUTBOX_DELIVERY_KEYS,
 })
-  .refine((c) => c.retryInitialMs <= c.retryMaxMs, {
-    message: 'retryInitialMs must not exceed retryMaxMs',
-    path: ['retryInitialMs'],
-  });
+  .refine(...retryOrder);
 
 export type KafkaSinkConfig = z.infer<typeof KafkaSinkConfigSchema>;
 export type KafkaSinkConfigInput = z.input<typeof KafkaSinkConfigSchema>;

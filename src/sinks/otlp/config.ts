@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseSection } from '../../config/parse-section.ts';
 import { AUDIENCES } from '../../findings/audience.ts';
-import { DEFAULT_OUTBOX_LIMITS } from '../kafka/outbox.ts';
+import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../outbox-delivery-config.ts';
 
 /**
  * OpenTelemetry evaluation events (docs/consumers.md): every finding also as an OTLP/HTTP log
@@ -21,19 +21,10 @@ export const OtlpEvaluationConfigSchema = z
     /** Log records per export request. */
     batchSize: z.number().int().min(1).max(10_000).default(512),
     maxBatchBytes: z.number().int().min(1024).default(1024 * 1024),
-    /** Outbox bounds: at either, `backpressure()` says so and input is refused upstream. */
-    maxOutboxBytes: z.number().int().min(1024).default(DEFAULT_OUTBOX_LIMITS.maxOutboxBytes),
-    maxOutboxRecords: z.number().int().min(1).default(DEFAULT_OUTBOX_LIMITS.maxOutboxRecords),
-    maxRecordBytes: z.number().int().min(256).default(DEFAULT_OUTBOX_LIMITS.maxRecordBytes),
-    outboxSegmentBytes: z.number().int().min(4096).default(DEFAULT_OUTBOX_LIMITS.segmentBytes),
-    /** Backoff after a failed export: doubles from initial up to max. */
-    retryInitialMs: z.number().int().min(1).default(250),
-    retryMaxMs: z.number().int().min(1).default(10_000),
-    /** How long `close()` keeps exporting; what is left stays in the outbox for the next run. */
-    closeTimeoutMs: z.number().int().min(0).default(10_000),
+    ...OUTBOX_DELIVERY_KEYS,
   })
   .strict()
-  .refine((c) => c.retryInitialMs <= c.retryMaxMs, { message: 'retryInitialMs must not exceed retryMaxMs', path: ['retryInitialMs'] });
+  .refine(...retryOrder);
 
 export type OtlpEvaluationConfig = z.infer<typeof OtlpEvaluationConfigSchema>;
 
