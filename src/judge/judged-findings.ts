@@ -14,7 +14,8 @@ import { windowRepetition } from '../windows/window-repetition.ts';
 
 export const JUDGE_ANALYST_ID = 'trace-questions';
 
-const SEVERITY: Record<Action, Severity> = { act: 'high', escalate: 'medium', record: 'info' };
+/** A judged finding's severity follows its recommended action (the trace questions and the walk alike). */
+export const SEVERITY: Record<Action, Severity> = { act: 'high', escalate: 'medium', record: 'info' };
 
 /** Judged findings and the alarms among them: the `act` answers of a window whose combined action is `act`. */
 export interface WindowFindings {
@@ -22,7 +23,8 @@ export interface WindowFindings {
   alarms: Finding[];
 }
 
-function build(draft: FindingDraft, provenance: Provenance): Finding {
+/** A judged finding from its draft: provenance the judge derived is never refused, so a refusal is a bug and throws. */
+export function build(draft: FindingDraft, provenance: Provenance): Finding {
   const r = makeFinding(draft, provenance);
   if (!r.ok) throw new TrajwatchError(`provenance refused: ${r.error.kind} on id ${r.error.id}`, { context: { ...r.error } });
   return r.value;

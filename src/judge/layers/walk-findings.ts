@@ -6,7 +6,7 @@ import { makeFinding, type FindingDraft } from '../../findings/make-finding.ts';
 import type { Provenance } from '../../findings/provenance/provenance.ts';
 import type { Finding, RecordObservationSchema, Severity } from '../../findings/schema.ts';
 import { UNRESOLVED_EVENT_ID } from '../../windows/window.ts';
-import type { Action } from '../decision-policy.ts';
+import { build, SEVERITY } from '../judged-findings.ts';
 import type { ResultRecord } from '../ledger-record.ts';
 import type { LayerConflict } from './conflicts.ts';
 import type { SiteOutcome, WalkOutcome } from './walk.ts';
@@ -18,18 +18,10 @@ export const WALK_ANALYST_ID = 'layered-walk';
 /** A JSON value as a record observation holds it. */
 type Json = import('zod').infer<typeof RecordObservationSchema>['values'][string];
 
-const SEVERITY: Record<Action, Severity> = { act: 'high', escalate: 'medium', record: 'info' };
-
 export interface WalkFindings {
   findings: Finding[];
   /** Layer answers whose recommendation, after the verifier, is `act`. Never a summary or a conflict. */
   alarms: Finding[];
-}
-
-function build(draft: FindingDraft, provenance: Provenance): Finding {
-  const r = makeFinding(draft, provenance);
-  if (!r.ok) throw new TrajwatchError(`provenance refused: ${r.error.kind} on id ${r.error.id}`, { context: { ...r.error } });
-  return r.value;
 }
 
 function lastEnd(t: Trajectory): string {
