@@ -1,4 +1,5 @@
-import { buildDashboard, type Dashboard, labelVariable, type PanelSpec, stat, table, textboxVariable, timeseries, type ValueMapping } from './model.ts';
+import { MappingType, type ValueMap } from '@grafana/grafana-foundation-sdk/dashboard';
+import { buildDashboard, type Dashboard, labelVariable, type QuerySpec, stat, table, textboxVariable, timeseries } from './panels.ts';
 
 const ALARMS = 'trajwatch_coordinator_alarms_total';
 const DECISIONS = 'trajwatch_decisions_total';
@@ -6,8 +7,8 @@ const DECISIONS = 'trajwatch_decisions_total';
 const FILTER = 'question=~"$question",service=~"$service",agent=~"$agent"';
 const RATE = '[$__rate_interval]';
 
-const CERTIFIED: ValueMapping = {
-  type: 'value',
+const CERTIFIED: ValueMap = {
+  type: MappingType.ValueToText,
   options: {
     '0': { text: 'not certified', color: 'red', index: 0 },
     '1': { text: 'certified', color: 'green', index: 1 },
@@ -24,11 +25,11 @@ const CERTIFIED: ValueMapping = {
 export const TRACE_URL_DEFAULT = 'http://127.0.0.1:16686/trace/';
 
 /**
- * A time series over an exemplar-carrying counter: Grafana draws its exemplars as points whose
- * tooltip links to the trace (the datasource's exemplar link, templated by `$trace_url`).
+ * The queries of a time series over an exemplar-carrying counter, fetching exemplars too:
+ * Grafana draws them as points whose tooltip links to the trace (the datasource's exemplar link, templated by `$trace_url`).
  */
-function withExemplars(p: PanelSpec): PanelSpec {
-  return { ...p, queries: p.queries.map((q) => ({ ...q, exemplar: true as const })) };
+function withExemplars(queries: QuerySpec[]): QuerySpec[] {
+  return queries.map((q) => ({ ...q, exemplar: true as const }));
 }
 
 /**
@@ -42,10 +43,10 @@ export function coordinatorAlarms(): Dashboard {
     [{ expr: 'max by (question) (trajwatch_calibration_certified{question=~"$question"})', legend: '{{question}}' }],
     'none',
     24,
-  );
-  calibration.mappings = [CERTIFIED];
-  // Room for every question of the battery on two lines.
-  calibration.height = 7;
+  )
+    .mappings([CERTIFIED])
+    // Room for every question of the battery on two lines.
+    .height(7);
   return buildDashboard({
     uid: 'trajwatch-coordinator-alarms',
     title: 'trajwatch / Coordinator alarms',
@@ -74,9 +75,9 @@ export function coordinatorAlarms(): Dashboard {
             'none',
             6,
           ),
-          withExemplars(timeseries('Alarm rate by question', 'Alarms per second, by the question that raised them.', [{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }], 'ops', 12)),
-          withExemplars(timeseries('Alarm rate by service', 'Alarms per second, by the service (resource service.name) of the trajectory.', [{ expr: `sum by (service) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{service}}' }], 'ops')),
-          withExemplars(timeseries('Alarm rate by agent', 'Alarms per second, by the agent named in the trajectory.', [{ expr: `sum by (agent) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{agent}}' }], 'ops')),
+          timeseries('Alarm rate by question', 'Alarms per second, by the question that raised them.', withExemplars([{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }]), 'ops', 12),
+          timeseries('Alarm rate by service', 'Alarms per second, by the service (resource service.name) of the trajectory.', withExemplars([{ expr: `sum by (service) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{service}}' }]), 'ops'),
+          timeseries('Alarm rate by agent', 'Alarms per second, by the agent named in the trajectory.', withExemplars([{ expr: `sum by (agent) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{agent}}' }]), 'ops'),
           table(
             'Latest alarms by question, service and agent',
             'Alarms in the selected range per (question, service, agent), most first.',
@@ -102,7 +103,7 @@ export function coordinatorAlarms(): Dashboard {
         title: 'Candidates behind the alarms',
         panels: [
           timeseries('L0 hits by pattern', 'Inline L0 patterns fired (candidates, not verdicts).', [{ expr: `sum by (pattern) (rate(trajwatch_l0_hits_total${RATE}))`, legend: '{{pattern}}' }], 'ops'),
-          withExemplars(timeseries('Findings by analyst', 'Findings emitted, by analyst.', [{ expr: `sum by (analyst) (rate(trajwatch_findings_total${RATE}))`, legend: '{{analyst}}' }], 'ops')),
+          timeseries('Findings by analyst', 'Findings emitted, by analyst.', withExemplars([{ expr: `sum by (analyst) (rate(trajwatch_findings_total${RATE}))`, legend: '{{analyst}}' }]), 'ops'),
         ],
       },
     ],

@@ -1,5 +1,5 @@
 import { coordinatorAlarms } from './coordinator-alarms.ts';
-import type { Dashboard } from './model.ts';
+import type { Dashboard } from './panels.ts';
 import { operations } from './operations.ts';
 
 /** Every dashboard that ships, with the file it is written to under dashboards/json/. */

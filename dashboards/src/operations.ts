@@ -1,4 +1,4 @@
-import { buildDashboard, type Dashboard, stat, timeseries } from './model.ts';
+import { buildDashboard, type Dashboard, stat, timeseries } from './panels.ts';
 
 const RATE = '[$__rate_interval]';
 

@@ -1,11 +1,12 @@
 // Structural checks of the shipped Grafana dashboards: what Grafana's dashboard model needs
-// to load and place every panel. (Grafana's own schema is CUE inside Grafana's server, which
-// is not packaged here; dashboards-prometheus.test.ts runs every query for real.)
+// to load and place every panel. (Their types are checked against @grafana/schema at compile
+// time, dashboards/src/panels.ts; Grafana's server-side CUE validation is not packaged here;
+// dashboards-prometheus.test.ts runs every query for real.)
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { DASHBOARDS } from '../../dashboards/src/index.ts';
-import { DATASOURCE } from '../../dashboards/src/model.ts';
+import { DATASOURCE } from '../../dashboards/src/panels.ts';
 import { readShippedDashboards } from './shipped-dashboards.ts';
 
 const shipped = readShippedDashboards();

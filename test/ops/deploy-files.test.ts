@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { Ajv2019 } from 'ajv/dist/2019.js';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { DATASOURCE } from '../../dashboards/src/model.ts';
+import { DATASOURCE } from '../../dashboards/src/panels.ts';
 
 const run = promisify(execFile);
 const ROOT = new URL('../../', import.meta.url).pathname;
