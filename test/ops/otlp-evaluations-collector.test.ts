@@ -57,8 +57,10 @@ async function readExported(count: number): Promise<ReceivedLogRecord[]> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     const text = await readFile(outFile, 'utf8').catch(() => '');
-    const records = text
-      .split('\n')
+    // The Collector may be mid-way through a line: only lines ended by a newline are whole.
+    const lines = text.split('\n');
+    lines.pop();
+    const records = lines
       .filter((l) => l.trim() !== '')
       .flatMap((l) => logRecordsOf(JSON.parse(l) as Parameters<typeof logRecordsOf>[0]));
     if (records.length >= count || Date.now() > deadline) return records;
