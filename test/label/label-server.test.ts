@@ -1,6 +1,7 @@
 import { readFile, readdir, writeFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { INTERNAL_FIELDS } from '../../src/findings/audience.ts';
 import { GoldStore } from '../../src/judge/gold-store.ts';
 import { windowStateDigest } from '../../src/judge/label-windows.ts';
 import { readLedger } from '../../src/judge/ledger.ts';
@@ -29,7 +30,25 @@ type Loose = any;
 const body = async (r: Response | Promise<Response>): Promise<Loose> => (await r).json();
 const gold = async (j: Judged) => (await readFile(j.gold, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '');
 
+/** Every key name anywhere in a JSON value. */
+function keysOf(v: unknown, out = new Set<string>()): Set<string> {
+  if (Array.isArray(v)) for (const x of v) keysOf(x, out);
+  else if (typeof v === 'object' && v !== null) for (const [k, x] of Object.entries(v)) keysOf(x, out.add(k));
+  return out;
+}
+
 describe('the label server', () => {
+  it('is an internal surface that carries only the judge call failure of the internal fields (no model ids, receipts, ledger keys, certificate ids, policy digests): it shows windows and answers, never findings', async () => {
+    const { s, ids } = await setup({ reveal: true });
+    const internal = new Set([...INTERNAL_FIELDS.finding, ...INTERNAL_FIELDS.manifest].map((p) => p.split('.').at(-1)!));
+    expect(internal.size).toBeGreaterThan(5);
+    const replies = [await body(fetch(new URL('/api/windows?labeler=ann', s.url))), ...(await Promise.all(ids.map((id) => body(fetch(new URL(`/api/windows/${id}?labeler=ann`, s.url))))))];
+    const seen = keysOf(replies);
+    expect(seen.size).toBeGreaterThan(5);
+    // A reviewer needs to see that (and why) the judge call failed; nothing else internal is sent.
+    expect([...seen].filter((k) => internal.has(k))).toEqual(['failure']);
+  });
+
   it('keeps each judged window as the judge saw it: the stored content has the digest the ledger recorded', async () => {
     const { j, ids } = await setup();
     const intents = (await readLedger(j.ledger)).filter((r) => r.type === 'intent');
