@@ -45,9 +45,16 @@ describe('/metrics on a running serve', () => {
     expect((await post('x', 'text/plain')).status).toBe(415);
     await waitForLines(join(serve.dataDir, 'trajectories.jsonl'), (r) => r.length === 1);
 
-    const res = await fetch(`${serve.url}/metrics`);
-    expect(res.status).toBe(200);
-    const text = await res.text();
+    // The durable-time histogram is observed once the findings' fsync resolved, which can be a
+    // moment after the trajectory line is on disk: scrape until it is there (bounded).
+    let text = '';
+    for (const deadline = Date.now() + 10_000; ; ) {
+      const res = await fetch(`${serve.url}/metrics`);
+      expect(res.status).toBe(200);
+      text = await res.text();
+      if (/trajwatch_finding_durable_seconds_count\{[^}]*sink="local-log"/.test(text) || Date.now() > deadline) break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
     expect(sample(text, 'trajwatch_spans_received_total', { transport: 'http', content_type: 'application/json' })).toBe(1);
     expect(sample(text, 'trajwatch_spans_refused_total', { transport: 'http' })).toBe(1);
     expect(sample(text, 'trajwatch_otlp_requests_total', { status: '200' })).toBe(1);
