@@ -9,8 +9,13 @@ import type { KafkaSourceStats } from './kafka-source.ts';
  * `_commits_total{outcome}`, `_pauses_total`, `_joins_total`, `_dropped_trajectories_total`.
  * Gauges: `trajwatch_kafka_source_lag_records`, `_assigned_partitions`, `_paused`.
  */
-/** `prefix`: `trajwatch_kafka_source` (the OTLP source), `trajwatch_kafka_sessions_source` (stage 2 of a repartition). */
-export function registerKafkaSourceMetrics(registry: Registry, read: () => KafkaSourceStats, prefix = 'trajwatch_kafka_source'): void {
+/** The series prefix of the OTLP source's consumer. */
+export const KAFKA_SOURCE_PREFIX = 'trajwatch_kafka_source';
+/** The series prefix of stage 2's consumer of a repartition (docs/scaling-out.md §4). */
+export const KAFKA_SESSIONS_SOURCE_PREFIX = 'trajwatch_kafka_sessions_source';
+
+/** `prefix`: {@link KAFKA_SOURCE_PREFIX} or {@link KAFKA_SESSIONS_SOURCE_PREFIX}. */
+export function registerKafkaSourceMetrics(registry: Registry, read: () => KafkaSourceStats, prefix = KAFKA_SOURCE_PREFIX): void {
   const mirror = (name: string, help: string, labelNames: string[], totals: (s: KafkaSourceStats) => [Record<string, string>, number][]) => {
     const last = new Map<string, number>();
     new Counter({

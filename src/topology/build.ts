@@ -11,6 +11,7 @@ import { receiverMetrics, type RequestOutcome, type Transport } from '../ingest/
 import { SpanWal } from '../ingest/span-wal.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
 import type { KafkaSourceConfig } from '../ingest/kafka-source-config.ts';
+import { KAFKA_SESSIONS_SOURCE_PREFIX } from '../ingest/kafka-source-metrics.ts';
 import { type Clock, Pipeline, type PipelineOptions } from '../pipeline.ts';
 import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
 import { type AudienceLog, withAudience } from '../sinks/audience-sink.ts';
@@ -247,7 +248,7 @@ function buildTraceStage(ctx: Context, config: KafkaSourceConfig, sessions: Pipe
     new KafkaSourceComponent(sessionStageSourceConfig(config), sessions, ctx.registry, ctx.log('source.kafka.sessions'), {
       name: 'source.kafka.sessions',
       reader: sessionRecordReader(sessions),
-      metricsPrefix: 'trajwatch_kafka_sessions_source',
+      metricsPrefix: KAFKA_SESSIONS_SOURCE_PREFIX,
     }),
   );
   const stage1 = keep(ctx, new PipelineStage(traces, tickMs, 'pipeline.traces'));

@@ -1,6 +1,8 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { Registry } from 'prom-client';
 import { parse } from 'yaml';
+import { KAFKA_SESSIONS_SOURCE_PREFIX, KAFKA_SOURCE_PREFIX, registerKafkaSourceMetrics } from '../../src/ingest/kafka-source-metrics.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const RULES_FILE = join(ROOT, 'deploy/prometheus/alerts.yml');
@@ -37,7 +39,8 @@ export function metricNames(expr: string): string[] {
 /**
  * Every metric name trajwatch declares: the literal `trajwatch_*` names in `src/` (each
  * component declares its series beside its code, docs/topology.md), a histogram's also with
- * `_bucket`, `_sum` and `_count`.
+ * `_bucket`, `_sum` and `_count`; and the series a component declares under a prefix (the
+ * Kafka source's consumers), read from a real registry they are registered on.
  */
 export function declaredMetricNames(): Set<string> {
   const names = new Set<string>();
@@ -53,5 +56,13 @@ export function declaredMetricNames(): Set<string> {
     }
   };
   walk(join(ROOT, 'src'));
+  for (const prefix of [KAFKA_SOURCE_PREFIX, KAFKA_SESSIONS_SOURCE_PREFIX]) {
+    const registry = new Registry();
+    // Read only at scrape time: never here.
+    registerKafkaSourceMetrics(registry, () => {
+      throw new Error('not scraped');
+    }, prefix);
+    for (const m of registry.getMetricsAsArray()) names.add(m.name);
+  }
   return names;
 }

@@ -1,5 +1,5 @@
 import type { KafkaSourceConfig } from '../../ingest/kafka-source-config.ts';
-import { registerKafkaSourceMetrics } from '../../ingest/kafka-source-metrics.ts';
+import { KAFKA_SOURCE_PREFIX, registerKafkaSourceMetrics } from '../../ingest/kafka-source-metrics.ts';
 import { KafkaSource, type RecordReader } from '../../ingest/kafka-source.ts';
 import type { PositionedInput } from '../../ingest/pipeline-input.ts';
 import { levelLog, type Logger } from '../../telemetry/logger.ts';
@@ -33,7 +33,7 @@ export class KafkaSourceComponent implements Component {
   ) {
     this.name = options.name ?? 'source.kafka';
     this.#reader = options.reader;
-    this.#metricsPrefix = options.metricsPrefix ?? 'trajwatch_kafka_source';
+    this.#metricsPrefix = options.metricsPrefix ?? KAFKA_SOURCE_PREFIX;
     this.#config = config;
     this.#target = target;
     this.#registry = registry;
