@@ -7,7 +7,7 @@
  * logs durable for trajwatch; CPU gone quiet for the peers).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,15 +67,22 @@ async function metricValues(base: string, names: readonly string[]): Promise<num
   return sums;
 }
 
-/** Spawns `node [nodeArgs] src/cli/main.ts serve` on an ephemeral port with `config`; parses its listening line. */
-export async function startTrajwatch(config: Record<string, unknown>, nodeArgs: readonly string[] = []): Promise<RunningServer & { dataDir: string }> {
+/**
+ * Spawns `node [nodeArgs] src/cli/main.ts serve` on an ephemeral port with `config`; parses its
+ * listening line. `checkout`: another working tree's `serve` (a before/after comparison).
+ */
+export async function startTrajwatch(
+  config: Record<string, unknown>,
+  nodeArgs: readonly string[] = [],
+  checkout = root,
+): Promise<RunningServer & { dataDir: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'trajwatch-serve-bench-'));
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify(config));
   const dataDir = join(dir, 'data');
   const child = spawnServer(process.execPath, [
     ...nodeArgs,
-    join(root, 'src/cli/main.ts'),
+    join(checkout, 'src/cli/main.ts'),
     'serve',
     '--otlp-http',
     '127.0.0.1:0',
@@ -101,7 +108,10 @@ export async function startTrajwatch(config: Record<string, unknown>, nodeArgs: 
         await new Promise((r) => setTimeout(r, 250));
       }
     },
-    stop: () => stopChild(child),
+    async stop() {
+      await stopChild(child);
+      rmSync(dir, { recursive: true, force: true });
+    },
   };
 }
 
@@ -125,50 +135,84 @@ function collectorBinary(): string | undefined {
   }
 }
 
-export const collectorPeer: Peer = {
-  name: 'OTel Collector v0.165.0 (otlp → groupbytrace → nop)',
-  unavailable: () => (collectorBinary() === undefined ? 'the Collector could not be built (bench/otelcol/build.sh needs Go and the module proxy)' : undefined),
-  async start() {
-    const bin = collectorBinary()!;
-    const port = await freePort();
-    const dir = mkdtempSync(join(tmpdir(), 'otelcol-bench-'));
-    const configPath = join(dir, 'config.yaml');
-    writeFileSync(
-      configPath,
-      [
-        'receivers:',
-        '  otlp:',
-        '    protocols:',
-        '      http:',
-        `        endpoint: 127.0.0.1:${port}`,
-        'processors:',
-        '  groupbytrace:',
-        '    wait_duration: 500ms', // the same quiet period trajwatch is given
-        '    num_traces: 200000',
-        'exporters:',
-        '  nop:',
-        'service:',
-        '  telemetry:',
-        '    metrics:',
-        '      level: none',
-        '  pipelines:',
-        '    traces:',
-        '      receivers: [otlp]',
-        '      processors: [groupbytrace]',
-        '      exporters: [nop]',
-        '',
-      ].join('\n'),
-    );
-    const child = spawnServer(bin, ['--config', configPath]);
-    await waitForOutput(child, /Everything is ready/, 30_000);
-    return {
-      url: `http://127.0.0.1:${port}/v1/traces`,
-      pid: child.pid!,
-      settle: (timeoutMs) => waitForQuiet(child.pid!, timeoutMs),
-      stop: () => stopChild(child),
-    };
-  },
-};
+/**
+ * The Collector's config: OTLP/HTTP in, groupbytrace with the quiet period trajwatch is given,
+ * then `exporters` (YAML lines under `exporters:`, named in `pipeline`), internal metrics off.
+ */
+function collectorConfig(port: number, dir: string, durable: boolean): string {
+  const exporters = durable
+    ? [
+        // Every span written, as OTLP JSON lines: the trajectory log's counterpart.
+        '  file:',
+        `    path: ${join(dir, 'spans.jsonl')}`,
+        // The file exporter takes no sending_queue (its README: "does not support sending_queue"),
+        // so the persistent queue, the span WAL's counterpart, sits on a second exporter that
+        // does little else: debug at basic verbosity logs one line per batch.
+        '  debug:',
+        '    verbosity: basic',
+        '    sending_queue:',
+        '      enabled: true',
+        '      storage: file_storage',
+      ]
+    : ['  nop:'];
+  return [
+    ...(durable
+      ? ['extensions:', '  file_storage:', `    directory: ${join(dir, 'queue')}`, '    create_directory: true', '    fsync: true']
+      : []),
+    'receivers:',
+    '  otlp:',
+    '    protocols:',
+    '      http:',
+    `        endpoint: 127.0.0.1:${port}`,
+    'processors:',
+    '  groupbytrace:',
+    '    wait_duration: 500ms', // the same quiet period trajwatch is given
+    '    num_traces: 200000',
+    'exporters:',
+    ...exporters,
+    'service:',
+    ...(durable ? ['  extensions: [file_storage]'] : []),
+    '  telemetry:',
+    '    metrics:',
+    '      level: none',
+    '  pipelines:',
+    '    traces:',
+    '      receivers: [otlp]',
+    '      processors: [groupbytrace]',
+    `      exporters: [${durable ? 'file, debug' : 'nop'}]`,
+    '',
+  ].join('\n');
+}
+
+function collector(name: string, durable: boolean): Peer {
+  return {
+    name,
+    unavailable: () => (collectorBinary() === undefined ? 'the Collector could not be built (bench/otelcol/build.sh needs Go and the module proxy)' : undefined),
+    async start() {
+      const bin = collectorBinary()!;
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'otelcol-bench-'));
+      const configPath = join(dir, 'config.yaml');
+      writeFileSync(configPath, collectorConfig(port, dir, durable));
+      const child = spawnServer(bin, ['--config', configPath]);
+      await waitForOutput(child, /Everything is ready/, 30_000);
+      return {
+        url: `http://127.0.0.1:${port}/v1/traces`,
+        pid: child.pid!,
+        settle: (timeoutMs) => waitForQuiet(child.pid!, timeoutMs),
+        async stop() {
+          await stopChild(child);
+          rmSync(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  };
+}
+
+/** The ceiling: the Collector keeping nothing. */
+export const collectorPeer = collector('OTel Collector v0.165.0 (otlp → groupbytrace → nop)', false);
+/** The fair peer: the Collector doing durable work comparable to trajwatch's. */
+export const durableCollectorPeer = collector('OTel Collector v0.165.0 (otlp → groupbytrace → file; queue on file_storage, fsync)', true);
 
 const phoenixBin = join(root, '.cache/phoenix/bin/phoenix');
 

@@ -2,8 +2,10 @@
  * Summarizes a V8 `.cpuprofile` (from `node --cpu-prof`): self time per function and per
  * file, the top entries, so a profile can be read in a terminal and quoted in a doc.
  *
- * Run: node bench/profile-summary.ts <file.cpuprofile> [top]
- * Prints self time by function and by file, then inclusive time by function.
+ * Run: node bench/profile-summary.ts <file.cpuprofile> [top] [--after <function>]
+ * Prints self time by function and by file, then inclusive time by function. `--after`: only
+ * the samples from the first one with `<function>` on its stack on (e.g. `handle`, serve's
+ * request handler, leaves start-up out), and never the idle ones, so shares are of busy time.
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -80,9 +82,27 @@ export function summarizeProfile(profile: Profile): { byFunction: SelfTime[]; by
   return { byFunction: ranked(fn), byFile: ranked(file) };
 }
 
+/** `profile` with the samples before the first one with `functionName` on its stack, and the idle ones, weighed zero. */
+export function busyAfter(profile: Profile, functionName: string): Profile {
+  const parent = new Map<number, number>();
+  for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const nodeById = new Map(profile.nodes.map((n) => [n.id, n]));
+  const onStack = (id: number) => {
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) if (nodeById.get(at)!.callFrame.functionName === functionName) return true;
+    return false;
+  };
+  const first = profile.samples.findIndex(onStack);
+  const timeDeltas = profile.timeDeltas.map((dt, i) =>
+    i < first || first < 0 || nodeById.get(profile.samples[i]!)!.callFrame.functionName === '(idle)' ? 0 : dt,
+  );
+  return { ...profile, timeDeltas };
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const top = Number(process.argv[3] ?? 25);
-  const profile = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Profile;
+  const after = process.argv.indexOf('--after');
+  const raw = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as Profile;
+  const profile = after > 0 ? busyAfter(raw, process.argv[after + 1]!) : raw;
   const { byFunction, byFile } = summarizeProfile(profile);
   const pct = (s: number) => `${(s * 100).toFixed(1).padStart(5)}%`;
   console.log('self time by function');
