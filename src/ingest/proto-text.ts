@@ -2,15 +2,14 @@
  * Strings from protobuf bytes for the protobuf reader: short ones interned by their bytes, long
  * ones through the fastest native decoder that gives the same result as `toString('utf8')`.
  */
-import { type Buffer, isAscii, isUtf8, transcode } from 'node:buffer';
+import { type Buffer, isAscii } from 'node:buffer';
 
 /** Longest string, in bytes, that {@link InternCache} holds. */
 export const internMaxBytes = 48;
 
 /**
- * Strings at least this long take {@link decodeLongText}. Its extra native calls (the ASCII and
- * UTF-8 checks, the transcoder's setup) have a fixed cost; measured, they pay off from about
- * 1.5 KiB of ASCII and 2.5 KiB of other text.
+ * Strings at least this long take {@link decodeLongText}. Its ASCII check is one more native
+ * call, worth it only for long text; shorter strings go straight to V8's decoder.
  */
 export const longTextMinBytes = 2048;
 
@@ -23,7 +22,6 @@ export interface NativeSliceBuffer extends Buffer {
   utf8Slice(start: number, end: number): string;
   latin1Slice(start: number, end: number): string;
   hexSlice(start: number, end: number): string;
-  ucs2Slice(start: number, end: number): string;
 }
 
 /**
@@ -90,21 +88,13 @@ export class InternCache {
 export const keyCache = new InternCache(1024);
 export const valueCache = new InternCache(1024);
 
-/** `undefined` in a Node built without ICU. */
-const utf8ToUtf16 = typeof transcode === 'function' ? transcode : undefined;
-
 /**
- * A long UTF-8 string, decoded the same as `toString('utf8')` but faster: pure ASCII through
- * latin1 (no UTF-8 state machine), other valid UTF-8 through ICU's transcoder to UTF-16, about
- * twice V8's decoder on LLM text with a few non-ASCII characters. Invalid UTF-8 keeps V8's
- * decoder, whose U+FFFD replacement is the reference.
+ * A long UTF-8 string, decoded the same as `toString('utf8')`: pure ASCII through latin1 (no
+ * UTF-8 state machine), other text through V8's decoder, whose U+FFFD replacement of invalid
+ * bytes is the reference. ICU's transcoder to UTF-16 decodes non-ASCII text ~25 % faster in
+ * isolation, but its intermediate buffer is external memory V8 must collect, and `serve` on
+ * TRAIL ran ~9 % slower with it (docs/performance.md, change 9).
  */
 export function decodeLongText(buf: NativeSliceBuffer, start: number, end: number): string {
-  const bytes = buf.subarray(start, end);
-  if (isAscii(bytes)) return buf.latin1Slice(start, end);
-  if (utf8ToUtf16 !== undefined && isUtf8(bytes)) {
-    const utf16 = utf8ToUtf16(bytes, 'utf8', 'utf16le') as NativeSliceBuffer;
-    return utf16.ucs2Slice(0, utf16.length);
-  }
-  return buf.utf8Slice(start, end);
+  return isAscii(buf.subarray(start, end)) ? buf.latin1Slice(start, end) : buf.utf8Slice(start, end);
 }
