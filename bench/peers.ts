@@ -32,6 +32,8 @@ const root = fileURLToPath(new URL('..', import.meta.url));
 export interface RunningServer {
   url: string;
   pid: number;
+  /** Where the server keeps what it writes (removed by `stop`). */
+  dataDir: string;
   /** Resolves when the server has finished the work it accepted (`acceptedSpans` in all so far), within `timeoutMs`. */
   settle(timeoutMs: number, acceptedSpans: number): Promise<void>;
   stop(): Promise<void>;
@@ -75,7 +77,7 @@ export async function startTrajwatch(
   config: Record<string, unknown>,
   nodeArgs: readonly string[] = [],
   checkout = root,
-): Promise<RunningServer & { dataDir: string }> {
+): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'trajwatch-serve-bench-'));
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify(config));
@@ -121,7 +123,7 @@ export const trajwatchPeer: Peer = {
   start: () => startTrajwatch(trajwatchBenchConfig()),
 };
 
-function collectorBinary(): string | undefined {
+export function collectorBinary(): string | undefined {
   const bin = join(root, '.cache/otelcol-bench/otelcol-bench');
   if (existsSync(bin)) return bin;
   try {
@@ -139,7 +141,7 @@ function collectorBinary(): string | undefined {
  * The Collector's config: OTLP/HTTP in, groupbytrace with the quiet period trajwatch is given,
  * then `exporters` (YAML lines under `exporters:`, named in `pipeline`), internal metrics off.
  */
-function collectorConfig(port: number, dir: string, durable: boolean): string {
+export function collectorConfig(port: number, dir: string, durable: boolean): string {
   const exporters = durable
     ? [
         // Every span written, as OTLP JSON lines: the trajectory log's counterpart.
@@ -199,6 +201,7 @@ function collector(name: string, durable: boolean): Peer {
       return {
         url: `http://127.0.0.1:${port}/v1/traces`,
         pid: child.pid!,
+        dataDir: dir,
         settle: (timeoutMs) => waitForQuiet(child.pid!, timeoutMs),
         async stop() {
           await stopChild(child);
@@ -246,6 +249,7 @@ export const phoenixPeer: Peer = {
     return {
       url: `${base}/v1/traces`,
       pid: child.pid!,
+      dataDir: dir,
       // Phoenix answers 200 on receipt and writes to its database afterwards: done when the
       // default project holds every accepted span.
       async settle(timeoutMs, acceptedSpans) {

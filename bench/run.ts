@@ -5,7 +5,9 @@
  * peers, latency at half the maximum throughput, memory per buffered span, the bounds under
  * load and the scaling curve. Every part is bounded in requests and time.
  *
- * Run: npm run bench [-- --quick] [-- secondsPerCase]     (full: under ~10 min; --quick: ~3 min)
+ * Run: npm run bench [-- --quick] [-- secondsPerCase]     (full: under ~12 min; --quick: ~4 min)
+ * The TRAIL rows use all 26 traces with TRAJWATCH_TRAIL_CORPUS=full and ../shared beside the
+ * checkout, else the five in the repository (the table says which).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -26,7 +28,9 @@ import {
 import { DECODER_HEADER, decoderRows } from './decode.ts';
 import { measureLatency } from './latency.ts';
 import { fmt, markdownTable, measureCases } from './measure.ts';
-import { collectorPeer, measurePeer, type Peer, type PeerRun, phoenixPeer, trajwatchPeer } from './peers.ts';
+import { collectorPeer, durableCollectorPeer, measurePeer, type Peer, type PeerRun, phoenixPeer, trajwatchPeer } from './peers.ts';
+import { type Target, targetsTable } from './targets.ts';
+import { trailCorpus } from '../test/helpers/trail-corpus.ts';
 import { PIPELINE_HEADER, pipelineRows } from './pipeline.ts';
 
 const quick = process.argv.includes('--quick');
@@ -86,6 +90,7 @@ const cases: E2eCase[] = [
     peers: [
       { peer: trajwatchPeer, measured: synthetic, settleMs: 30_000 },
       { peer: collectorPeer, measured: synthetic, settleMs: 30_000 },
+      { peer: durableCollectorPeer, measured: synthetic, settleMs: 60_000 },
       { peer: phoenixPeer, measured: subset(synthetic, size.phoenixSynthetic), settleMs: 90_000 },
     ],
   },
@@ -95,6 +100,7 @@ const cases: E2eCase[] = [
     peers: [
       { peer: trajwatchPeer, measured: trail, settleMs: 30_000 },
       { peer: collectorPeer, measured: trail, settleMs: 30_000 },
+      { peer: durableCollectorPeer, measured: trail, settleMs: 60_000 },
       ...(size.phoenixTrail > 0 ? [{ peer: phoenixPeer, measured: subset(trail, 26 * size.phoenixTrail), settleMs: 120_000 }] : []),
     ],
   },
@@ -103,6 +109,8 @@ const cases: E2eCase[] = [
 const e2eRows: string[][] = [];
 const peerNotes: string[] = [];
 let trajwatchSynthetic: PeerRun | undefined;
+/** trajwatch's spans/CPU-s over each peer's, by dataset then peer. */
+const ratios = new Map<HttpDataset, Map<Peer, number>>();
 for (const c of cases) {
   const ceiling = await decodeCeiling(c.dataset);
   e2eRows.push([c.dataset.name, 'decode alone (in-process, same decoder, same bodies)', fmt(ceiling), '1.00', '', '', '']);
@@ -145,9 +153,13 @@ for (const c of cases) {
     peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${run.note}; server CPU ${run.serverCpuSeconds.toFixed(2)} s${spread}.`);
   }
   const tw = runs.find((r) => r.name === trajwatchPeer.name);
+  const byPeer = new Map<Peer, number>();
+  ratios.set(c.dataset, byPeer);
   for (const r of runs) {
     if (tw === undefined || r === tw) continue;
-    peerNotes.push(`- trajwatch / ${r.name} on ${c.dataset.name}: ${(tw.run.spansPerCpuSecond / r.run.spansPerCpuSecond).toFixed(2)} × per core.`);
+    const ratio = tw.run.spansPerCpuSecond / r.run.spansPerCpuSecond;
+    byPeer.set(c.peers.find((p) => p.peer.name === r.name)!.peer, ratio);
+    peerNotes.push(`- trajwatch / ${r.name} on ${c.dataset.name}: ${ratio.toFixed(2)} × per core.`);
   }
 }
 const E2E_HEADER = ['dataset', 'server', 'spans/CPU-s (server)', 'ratio to decode', 'spans/s acked (wall)', 'spans / requests', 'RSS MB'];
@@ -215,6 +227,30 @@ const boundsTable = markdownTable(
 );
 console.log(boundsTable);
 
+// 5. The targets (issue 21), each from a figure above.
+const fullTrail = trailCorpus().kind === 'full';
+const ratioOf = (d: HttpDataset, peer: Peer) => ratios.get(d)?.get(peer);
+const localLog = latency.sinks.find((x) => x.name !== 'kafka');
+const kafkaLatency = latency.sinks.find((x) => x.name === 'kafka');
+const at100k = memory.scaling.find((x) => x.open === 100_000);
+const targets: Target[] = [
+  { target: `ahead of the durable Collector per core, ${synthetic.name}`, value: ratioOf(synthetic, durableCollectorPeer), atLeast: 1, unit: '×' },
+  { target: `ahead of the durable Collector per core, ${trail.name}`, value: ratioOf(trail, durableCollectorPeer), atLeast: 1, unit: '×', partial: !fullTrail },
+  { target: `≥ 1.0 × the plain Collector per core, ${synthetic.name}`, value: ratioOf(synthetic, collectorPeer), atLeast: 1, unit: '×' },
+  { target: `≥ 0.7 × the plain Collector per core, ${trail.name}`, value: ratioOf(trail, collectorPeer), atLeast: 0.7, unit: '×', partial: !fullTrail },
+  { target: 'p99 close → durable in the local log ≤ 50 ms at half the maximum', value: localLog?.p99, atMost: 50, unit: 'ms' },
+  { target: 'p99 close → acknowledged by Kafka ≤ 50 ms at half the maximum', value: kafkaLatency?.p99, atMost: 50, unit: 'ms' },
+  { target: 'heap beyond payload ≤ 256 B per buffered span', value: b.heapBytesPerSpanBeyondPayload, atMost: 256, unit: 'B' },
+  {
+    target: 'throughput at 100k open trajectories ≥ 0.9 × that at 1k',
+    value: at100k === undefined ? undefined : at100k.spansPerCpuSecond / memory.scaling[0]!.spansPerCpuSecond,
+    atLeast: 0.9,
+    unit: '×',
+  },
+];
+const targetTable = targetsTable(targets);
+console.log(targetTable);
+
 const doc = `# Benchmarks
 
 Generated by \`npm run bench\` (\`bench/run.ts\`${quick ? ', **--quick** run' : ''}); do not edit by hand. Measured in
@@ -226,6 +262,13 @@ figures and what was changed.
 Payloads (the same bytes for every row):
 ${datasets.map((d) => `- ${describeDataset(d)}`).join('\n')}
 - end to end: ${synthetic.name}, ${httpSpanCount(synthetic)} spans in ${synthetic.bodies.length} bodies; ${trail.name}, ${trail.bodies.length / 26} cop${trail.bodies.length === 26 ? 'y' : 'ies'} of the 26 traces with fresh trace ids (${httpSpanCount(trail)} spans). Every body carries traces no other body carries.
+
+## Targets
+
+Each target of the performance issue, from the figures below: "met" or "not met" as measured
+in this run${quick ? ' (a --quick run: fewer repeats, shorter loads)' : ''}.${fullTrail ? '' : ' The TRAIL rows ran on the in-repo traces only (no ../shared beside the checkout, or `TRAJWATCH_TRAIL_CORPUS=full` not set), so the TRAIL targets are marked as not measured on the full corpus.'}
+
+${targetTable}
 
 ## Pipeline stages (in-process)
 
@@ -245,7 +288,8 @@ bodies as OTLP/HTTP protobuf to each server on loopback, after a warm-up of othe
 from the first request until the server finished the work (trajwatch: every trajectory
 closed — quiet period 500 ms — and both logs durable; Collector: CPU gone quiet after
 groupbytrace released the traces, \`wait_duration\` 500 ms; Phoenix: every span counted in
-its database). "ratio to decode" is over the in-process decode-alone figure of the same
+its database; the durable Collector: also its file exporter's file and its queue on
+\`file_storage\` written, \`fsync: true\`). "ratio to decode" is over the in-process decode-alone figure of the same
 bodies. The client runs on the same two cores. trajwatch and the Collector are measured
 ${size.repeats} time${size.repeats === 1 ? '' : 's'} each, taking turns, and the median run is shown (the range is in the notes below).
 

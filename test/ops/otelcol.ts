@@ -11,11 +11,14 @@ export const BUILD_TIMEOUT_MS = 900_000;
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 
-/** Builds the Collector with scripts/otelcol/build.sh when needed; resolves with the binary. */
-export async function ensureCollector(): Promise<string> {
-  const { stdout } = await run(BUILD_SCRIPT, [], { timeout: BUILD_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }).catch(
+/**
+ * Builds the Collector with scripts/otelcol/build.sh (or another build script, e.g. the peer
+ * benchmark's bench/otelcol/build.sh) when needed; resolves with the binary.
+ */
+export async function ensureCollector(script = BUILD_SCRIPT): Promise<string> {
+  const { stdout } = await run(script, [], { timeout: BUILD_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }).catch(
     (err: Error & { stderr?: string }) => {
-      throw new Error(`could not build the Collector with scripts/otelcol/build.sh: ${err.message}\n${err.stderr?.slice(-4000) ?? ''}`);
+      throw new Error(`could not build the Collector with ${script}: ${err.message}\n${err.stderr?.slice(-4000) ?? ''}`);
     },
   );
   const bin = stdout.trim().split('\n').at(-1);

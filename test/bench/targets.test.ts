@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { targetStatus, targetsTable } from '../../bench/targets.ts';
+
+describe('benchmark targets', () => {
+  it('marks a figure against a lower or an upper bound, and a missing figure as not measured', () => {
+    expect(targetStatus({ target: 'ratio', value: 0.7, atLeast: 0.7, unit: '×' })).toBe('met');
+    expect(targetStatus({ target: 'ratio', value: 0.69, atLeast: 0.7, unit: '×' })).toBe('not met');
+    expect(targetStatus({ target: 'p99', value: 50.1, atMost: 50, unit: 'ms' })).toBe('not met');
+    expect(targetStatus({ target: 'p99', value: 12, atMost: 50, unit: 'ms' })).toBe('met');
+    expect(targetStatus({ target: 'p99', value: undefined, atMost: 50, unit: 'ms' })).toBe('not measured');
+    expect(targetStatus({ target: 'p99', value: Number.NaN, atMost: 50, unit: 'ms' })).toBe('not measured');
+  });
+
+  it('says when a figure was taken on less than the target names', () => {
+    const table = targetsTable([
+      { target: '≥ 0.7 × on TRAIL', value: 0.9, atLeast: 0.7, unit: '×', partial: true },
+      { target: 'heap', value: 300, atMost: 256, unit: 'B' },
+    ]);
+    const [, , partial, heap] = table.split('\n');
+    expect(partial).toContain('0.90 ×');
+    expect(partial).toContain('not measured on the full corpus');
+    expect(heap).toContain('300 B');
+    expect(heap).toContain('**not met**');
+  });
+});
