@@ -20,7 +20,9 @@ export function targetStatus(t: Target): 'met' | 'not met' | 'not measured' {
 
 function figure(t: Target): string {
   if (t.value === undefined || !Number.isFinite(t.value)) return '–';
-  const n = t.unit === '×' ? t.value.toFixed(2) : t.unit === 'ms' ? t.value.toFixed(1) : t.value.toFixed(0);
+  // One more digit where rounding would show the bound itself for a figure on the other side of it.
+  const bound = t.atLeast ?? t.atMost ?? Number.NaN;
+  const n = t.unit === '×' ? t.value.toFixed(Math.abs(t.value - bound) < 0.005 ? 3 : 2) : t.unit === 'ms' ? t.value.toFixed(1) : t.value.toFixed(0);
   return t.unit === '×' ? `${n} ×` : `${n} ${t.unit}`;
 }
 

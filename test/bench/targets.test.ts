@@ -22,4 +22,10 @@ describe('benchmark targets', () => {
     expect(heap).toContain('300 B');
     expect(heap).toContain('**not met**');
   });
+
+  it('shows one more digit where two would round a figure onto its bound', () => {
+    const [, , row] = targetsTable([{ target: 'scaling', value: 0.8995, atLeast: 0.9, unit: '×' }]).split('\n');
+    expect(row).toContain('0.899 ×');
+    expect(row).toContain('**not met**');
+  });
 });
