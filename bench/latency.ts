@@ -26,13 +26,14 @@ export async function measureLatency(
   d: HttpDataset,
   ratePerSecond: number,
   kafkaBrokers: string[] | undefined,
+  nodeArgs: readonly string[] = [],
 ): Promise<LatencyRun> {
   const dir = mkdtempSync(join(tmpdir(), 'trajwatch-latency-'));
   const configPath = join(dir, 'config.json');
   const resultPath = join(dir, 'result.json');
   const kafka = kafkaBrokers === undefined ? {} : { kafka: { brokers: kafkaBrokers, createTopics: true } };
   writeFileSync(configPath, JSON.stringify(trajwatchBenchConfig(kafka)));
-  const child = spawnServer(process.execPath, [fileURLToPath(new URL('latency-server.ts', import.meta.url)), configPath, resultPath, join(dir, 'data')]);
+  const child = spawnServer(process.execPath, [...nodeArgs, fileURLToPath(new URL('latency-server.ts', import.meta.url)), configPath, resultPath, join(dir, 'data')]);
   try {
     const match = await waitForOutput(child, /listening on (http:\S+)/, 30_000);
     const common = { url: match[1]!, concurrency: 8, maxSeconds: 120, ratePerSecond };
@@ -68,7 +69,7 @@ export async function measureLatency(
   }
 }
 
-// Standalone: node bench/latency.ts [requests/s = 30] [seconds = 10] [brokers = 127.0.0.1:19092 | none]
+// Standalone: node bench/latency.ts [requests/s = 30] [seconds = 10] [brokers = 127.0.0.1:19092 | none] [node flags...]
 if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
   const rate = Number(process.argv[2] ?? 30);
   const seconds = Number(process.argv[3] ?? 10);
@@ -78,6 +79,7 @@ if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.
     syntheticHttpDataset(500, rate * seconds, 1_000_000),
     rate,
     brokers,
+    process.argv.slice(5),
   );
   console.log(`${rate} requests/s × 500 spans for ${seconds} s; ${run.trajectories} trajectories; answers ${JSON.stringify(run.statuses)}`);
   for (const s of run.sinks) {

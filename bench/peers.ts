@@ -123,6 +123,17 @@ export const trajwatchPeer: Peer = {
   start: () => startTrajwatch(trajwatchBenchConfig()),
 };
 
+/**
+ * The same `serve` under `node --single-threaded-gc` (an operator's option, not the default; see
+ * docs/performance.md): V8 then collects on the main thread only, which costs less CPU in all
+ * on two cores and keeps close → durable within its bound here, but makes each pause longer.
+ */
+export const trajwatchSingleThreadedGcPeer: Peer = {
+  name: 'trajwatch serve, node --single-threaded-gc',
+  unavailable: () => undefined,
+  start: () => startTrajwatch(trajwatchBenchConfig(), ['--single-threaded-gc']),
+};
+
 export function collectorBinary(): string | undefined {
   const bin = join(root, '.cache/otelcol-bench/otelcol-bench');
   if (existsSync(bin)) return bin;

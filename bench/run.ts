@@ -28,7 +28,7 @@ import {
 import { DECODER_HEADER, decoderRows } from './decode.ts';
 import { measureLatency } from './latency.ts';
 import { fmt, markdownTable, measureCases } from './measure.ts';
-import { collectorPeer, durableCollectorPeer, measurePeer, type Peer, type PeerRun, phoenixPeer, trajwatchPeer } from './peers.ts';
+import { collectorPeer, durableCollectorPeer, measurePeer, type Peer, type PeerRun, phoenixPeer, trajwatchPeer, trajwatchSingleThreadedGcPeer } from './peers.ts';
 import { type Target, targetsTable } from './targets.ts';
 import { trailCorpus } from '../test/helpers/trail-corpus.ts';
 import { PIPELINE_HEADER, pipelineRows } from './pipeline.ts';
@@ -89,6 +89,7 @@ const cases: E2eCase[] = [
     warmup: syntheticWarmup,
     peers: [
       { peer: trajwatchPeer, measured: synthetic, settleMs: 30_000 },
+      { peer: trajwatchSingleThreadedGcPeer, measured: synthetic, settleMs: 30_000 },
       { peer: collectorPeer, measured: synthetic, settleMs: 30_000 },
       { peer: durableCollectorPeer, measured: synthetic, settleMs: 60_000 },
       { peer: phoenixPeer, measured: subset(synthetic, size.phoenixSynthetic), settleMs: 90_000 },
@@ -99,6 +100,7 @@ const cases: E2eCase[] = [
     warmup: trailWarmup,
     peers: [
       { peer: trajwatchPeer, measured: trail, settleMs: 30_000 },
+      { peer: trajwatchSingleThreadedGcPeer, measured: trail, settleMs: 30_000 },
       { peer: collectorPeer, measured: trail, settleMs: 30_000 },
       { peer: durableCollectorPeer, measured: trail, settleMs: 60_000 },
       ...(size.phoenixTrail > 0 ? [{ peer: phoenixPeer, measured: subset(trail, 26 * size.phoenixTrail), settleMs: 120_000 }] : []),
@@ -156,10 +158,14 @@ for (const c of cases) {
   const byPeer = new Map<Peer, number>();
   ratios.set(c.dataset, byPeer);
   for (const r of runs) {
-    if (tw === undefined || r === tw) continue;
+    if (tw === undefined || r === tw || r.name === trajwatchSingleThreadedGcPeer.name) continue;
     const ratio = tw.run.spansPerCpuSecond / r.run.spansPerCpuSecond;
     byPeer.set(c.peers.find((p) => p.peer.name === r.name)!.peer, ratio);
     peerNotes.push(`- trajwatch / ${r.name} on ${c.dataset.name}: ${ratio.toFixed(2)} × per core.`);
+  }
+  const singleGc = runs.find((r) => r.name === trajwatchSingleThreadedGcPeer.name);
+  if (tw !== undefined && singleGc !== undefined) {
+    peerNotes.push(`- trajwatch under --single-threaded-gc / as shipped on ${c.dataset.name}: ${(singleGc.run.spansPerCpuSecond / tw.run.spansPerCpuSecond).toFixed(2)} × (an option; the targets are judged on serve as shipped).`);
   }
 }
 const E2E_HEADER = ['dataset', 'server', 'spans/CPU-s (server)', 'ratio to decode', 'spans/s acked (wall)', 'spans / requests', 'RSS MB'];
@@ -290,7 +296,8 @@ closed — quiet period 500 ms — and both logs durable; Collector: CPU gone qu
 groupbytrace released the traces, \`wait_duration\` 500 ms; Phoenix: every span counted in
 its database; the durable Collector: also its file exporter's file and its queue on
 \`file_storage\` written, \`fsync: true\`). "ratio to decode" is over the in-process decode-alone figure of the same
-bodies. The client runs on the same two cores. trajwatch and the Collector are measured
+bodies. The client runs on the same two cores. trajwatch (as shipped, and under
+\`node --single-threaded-gc\`, an operator's option) and both Collectors are measured
 ${size.repeats} time${size.repeats === 1 ? '' : 's'} each, taking turns, and the median run is shown (the range is in the notes below).
 
 ${e2e}
