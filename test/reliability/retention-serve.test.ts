@@ -92,6 +92,15 @@ describe('retention through serve', () => {
         if (round % 5 === 0) maxDirBytes = Math.max(maxDirBytes, (await filesUnder(serve.dataDir)).reduce((a, f) => a + f.size, 0));
         if (refused >= 10) break;
       }
+      // The listing below is not atomic: a segment rolled and one deleted between its readdir and
+      // its stats would be counted with the new active file's bytes. So list once serve is idle
+      // (every trajectory closed and written), when the logs are where their bounds keep them.
+      for (let wait = 0; wait < 100; wait++) {
+        const open = metricValue(await (await fetch(`${serve.url}/metrics`)).text(), 'trajwatch_trajectories_open', {});
+        if (open === 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      await new Promise((r) => setTimeout(r, 300)); // the last closes' lines reach their files
       const written = {
         trajectories: await bytesWritten(serve.dataDir, 'trajectories'),
         findings: await bytesWritten(serve.dataDir, 'findings'),
