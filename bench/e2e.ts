@@ -4,16 +4,29 @@
  * before/after, `before=<checkout>` adds a `trajwatch serve` run from another working tree
  * (e.g. `git worktree add /tmp/before HEAD~1`, with node_modules linked).
  *
- * Run: node bench/e2e.ts [synthetic|trail] [rounds] [trajwatch,collector,durable] [before=<dir>]
+ * Run: node bench/e2e.ts [synthetic|trail] [rounds] [trajwatch,single-gc,collector,durable] [before=<dir>]
  */
 import { httpSpanCount, syntheticHttpDataset, trailHttpDataset } from './datasets.ts';
 import { fmt } from './measure.ts';
-import { collectorPeer, durableCollectorPeer, measurePeer, type Peer, startTrajwatch, trajwatchBenchConfig, trajwatchPeer } from './peers.ts';
+import {
+  collectorPeer,
+  durableCollectorPeer,
+  measurePeer,
+  type Peer,
+  startTrajwatch,
+  trajwatchBenchConfig,
+  trajwatchPeer,
+  trajwatchSingleThreadedGcPeer,
+} from './peers.ts';
 
 const [which = 'trail', roundsArg = '3', namesArg = 'trajwatch,collector,durable'] = process.argv.slice(2).filter((a) => !a.includes('='));
 const before = process.argv.find((a) => a.startsWith('before='))?.slice('before='.length);
-const known: Record<string, Peer> = { trajwatch: trajwatchPeer, collector: collectorPeer, durable: durableCollectorPeer };
-const peers = namesArg.split(',').map((n) => known[n] ?? (() => { throw new Error(`unknown server ${n}: one of ${Object.keys(known).join(', ')}`); })());
+const known: Record<string, Peer> = { trajwatch: trajwatchPeer, 'single-gc': trajwatchSingleThreadedGcPeer, collector: collectorPeer, durable: durableCollectorPeer };
+const peers = namesArg.split(',').map((n) => {
+  const peer = known[n];
+  if (peer === undefined) throw new Error(`unknown server ${n}: one of ${Object.keys(known).join(', ')}`);
+  return peer;
+});
 if (before !== undefined) {
   peers.unshift({ name: `trajwatch serve from ${before}`, unavailable: () => undefined, start: () => startTrajwatch(trajwatchBenchConfig(), [], before) });
 }
