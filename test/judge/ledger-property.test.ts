@@ -125,11 +125,10 @@ describe('ledger under compaction (property)', () => {
       }),
       {
         numRuns: 40,
-        // Two of the runs always reach both bounds (fast-check runs examples first, within
-        // numRuns), so the coverage checked
-        // below never depends on what the random runs happened to draw: audit lines pushing
-        // the ledger past compactAtBytes with room left (it compacts), and audit lines too
-        // large for a ledger with no room beyond it (they are not recorded).
+        // Two of the runs (fast-check runs examples first, within numRuns) always reach both
+        // bounds, so the coverage checked below never depends on what the random runs drew:
+        // audit lines pushing the ledger past compactAtBytes with room left (it compacts), and
+        // audit lines too large for a ledger with no room beyond it (they are not recorded).
         examples: [
           [[{ kind: 'intent' }, { kind: 'result' }, ...Array.from({ length: 6 }, () => ({ kind: 'skip' as const, bytes: 1000 }))], 2048, 16384],
           [[{ kind: 'intent' }, ...Array.from({ length: 3 }, () => ({ kind: 'skip' as const, bytes: 3000 }))], 2048, 0],
