@@ -150,7 +150,8 @@ export function collectorBinary(): string | undefined {
 
 /**
  * The Collector's config: OTLP/HTTP in, groupbytrace with the quiet period trajwatch is given,
- * then `exporters` (YAML lines under `exporters:`, named in `pipeline`), internal metrics off.
+ * internal metrics off; then `nop` (the ceiling), or with `durable` the file exporter and a
+ * persistent queue on file_storage in `dir` (the fair peer).
  */
 export function collectorConfig(port: number, dir: string, durable: boolean): string {
   const exporters = durable

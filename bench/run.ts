@@ -130,7 +130,7 @@ for (const c of cases) {
       else measuredRuns.set(peer, [...((earlier as PeerRun[] | undefined) ?? []), run]);
     }
   }
-  const runs: { name: string; run: PeerRun }[] = [];
+  const runs: { peer: Peer; run: PeerRun }[] = [];
   for (const { peer, measured } of c.peers) {
     const all = measuredRuns.get(peer)!;
     if (typeof all === 'string') {
@@ -142,7 +142,7 @@ for (const c of cases) {
     const run = sorted[Math.floor((sorted.length - 1) / 2)]!;
     const spread = sorted.length > 1 ? `; median of ${sorted.length} runs, ${fmt(sorted[0]!.spansPerCpuSecond)}–${fmt(sorted.at(-1)!.spansPerCpuSecond)} spans/CPU-s` : '';
     if (peer === trajwatchPeer && c.dataset === synthetic) trajwatchSynthetic = run;
-    runs.push({ name: peer.name, run });
+    runs.push({ peer, run });
     e2eRows.push([
       c.dataset.name,
       peer.name,
@@ -154,16 +154,16 @@ for (const c of cases) {
     ]);
     peerNotes.push(`- ${peer.name} on ${c.dataset.name}: ${run.note}; server CPU ${run.serverCpuSeconds.toFixed(2)} s${spread}.`);
   }
-  const tw = runs.find((r) => r.name === trajwatchPeer.name);
+  const tw = runs.find((r) => r.peer === trajwatchPeer);
   const byPeer = new Map<Peer, number>();
   ratios.set(c.dataset, byPeer);
   for (const r of runs) {
-    if (tw === undefined || r === tw || r.name === trajwatchSingleThreadedGcPeer.name) continue;
+    if (tw === undefined || r === tw || r.peer === trajwatchSingleThreadedGcPeer) continue;
     const ratio = tw.run.spansPerCpuSecond / r.run.spansPerCpuSecond;
-    byPeer.set(c.peers.find((p) => p.peer.name === r.name)!.peer, ratio);
-    peerNotes.push(`- trajwatch / ${r.name} on ${c.dataset.name}: ${ratio.toFixed(2)} × per core.`);
+    byPeer.set(r.peer, ratio);
+    peerNotes.push(`- trajwatch / ${r.peer.name} on ${c.dataset.name}: ${ratio.toFixed(2)} × per core.`);
   }
-  const singleGc = runs.find((r) => r.name === trajwatchSingleThreadedGcPeer.name);
+  const singleGc = runs.find((r) => r.peer === trajwatchSingleThreadedGcPeer);
   if (tw !== undefined && singleGc !== undefined) {
     peerNotes.push(`- trajwatch under --single-threaded-gc / as shipped on ${c.dataset.name}: ${(singleGc.run.spansPerCpuSecond / tw.run.spansPerCpuSecond).toFixed(2)} × (an option; the targets are judged on serve as shipped).`);
   }

@@ -9,7 +9,8 @@ export const internMaxBytes = 48;
 
 /**
  * Strings at least this long take {@link decodeLongText}. Its ASCII check is one more native
- * call, worth it only for long text; shorter strings go straight to V8's decoder.
+ * call and a view of the bytes; measured when it was introduced, the latin1 path pays for them
+ * from about 1.5 KiB of ASCII. Shorter strings go straight to V8's decoder.
  */
 export const longTextMinBytes = 2048;
 
