@@ -1,6 +1,7 @@
 import { toToolArgs } from '../normalize/tool-args.ts';
 import type { RequestedToolCall, Step, ToolArgs } from '../normalize/step.ts';
 import { matchRequestedToolCalls } from './capture-gaps.ts';
+import { confirmedCapture } from './confirmed-capture.ts';
 
 /**
  * What a trajectory's LLM requests tell about the tool steps that answer them, applied to
@@ -20,6 +21,11 @@ import { matchRequestedToolCalls } from './capture-gaps.ts';
  *   step that started before it) asks for the same arguments. And the step's own text must not
  *   contradict the request: each scalar argument it names appears in that text (see
  *   `notContradicted`). Otherwise nothing is derived.
+ * - **capture artefacts**: own arguments that hold the request's arguments in the
+ *   instrumentation's form — inside a framework's wrapper (`recorded: 'wrapped'`), or as a
+ *   Python literal instead of JSON (`capturedAs: 'python-literal'`) — are read as that call
+ *   (`confirmedCapture`), by call id or position alike: equality with the request is the
+ *   confirmation. This comes first, and applies to a step whose own arguments are an object.
  *
  * Returns `steps` itself when nothing changes. Pure.
  */
@@ -39,7 +45,10 @@ export function linkRequests(steps: Step[]): Step[] {
       changes.toolCallId = m.call.id;
       changes.toolCallIdSource = 'request';
     }
-    if (
+    const confirmed = tool.args !== undefined && m.requested !== undefined ? confirmedCapture(tool.args, m.requested) : undefined;
+    if (confirmed !== undefined) {
+      changes.args = confirmed;
+    } else if (
       needsArgs(tool.args) &&
       m.requested !== undefined &&
       (m.byId || agreeing.has(m.call.name!) || unambiguous(m, matches, steps)) &&
