@@ -14,6 +14,15 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     session: { kind: 'session' },
   },
   {
+    id: 'openllmetry-langchain',
+    title: 'LangGraph (prebuilt ReAct agent), OpenLLMetry LangChain callback',
+    venv: 'openllmetry-langchain',
+    script: 'openllmetry_langchain_agent',
+    instrumentation: 'OpenLLMetry (opentelemetry-instrumentation-langchain), callback envelope as tool input',
+    packages: ['langgraph', 'langchain-openai', 'opentelemetry-instrumentation-langchain', ...OTEL],
+    session: { kind: 'session' },
+  },
+  {
     id: 'llamaindex',
     title: 'LlamaIndex (FunctionAgent)',
     venv: 'llamaindex',
