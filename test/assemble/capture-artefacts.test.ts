@@ -168,4 +168,29 @@ describe('arguments captured as a Python repr while the request has them as JSON
     const b = [chat(1, 'c1', 'lookup_order', { order_id: '42', rush: true }), genaiTool(2, 'lookup_order', "{'order_id': '42', 'rush': True}", 'c1')];
     expect(linkRequests(b)[1]!.args).toMatchObject({ capturedAs: 'python-literal', parsed: { order_id: '42', rush: true } });
   });
+
+  it('OpenLIT LangChain, a failed tool: its call id is the LangChain run id (no request has it), its arguments a repr; an unanswered request of that tool with equal arguments confirms them', () => {
+    const failed = (at: number, argsText: string) =>
+      read(at, {
+        'gen_ai.operation.name': 'execute_tool',
+        'gen_ai.tool.name': 'lookup_order',
+        'gen_ai.tool.call.id': '01a23365-2366-76aa-8452-32eb015f7765',
+        'gen_ai.tool.call.arguments': argsText,
+        'error.type': 'OrderServiceUnavailable',
+      }, 'execute_tool lookup_order');
+    const steps = [chat(1, 'call_order_42', 'lookup_order', { order_id: '42' }), failed(2, "{'order_id': '42'}")];
+    expect(malformed(steps).length).toBe(1);
+    const linked = linkRequests(steps);
+    expect(linked[1]!.args).toMatchObject({ parsed: { order_id: '42' }, source: 'request', capturedAs: 'python-literal' });
+    // the id stays the span's: only the arguments are confirmed
+    expect(linked[1]!.toolCallId).toBe('01a23365-2366-76aa-8452-32eb015f7765');
+    expect(malformed(linked)).toEqual([]);
+    // other values than the unanswered request's: not confirmed, still reported
+    const other = linkRequests([chat(1, 'call_order_42', 'lookup_order', { order_id: '42' }), failed(2, "{'order_id': '43'}")]);
+    expect(other[1]!.args?.capturedAs).toBeUndefined();
+    expect(malformed(other).length).toBe(1);
+    // a tool step that started before the request cannot answer it
+    const early = linkRequests([failed(1, "{'order_id': '42'}"), chat(2, 'call_order_42', 'lookup_order', { order_id: '42' })]);
+    expect(early[0]!.args?.capturedAs).toBeUndefined();
+  });
 });
