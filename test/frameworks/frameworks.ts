@@ -23,6 +23,15 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     session: { kind: 'session' },
   },
   {
+    id: 'openlit-langchain',
+    title: 'LangGraph (prebuilt ReAct agent), OpenLIT',
+    venv: 'openlit-langchain',
+    script: 'openlit_langchain_agent',
+    instrumentation: "OpenLIT (`openlit.init`), tool arguments as LangChain's `input_str` (a Python repr)",
+    packages: ['langgraph', 'langchain-openai', 'openlit'],
+    session: { kind: 'session' },
+  },
+  {
     id: 'llamaindex',
     title: 'LlamaIndex (FunctionAgent)',
     venv: 'llamaindex',
