@@ -226,7 +226,7 @@ export async function openLoop(target: Target | (() => Target), prefix: number, 
 }
 
 /** A closed loop of `senders` for `seconds`: acknowledged spans per second (the capacity). */
-export async function capacity(target: Target, prefix: number, first: number, seconds: number, senders = 8): Promise<{ spansPerSecond: number; next: number }> {
+export async function capacity(target: Target, prefix: number, first: number, seconds: number, senders = 8): Promise<{ spansPerSecond: number; next: number; tally: Tally }> {
   const tally = newTally();
   let n = first;
   const end = performance.now() + seconds * 1000;
@@ -235,5 +235,5 @@ export async function capacity(target: Target, prefix: number, first: number, se
       while (performance.now() < end) await sendRequest(target, TRANSPORTS[n % TRANSPORTS.length]!, prefix, n++, tally);
     }),
   );
-  return { spansPerSecond: Math.round(tally.ackedSpans / seconds), next: n };
+  return { spansPerSecond: Math.round(tally.ackedSpans / seconds), next: n, tally };
 }

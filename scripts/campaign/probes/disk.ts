@@ -72,8 +72,9 @@ export const disk: Probe = async ({ seconds }) => {
     rmSync(join(mountPoint, 'filler'), { force: true });
     await sleep(1_000);
     const after = await phase('freed', Math.max(10, seconds / 2), full.next);
-    const isDrained = await drained(serve);
-    const metrics = await serve.metrics();
+    const alive = serve.child.exitCode === null && serve.child.signalCode === null;
+    const isDrained = alive && (await drained(serve));
+    const metrics = alive ? await serve.metrics().catch(() => '') : '';
     const received = metricValue(metrics, 'trajwatch_spans_received_total');
     const steps = metricValue(metrics, 'trajwatch_trajectory_steps_sum');
     const acked = before.tally.ackedSpans + full.tally.ackedSpans + after.tally.ackedSpans;
@@ -89,9 +90,11 @@ export const disk: Probe = async ({ seconds }) => {
         ['after space returned', describe(after)],
         ['acknowledged = `trajwatch_spans_received_total` = steps of closed trajectories', `${count(acked)} = ${count(received)} = ${count(steps)}`],
         ['peak RSS over the probe', mib(peak)],
+        ['serve still running at the end', alive ? 'yes' : `no: ${serve.output().split('\n').filter((l) => l !== '').slice(-2).join(' / ').slice(0, 300)}`],
         ['SIGTERM', `exit ${exit.code} in ${exit.ms} ms`],
       ],
       checks: [
+        { what: 'serve survives the full disk and its recovery', ok: alive },
         { what: 'refusals while full carry a retry hint', ok: full.tally.refusedWithoutHint === 0 },
         { what: '/healthz answers while full and after', ok: full.healthy && after.healthy },
         { what: 'requests are acknowledged again after space returned', ok: after.tally.ackedSpans > 0 },

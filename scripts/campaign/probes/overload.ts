@@ -27,8 +27,8 @@ export const overload: Probe = async ({ seconds }) => {
     const metrics = await serve.metrics();
     const received = metricValue(metrics, 'trajwatch_spans_received_total');
     const steps = metricValue(metrics, 'trajwatch_trajectory_steps_sum');
-    const ackedAll = tally.ackedSpans + recovery.ackedSpans;
-    const acked = [...tally.ackedRequests, ...recovery.ackedRequests];
+    const ackedAll = cap.tally.ackedSpans + tally.ackedSpans + recovery.ackedSpans;
+    const acked = [...cap.tally.ackedRequests, ...tally.ackedRequests, ...recovery.ackedRequests];
     const accounting = await accountAcked(serve.dataDir, prefix, acked);
     const peak = serve.peakRssBytes();
     const exit = await serve.stop();
@@ -40,9 +40,9 @@ export const overload: Probe = async ({ seconds }) => {
         ['capacity (acknowledged, closed loop)', `${count(cap.spansPerSecond)} spans/s`],
         ['offered in overload', `${count(tally.sentSpans)} spans in ${count(tally.sentSpans / 64)} requests (${count(skipped)} not offered: 1,024 in flight)`],
         ['acknowledged / refused with a status', `${count(tally.ackedSpans)} / ${count(tally.refusedSpans)} spans; refusals without a retry hint: ${tally.refusedWithoutHint}`],
-        ['other statuses', JSON.stringify(tally.statuses)],
+        ['refusals and other answers by status', JSON.stringify(tally.statuses)],
         ['no answer (reset, timeout)', network],
-        ['acknowledged = `trajwatch_spans_received_total` = steps of closed trajectories', `${count(ackedAll)} = ${count(received)} = ${count(steps)}`],
+        ['acknowledged (all phases) = `trajwatch_spans_received_total` = steps of closed trajectories', `${count(ackedAll)} = ${count(received)} = ${count(steps)}`],
         ['acknowledged traces found whole in the trajectory log', `${count(accounting.ackedTraces - accounting.missingTraces)} / ${count(accounting.ackedTraces)}`],
         ['recovery at half capacity', `${count(recovery.ackedSpans)} acknowledged, ${count(recovery.refusedSpans)} refused`],
         ['peak RSS', mib(peak)],
