@@ -1,4 +1,5 @@
 import type { RequestedToolCall, Step } from '../normalize/step.ts';
+import { readClocks } from './clock-skew.ts';
 
 /**
  * What the instrumentation failed to record in a trajectory. A capture gap is a limitation of
@@ -12,18 +13,24 @@ import type { RequestedToolCall, Step } from '../normalize/step.ts';
  *   span concerned.
  * - `tool-args-not-captured`: a tool step with no arguments (GenAI without content capture).
  * - `tool-result-not-captured`: a tool step that did not fail and has no result.
+ * - `clock-skew`: spans whose timestamps contradict the span tree (`readClocks`: a child that
+ *   starts before its parent, or one from another emitter outside its parent's interval). The
+ *   skewed spans are concerned; the order of their steps relative to others is not known from
+ *   their timestamps, so no claim that rests on order is made.
  */
 export type CaptureGapReason =
   | 'tool-name-not-captured'
   | 'tool-call-not-captured'
   | 'tool-args-not-captured'
-  | 'tool-result-not-captured';
+  | 'tool-result-not-captured'
+  | 'clock-skew';
 
 export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
   'tool-name-not-captured',
   'tool-call-not-captured',
   'tool-args-not-captured',
   'tool-result-not-captured',
+  'clock-skew',
 ];
 
 export interface CaptureGap {
@@ -32,6 +39,8 @@ export interface CaptureGap {
   spanIds: string[];
   /** `tool-call-not-captured`: the tool names the unanswered requests named, in order, once each. */
   toolNames?: string[];
+  /** `clock-skew`: the largest offset found, in nanoseconds (decimal; absolute value). */
+  skewNs?: string;
 }
 
 /**
@@ -70,6 +79,11 @@ export function captureGaps(steps: readonly Step[]): CaptureGap[] {
   return read(steps).gaps;
 }
 
+/** Whether the steps' timestamps contradict their span tree (a `clock-skew` gap). */
+export function hasClockSkew(steps: readonly Step[]): boolean {
+  return readClocks(steps).skews.length > 0;
+}
+
 /** The tool calls the capture may be missing (see `HiddenToolCalls`). */
 export function hiddenToolCalls(steps: readonly Step[]): HiddenToolCalls {
   return read(steps).hidden;
@@ -101,12 +115,19 @@ function read(steps: readonly Step[]): Reading {
     if (call.name === undefined) unnamed = true;
     else names.add(call.name);
   });
+  let skewNs = 0n;
+  for (const skew of readClocks(steps).skews) {
+    add('clock-skew', skew.spanId);
+    const abs = skew.offsetNs < 0n ? -skew.offsetNs : skew.offsetNs;
+    if (abs > skewNs) skewNs = abs;
+  }
   const gaps: CaptureGap[] = [];
   for (const reason of CAPTURE_GAP_REASONS) {
     const spanIds = found.get(reason);
     if (spanIds === undefined) continue;
     const gap: CaptureGap = { reason, spanIds };
     if (reason === 'tool-call-not-captured' && names.size > 0) gap.toolNames = [...names];
+    if (reason === 'clock-skew') gap.skewNs = skewNs.toString();
     gaps.push(gap);
   }
   const reading: Reading = { gaps, hidden: { unnamed, names } };

@@ -1,4 +1,4 @@
-import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
+import { hasClockSkew, hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { PatternHit } from './hit.ts';
@@ -84,8 +84,9 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): PatternHit<'
 
   // Absence of a later success is claimed from complete captures only, and not for a tool
   // whose later attempt the capture may be missing (a nameless tool step, or a requested call
-  // of that tool with no tool step: `hiddenToolCalls`).
-  if (t.complete) {
+  // of that tool with no tool step: `hiddenToolCalls`), nor when clock skew leaves "afterwards"
+  // unknowable.
+  if (t.complete && !hasClockSkew(t.steps)) {
     const hidden = hiddenToolCalls(t.steps);
     for (const run of runs) {
       const answer = reportedAnswer(t, run);
@@ -164,7 +165,7 @@ export const faultPassthroughCheck: L0CheckDefinition<'fault-passthrough'> = {
   claim: (a) => `the failure of ${a} was carried on as if it had succeeded`,
   absence: 'some-forms',
   silentOnIncomplete: 'no error text reappeared among the captured steps; the unretried-failure form runs on complete captures only',
-  silence: (t, cfg, ctx) => unreadOutcome(t, cfg) ?? hiddenLaterCall(t, ctx),
+  silence: (t, cfg, ctx) => unreadOutcome(t, cfg) ?? skewedOrder(t) ?? hiddenLaterCall(t, ctx),
 };
 
 /**
@@ -186,6 +187,12 @@ function unreadOutcome(t: Trajectory, cfg: ChecksConfig): SilenceReason | undefi
     };
   }
   return undefined;
+}
+
+/** The "no later success" form is not claimed while clock skew hides what came later. */
+function skewedOrder(t: Trajectory): SilenceReason | undefined {
+  if (!hasClockSkew(t.steps)) return undefined;
+  return { reason: 'clock-skew', detail: 'the "no later success" form is not claimed: clock skew between the spans makes "later" unknowable from their timestamps' };
 }
 
 /** The "no later success" form is not claimed while a capture gap may hide a tool call. */

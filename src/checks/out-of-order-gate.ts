@@ -1,6 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import { HIDING_REASONS, type L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
 import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
@@ -17,7 +18,7 @@ import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-role
  * may have guarded the action, an unseen action may be the one the gate followed.
  */
 export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): PatternHit<'out-of-order-gate'>[] {
-  if (!t.complete || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
+  if (!t.complete || hasClockSkew(t.steps) || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
   const roles = toolRoles(t, cfg);
   if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
   const guarded = guardedBefore(t, roles);
@@ -48,7 +49,9 @@ export const outOfOrderGateCheck: L0CheckDefinition<'out-of-order-gate'> = {
   absence: 'always',
   silentOnIncomplete: 'not run: "no gate before the action" is a claim of absence, made from complete captures only',
   silence: (t, cfg, ctx) =>
-    ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates', 'outbound'])
+    hasClockSkew(t.steps)
+      ? { reason: 'clock-skew', detail: 'not run: clock skew between the spans makes which ran first unknowable from their timestamps' }
+      : ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates', 'outbound'])
       ? { reason: ctx.reasonOf(HIDING_REASONS), detail: 'not run: the capture may be missing a gate or an outbound call' }
       : undefined,
 };

@@ -1,6 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import { HIDING_REASONS, type L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
 import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
@@ -16,7 +17,7 @@ import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles
  * a requested tool call with no tool step whose name is a gate's, may have been the gate).
  */
 export function unguardedSend(t: Trajectory, cfg: ChecksConfig): PatternHit<'unguarded-send'>[] {
-  if (!t.complete || roleMayBeHidden(t, cfg, ['gates'])) return [];
+  if (!t.complete || hasClockSkew(t.steps) || roleMayBeHidden(t, cfg, ['gates'])) return [];
   const roles = toolRoles(t, cfg);
   const coverage = gateCoverage(t, roles);
   const hits: PatternHit<'unguarded-send'>[] = [];
@@ -62,7 +63,9 @@ export const unguardedSendCheck: L0CheckDefinition<'unguarded-send'> = {
   absence: 'always',
   silentOnIncomplete: 'not run: "no gate before the send" is a claim of absence, made from complete captures only',
   silence: (t, cfg, ctx) =>
-    ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates'])
+    hasClockSkew(t.steps)
+      ? { reason: 'clock-skew', detail: 'not run: clock skew between the spans makes "before the send" unknowable from their timestamps' }
+      : ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates'])
       ? { reason: ctx.reasonOf(HIDING_REASONS), detail: 'not run: the capture may be missing a gate' }
       : undefined,
 };
