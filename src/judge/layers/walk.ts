@@ -1,5 +1,6 @@
 import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { CheckResults } from '../../checks/check-result.ts';
+import type { ChecksConfig } from '../../checks/config.ts';
 import type { ToolRoles } from '../../checks/tool-roles.ts';
 import type { Emissions, LayerVerdict, WalkLayer } from '../../findings/schema.ts';
 import type { TraceWindow } from '../../windows/window.ts';
@@ -59,6 +60,8 @@ export interface WalkInput {
   t: Trajectory;
   checks: CheckResults;
   roles: ToolRoles;
+  /** The inline checks' configuration: which requested tool a capture gap hid is a send. */
+  checksCfg: ChecksConfig;
   stopEarly: boolean;
   maxWindowsPerLayer: number;
   /** The extraction policy's digest: names the windows a layer did not read. */
@@ -103,7 +106,7 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
 
   const l1 = await run('L1');
   verdicts.push(l1);
-  const criteria = criteriaAfterL1(t, checks, roles);
+  const criteria = criteriaAfterL1(t, checks, roles, input.checksCfg);
   const stop = stopAfterL1(l1, criteria, input.stopEarly);
   let earlyExit: 'L1' | null = null;
   if (stop.stop) {
