@@ -5,6 +5,7 @@ import { BundleSchema } from './provenance/treatment.ts';
 import { SnapshotSchema } from './provenance/conditions.ts';
 import { ISO_NANO_PATTERN } from '../core/time.ts';
 import { internalField } from './internal-field.ts';
+import { RECORD_OBSERVATION_NAMES } from './record-values.ts';
 
 export const FINDING_SCHEMA_VERSION = '1.1.0';
 export const SEVERITIES = ['info', 'low', 'medium', 'high'] as const;
@@ -56,12 +57,13 @@ export const ToolRepetitionObservationSchema = z
 
 /**
  * Any other analyst's structured observation (e.g. a judged answer) until it earns a typed
- * member of this union: a name plus JSON values.
+ * member of this union: a declared name plus JSON values. Each name's values schema, with the
+ * audience of every key, is declared in `record-values.ts`.
  */
 export const RecordObservationSchema = z
   .object({
     kind: z.literal('record'),
-    name: z.string().min(1),
+    name: z.enum(RECORD_OBSERVATION_NAMES),
     values: z.record(z.string(), z.json()),
   })
   .strict();

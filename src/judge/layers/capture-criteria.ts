@@ -5,7 +5,7 @@ import type { ChecksConfig } from '../../checks/config.ts';
 import { compiledRules, toolClassMatch } from '../../checks/rules.ts';
 import type { ToolRoles } from '../../checks/tool-roles.ts';
 import { PATTERN_LAYER } from './layer-sites.ts';
-import type { Criterion } from './stopping-rules.ts';
+import type { Criterion } from './criterion.ts';
 
 /**
  * The criteria a complete capture's gaps raise: what the inline checks could not answer is not

@@ -2,24 +2,12 @@ import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { CheckResults } from '../../checks/check-result.ts';
 import type { ChecksConfig } from '../../checks/config.ts';
 import type { ToolRoles } from '../../checks/tool-roles.ts';
-import type { LayerVerdict, WalkLayer } from '../../findings/schema.ts';
+import type { LayerVerdict } from '../../findings/schema.ts';
 import { captureCriteria } from './capture-criteria.ts';
+import type { Criterion } from './criterion.ts';
 import { PATTERN_LAYER } from './layer-sites.ts';
 
-/**
- * A criterion the walk must be able to answer before it may stop: something the evidence so
- * far raised that only a deeper layer can settle. `answerable: false` names the layer it needs.
- */
-export interface Criterion {
-  id: string;
-  answerable: boolean;
-  /**
-   * Computed: `l0-candidate:error-output@<span>`, `failed-tool@<span>`, `incomplete-capture:...`,
-   * `silenced-check:<pattern>:<gap>`, `capture-gap:<gap>@<spans>`.
-   */
-  reason: string;
-  needs?: Exclude<WalkLayer, 'L0' | 'L1'>;
-}
+export type { Criterion } from './criterion.ts';
 
 /**
  * The criteria after L1, from the trajectory, its inline checks and its tool roles. Pure.
