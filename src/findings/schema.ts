@@ -117,8 +117,13 @@ export const LayerVerdictSchema = z
     windows: z.array(windowRead).optional(),
     /** L4: `retrieval` (never fetched before the send) or `attention` (present, ignored). */
     gap_kind: z.enum(['retrieval', 'attention']).optional(),
-    /** L3: the earliest failed tool output (`<traceId>/<spanId>`); what follows it is suspect. */
+    /**
+     * L3: the earliest failed tool output (`<traceId>/<spanId>`); what follows it is suspect.
+     * `unknown` when an earlier candidate was not read or not decided: the problem may have begun there.
+     */
     first_problem_origin: z.string().optional(),
+    /** Why `first_problem_origin` is `unknown`: `earlier-candidate-not-read@<span>`, `earlier-candidate-undecided@<span>:<reason>`. */
+    first_problem_origin_reason: z.string().optional(),
   })
   .strict();
 

@@ -267,7 +267,7 @@ describe('the layered walk', () => {
     expect(h.server.requests.length).toBe(before);
     const ids = (fs: Finding[]) => fs.filter((f) => f.analyst_id === 'layered-walk').map((f) => f.finding_id).sort();
     expect(ids(again.findings)).toEqual(ids(first.findings));
-    expect(valuesOf(summaryOf(again.findings, 'failed-tool-run')!).cost).toEqual({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 });
+    expect(valuesOf(summaryOf(again.findings, 'failed-tool-run')!).cost).toEqual({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, unknown_usage_attempts: 0 });
     expect(layerFindings(again.findings, 'failed-tool-run').every((f) => f.replay?.new_physical_calls === 0)).toBe(true);
   });
 
