@@ -7,6 +7,7 @@ import { validateConfig } from '../../src/config-schema.ts';
 import type { Finding } from '../../src/findings/schema.ts';
 import { createLogger } from '../../src/telemetry/logger.ts';
 import { createMetricRegistry } from '../../src/telemetry/metrics.ts';
+import { refusalLines } from '../../src/sinks/audience-refusals.ts';
 import { buildTopology } from '../../src/topology/build.ts';
 import { HttpServerComponent } from '../../src/topology/components/http-server.ts';
 import { expectExternalView, judgedFinding } from '../findings/audience-fixture.ts';
@@ -103,4 +104,25 @@ describe('serve with the walk on and the findings log on audience: external', ()
     const kept = (await readFile(join(s.dataDir, 'audience-refused.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { refusal: string; id: string; record: Finding });
     expect(kept).toEqual([expect.objectContaining({ refusal: 'audience-strip-failed', sink: 'local-log', id: bad.finding_id, record: bad })]);
   }, 60_000);
+});
+
+describe("replay's topology (event clock, the findings file external)", () => {
+  it('reports a refused record by id, kind and reason, the lines replay prints before exiting 1, and keeps it whole', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-audience-replay-'));
+    const config = validateConfig({ value: { dataDir, sinks: { localLog: { audience: { findings: 'external' } } } }, source: 'test' });
+    const findingsPath = join(dataDir, 'out.jsonl');
+    const topology = await buildTopology(config, { clock: 'event', findings: { findingsPath, truncate: true }, kafkaSink: false }, { registry: undefined, logger: createLogger({ level: 'fatal', destination: { write: () => undefined } }) });
+    await topology.running.start();
+    // No emitter in the code makes such a record: one is handed to the pipeline the way the judge hands its findings.
+    const bad = judgedFinding();
+    (bad.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://judge.internal';
+    topology.pipeline.emitJudged([bad as Finding], []);
+    await topology.pipeline.drain('end-of-input');
+    expect(await topology.running.stop()).toEqual({ outcome: 'stopped' });
+    const lines = refusalLines(topology.audienceRefusals);
+    expect(lines[0]).toBe(`1 record(s) refused by an external view (audience-strip-failed), not written to that sink; each kept whole in ${join(dataDir, 'audience-refused.jsonl')}`);
+    expect(lines[1]).toMatch(new RegExp(`^refused: local-log findings: finding ${bad.finding_id} \\(trace-questions/trace-question\\): .*judge_endpoint`));
+    expect(await readFile(findingsPath, 'utf8')).not.toContain('judge.internal');
+    expect(JSON.parse((await readFile(join(dataDir, 'audience-refused.jsonl'), 'utf8')).trim()).record).toEqual(bad);
+  }, 30_000);
 });
