@@ -12,18 +12,22 @@ import type { RequestedToolCall, Step } from '../normalize/step.ts';
  *   span concerned.
  * - `tool-args-not-captured`: a tool step with no arguments (GenAI without content capture).
  * - `tool-result-not-captured`: a tool step that did not fail and has no result.
+ * - `unread-convention`: a step whose span says it is tool or model work in a convention
+ *   trajwatch does not read (`Step.unreadConvention`): any tool call may be hidden in it.
  */
 export type CaptureGapReason =
   | 'tool-name-not-captured'
   | 'tool-call-not-captured'
   | 'tool-args-not-captured'
-  | 'tool-result-not-captured';
+  | 'tool-result-not-captured'
+  | 'unread-convention';
 
 export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
   'tool-name-not-captured',
   'tool-call-not-captured',
   'tool-args-not-captured',
   'tool-result-not-captured',
+  'unread-convention',
 ];
 
 export interface CaptureGap {
@@ -86,6 +90,10 @@ function read(steps: readonly Step[]): Reading {
   };
   let unnamed = false;
   for (const step of steps) {
+    if (step.unreadConvention !== undefined) {
+      add('unread-convention', step.id);
+      unnamed = true;
+    }
     if (step.kind !== 'tool') continue;
     if (step.toolName === undefined || step.toolName.trim() === '') {
       add('tool-name-not-captured', step.id);
