@@ -10,7 +10,8 @@ import { parseJsonText } from './json-text.ts';
  * 1. a classification attribute — a key ending in `span.kind`, `span_kind`, `spanKind`,
  *    `span.type`, `span_type`, `spanType`, `observation.type`, `observation_type` or `run_type`
  *    (`mlflow.spanType`, `langfuse.observation.type`, `lmnr.span.type`, `langsmith.span.kind`)
- *    — whose value names tool or model work ({@link TOOL_OR_MODEL_TYPES}): hint `KEY=VALUE`;
+ *    — whose value (or JSON string value: MLflow writes `"TOOL"`) names tool or model work
+ *    ({@link TOOL_OR_MODEL_TYPES}): hint `KEY=VALUE`;
  * 2. a span name that is a tool-call label — `Function: X`, `Tool: X`, `Tool call: X`,
  *    `Calling tool: X`, or GenAI's own `execute_tool X` on a span without
  *    `gen_ai.operation.name`: hint `name-pattern=<label> *`;
@@ -40,12 +41,19 @@ const CLASSIFICATION_KEY = /(?:^|\.)(?:span[._]?kind|span[._]?type|observation[.
 function classifiedAs(attributes: Attributes): string | undefined {
   for (const key in attributes) {
     if (!CLASSIFICATION_KEY.test(key)) continue;
-    const value = attributes[key];
-    if (typeof value !== 'string') continue;
-    const type = value.trim().toUpperCase();
-    if (TOOL_OR_MODEL_TYPES.has(type)) return `${key}=${value.trim()}`;
+    const type = classificationText(attributes[key]);
+    if (type !== undefined && TOOL_OR_MODEL_TYPES.has(type.toUpperCase())) return `${key}=${type}`;
   }
   return undefined;
+}
+
+/** The value as text, a JSON string literal unquoted: MLflow writes every attribute as JSON (`"TOOL"`). */
+function classificationText(value: Attributes[string] | undefined): string | undefined {
+  if (typeof value !== 'string') return undefined;
+  const text = value.trim();
+  if (!text.startsWith('"')) return text;
+  const json = parseJsonText(text);
+  return json !== undefined && typeof json.value === 'string' ? json.value.trim() : text;
 }
 
 const TOOL_CALL_NAME = /^(function|tool|tool[ _]call|calling tool|function[ _]call)\s*:\s*\S/i;

@@ -1,8 +1,10 @@
 /**
- * No false unread-convention gap: every span of the real captures kept in the repository (the
- * framework matrix's recordings, the replay captures, the TRAIL traces) is read by a known
- * mapper or is an ordinary `other` span (HTTP clients, framework chains and wrappers), and
- * none of them may be taken for tool or model work in an unread convention.
+ * Unread-convention detection on the real captures kept in the repository (the framework
+ * matrix's recordings, the replay captures, the TRAIL traces). No false gap: every span of a
+ * capture in a convention trajwatch reads is read by its mapper or is an ordinary `other` span
+ * (HTTP clients, framework chains and wrappers), and none may be taken for tool or model work
+ * in an unread convention. And no silence: in the MLflow capture (a convention trajwatch does
+ * not read), exactly its tool and model spans are.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
@@ -45,7 +47,22 @@ describe('unread-convention detection on the real captures', async () => {
     const generic = [...corpus.values()].flat().map(normalizeSpan).filter((s) => s.convention === 'generic');
     expect(generic.length).toBeGreaterThan(20);
   });
+  /** Captures in a convention trajwatch does not read, with the spans that must be flagged. */
+  const UNREAD: Record<string, (span: Span) => boolean> = {
+    // MLflow writes its span type as JSON text; TOOL and CHAT_MODEL are tool and model work,
+    // its AGENT and CHAIN spans are not (no tool call can hide in them).
+    'frameworks/mlflow.traces.pb.gz': (span) => ['"TOOL"', '"CHAT_MODEL"'].includes(String(span.attributes['mlflow.spanType'])),
+  };
+  it('the MLflow capture flags exactly its tool and model spans, with the attribute that says so', () => {
+    const spans = corpus.get('frameworks/mlflow.traces.pb.gz')!;
+    const steps = spans.map(normalizeSpan);
+    const flagged = steps.filter((s) => s.unreadConvention !== undefined);
+    expect(flagged.map((s) => s.id)).toEqual(spans.filter(UNREAD['frameworks/mlflow.traces.pb.gz']!).map((s) => s.spanId));
+    expect(new Set(flagged.map((s) => s.unreadConvention))).toEqual(new Set(['mlflow.spanType=TOOL', 'mlflow.spanType=CHAT_MODEL']));
+    expect(flagged.length).toBe(10);
+  });
   for (const [name, spans] of corpus) {
+    if (UNREAD[name] !== undefined) continue;
     it(`${name}: no span becomes an unread-convention step`, () => {
       const flagged = spans.map(normalizeSpan).filter((s) => s.unreadConvention !== undefined);
       expect(flagged.map((s) => `${s.name} (${s.convention}): ${s.unreadConvention}`)).toEqual([]);
