@@ -154,6 +154,15 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     unreadConvention: 'MLflow writes its own span types and content attributes, not a convention trajwatch reads',
   },
   {
+    id: 'langfuse',
+    title: 'Langfuse (`openai` tool loop, `@observe` tools)',
+    venv: 'langfuse',
+    script: 'langfuse_agent',
+    instrumentation: 'langfuse SDK (`langfuse.openai`, `@observe(as_type=…)`), its own attributes (`langfuse.observation.*`), `span_exporter` to OTLP, `propagate_attributes(session_id=…)`',
+    packages: ['langfuse', 'openai', 'opentelemetry-exporter-otlp-proto-http'],
+    session: { kind: 'session' },
+  },
+  {
     id: 'autogen',
     title: 'AutoGen AgentChat (AssistantAgent)',
     venv: 'autogen',

@@ -292,7 +292,8 @@ export function captureOf(spans: Span[]): RawCapture {
       a['traceloop.span.kind'] === 'tool' ||
       a['ai.operationId'] === 'ai.toolCall' ||
       // MLflow writes every attribute as JSON text: its span type is `"TOOL"`, quotes included.
-      a['mlflow.spanType'] === '"TOOL"';
+      a['mlflow.spanType'] === '"TOOL"' ||
+      a['langfuse.observation.type'] === 'tool';
     if (!isTool) continue;
     const name = str(a['tool.name']) ?? str(a['gen_ai.tool.name']) ?? str(a['traceloop.entity.name']) ?? str(a['ai.toolCall.name']) ?? s.name;
     tools.push({ spanId: s.spanId, name, start: s.startTimeUnixNano });
