@@ -14,6 +14,15 @@ import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import { readOtlpFile } from '../../src/ingest/otlp-file.ts';
 import type { Span } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
+import { Assembler } from '../../src/assemble/assembler.ts';
+import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
+import type { Trajectory } from '../../src/assemble/trajectory.ts';
+import { checksConfigSchema } from '../../src/checks/config.ts';
+import { runChecks } from '../../src/checks/run-checks.ts';
+import { findingsFromChecks } from '../../src/findings/from-checks.ts';
+import { buildManifest } from '../../src/findings/manifest.ts';
+import { parseProvenanceConfig } from '../../src/findings/provenance/config.ts';
+import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import { trailCorpus } from '../helpers/trail-corpus.ts';
 
 const FIXTURES = new URL('../fixtures/', import.meta.url).pathname;
@@ -60,6 +69,22 @@ describe('unread-convention detection on the real captures', async () => {
     expect(flagged.map((s) => s.id)).toEqual(spans.filter(UNREAD['frameworks/mlflow.traces.pb.gz']!).map((s) => s.spanId));
     expect(new Set(flagged.map((s) => s.unreadConvention))).toEqual(new Set(['mlflow.spanType=TOOL', 'mlflow.spanType=CHAT_MODEL']));
     expect(flagged.length).toBe(10);
+  });
+  it('the MLflow capture, assembled and analyzed: one complete trajectory whose manifest claims no tool absence', () => {
+    const closed: Trajectory[] = [];
+    const assembler = new Assembler(AssemblerLimitsSchema.parse({}), (t) => closed.push(t));
+    for (const span of corpus.get('frameworks/mlflow.traces.pb.gz')!) assembler.add(normalizeSpan(span), 0);
+    assembler.flush('end-of-input', 0);
+    expect(closed).toHaveLength(1);
+    const t = closed[0]!;
+    const checks = runChecks(t, checksConfigSchema.parse({}));
+    const provenance = deriveProvenance(t, parseProvenanceConfig({}));
+    const findings = findingsFromChecks(t, checks, provenance);
+    const byCheck = Object.fromEntries(buildManifest({ trajectory: t, checks, findings, provenance, judge: 'disabled', windows: [] }).checks.map((c) => [c.check, c]));
+    expect(t.complete).toBe(true);
+    for (const check of ['tool-repetition', 'unguarded-send', 'out-of-order-gate']) {
+      expect(byCheck[check], check).toMatchObject({ status: 'unavailable', reason: 'unread-convention' });
+    }
   });
   for (const [name, spans] of corpus) {
     if (UNREAD[name] !== undefined) continue;

@@ -14,6 +14,7 @@ import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import type { Attributes, Span } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import type { Step } from '../../src/normalize/step.ts';
+import { detectUnreadConvention } from '../../src/normalize/unread-convention.ts';
 import { makeTrajectory } from '../helpers/steps.ts';
 import { makeSpan } from './make-span.ts';
 
@@ -79,5 +80,46 @@ describe('unread conventions', () => {
       ['other', 'generic', 'acme.spanType=TOOL'],
     ]);
     expect(VENDOR_TOOL.attributes['mlflow.spanType']).toBe('TOOL');
+  });
+
+  it.each([
+    ['langsmith.span.kind', 'tool', 'langsmith.span.kind=tool'],
+    ['lmnr.span.type', 'LLM', 'lmnr.span.type=LLM'],
+    ['langfuse.observation.type', 'generation', 'langfuse.observation.type=generation'],
+    ['mlflow.spanType', '"CHAT_MODEL"', 'mlflow.spanType=CHAT_MODEL'],
+    ['spanType', 'FUNCTION_CALL', 'spanType=FUNCTION_CALL'],
+    ['vendor.run_type', 'tool', 'vendor.run_type=tool'],
+  ])('reads a classification attribute %s=%s as %s', (key, value, hint) => {
+    expect(detectUnreadConvention(makeSpan({ attributes: { [key]: value } }))).toBe(hint);
+  });
+
+  it.each([
+    ['Function: lookup_order', 'name-pattern=Function: *'],
+    ['tool: search', 'name-pattern=tool: *'],
+    ['Tool call: send_email', 'name-pattern=Tool call: *'],
+    ['execute_tool get_weather', 'name-pattern=execute_tool *'],
+  ])('reads the span name %s as %s', (name, hint) => {
+    expect(detectUnreadConvention(makeSpan({ name }))).toBe(hint);
+  });
+
+  it.each([
+    ['input', '{"name": "lookup_order", "arguments": "{\\"order_id\\": \\"42\\"}"}'],
+    ['acme.tool.arguments', '{"function": {"name": "lookup_order"}}'],
+    ['acme.spanInputs', '{"type": "tool_use", "name": "lookup_order", "input": {}}'],
+    ['call.args', '{"args": [], "kwargs": {"order_id": "42"}}'],
+  ])('reads a function-call-shaped %s', (key, value) => {
+    expect(detectUnreadConvention(makeSpan({ attributes: { [key]: value } }))).toBe('input=function-call-shape');
+  });
+
+  it.each([
+    ['an HTTP client span', 'POST', { 'http.request.method': 'POST', 'url.full': 'https://api.example.com/v1/orders', 'http.target': '{"name": "x", "arguments": 1}' }],
+    ['a framework chain', 'RunnableSequence', { 'acme.span.kind': 'CHAIN', input: '{"messages": []}' }],
+    ['an agent of an unread convention', 'weather_turn', { 'mlflow.spanType': '"AGENT"', 'mlflow.spanInputs': '{"text": "hi"}' }],
+    ['a plain JSON input', 'handler', { input: '{"order_id": "42"}', name: 'lookup_order' }],
+    ['a name that only mentions a tool', 'Tool execution finished', {}],
+    ['an OTel span kind value', 'GET /', { 'span.kind': 'CLIENT' }],
+    ['a too-long input', 'handler', { input: JSON.stringify({ name: 'x', arguments: 'y'.repeat(70_000) }) }],
+  ])('does not mark %s', (_what, name, attributes) => {
+    expect(detectUnreadConvention(makeSpan({ name, attributes }))).toBeUndefined();
   });
 });
