@@ -20,8 +20,8 @@ const KIND_BY_OBSERVATION_TYPE: Readonly<Record<string, StepKind>> = {
 };
 
 /**
- * Langfuse's OTel-based SDKs (Python ≥3, JS ≥4): `@observe(as_type=…)`, `start_observation`,
- * and its integrations (`langfuse.openai`). Claims spans with `langfuse.observation.type`
+ * Langfuse's OTel-based Python SDK (read from langfuse 5.2's source): `@observe(as_type=…)`,
+ * `start_observation`, and its integrations (`langfuse.openai`). Claims spans with `langfuse.observation.type`
  * that no GenAI reading claimed first (`gen_ai.operation.name` wins: an app may add Langfuse
  * attributes to GenAI spans).
  *
