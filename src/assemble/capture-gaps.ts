@@ -13,6 +13,8 @@ import { readClocks } from './clock-skew.ts';
  *   span concerned.
  * - `tool-args-not-captured`: a tool step with no arguments (GenAI without content capture).
  * - `tool-result-not-captured`: a tool step that did not fail and has no result.
+ * - `unread-convention`: a step whose span says it is tool or model work in a convention
+ *   trajwatch does not read (`Step.unreadConvention`): any tool call may be hidden in it.
  * - `clock-skew`: spans whose timestamps contradict the span tree (`readClocks`: a child that
  *   starts before its parent, or one from another emitter outside its parent's interval). The
  *   skewed spans are concerned; the order of their steps relative to others is not known from
@@ -23,6 +25,7 @@ export type CaptureGapReason =
   | 'tool-call-not-captured'
   | 'tool-args-not-captured'
   | 'tool-result-not-captured'
+  | 'unread-convention'
   | 'clock-skew';
 
 export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
@@ -30,6 +33,7 @@ export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
   'tool-call-not-captured',
   'tool-args-not-captured',
   'tool-result-not-captured',
+  'unread-convention',
   'clock-skew',
 ];
 
@@ -100,6 +104,10 @@ function read(steps: readonly Step[]): Reading {
   };
   let unnamed = false;
   for (const step of steps) {
+    if (step.unreadConvention !== undefined) {
+      add('unread-convention', step.id);
+      unnamed = true;
+    }
     if (step.kind !== 'tool') continue;
     if (step.toolName === undefined || step.toolName.trim() === '') {
       add('tool-name-not-captured', step.id);

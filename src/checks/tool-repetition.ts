@@ -8,12 +8,14 @@ export const CONFLICT_REASON = 'capture-conflict';
 /**
  * The capture gaps (`captureGaps`) that make "no repetition" unprovable: a call whose tool
  * name or arguments were not captured joins no group, and a requested call with no tool step
- * may have been a repeat. A missing result does not bear on equality of calls.
+ * may have been a repeat, as may a span in a convention trajwatch does not read. A missing
+ * result does not bear on equality of calls.
  */
 const GAPS_HIDING_REPETITION: ReadonlySet<CaptureGapReason> = new Set([
   'tool-name-not-captured',
   'tool-call-not-captured',
   'tool-args-not-captured',
+  'unread-convention',
 ]);
 
 /**

@@ -118,6 +118,13 @@ export interface Step {
   toolSchemas?: Record<string, unknown>;
   /** llm steps: the tool calls the model's output asked for, in output order. */
   requestedToolCalls?: RequestedToolCall[];
+  /**
+   * Set when the span looks like tool or model work in a convention trajwatch does not read (no
+   * mapper read it as a tool or llm step): a short hint of the signal seen, e.g.
+   * `mlflow.spanType=TOOL`, `name-pattern=Function: *`, `input=function-call-shape`. The step
+   * stays what its mapper made it; `captureGaps` makes it an `unread-convention` gap.
+   */
+  unreadConvention?: string;
   startTimeUnixNano: bigint;
   endTimeUnixNano: bigint;
   /** Span status code (0 unset, 1 ok, 2 error). */

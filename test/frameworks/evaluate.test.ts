@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Span } from '../../src/ingest/span.ts';
 import type { StepRow } from '../clients/harness.ts';
 import { captureOf, evaluate, type Evidence, type FindingRow, type FrameworkSpec, type TrajectoryFileRow } from './harness.ts';
+import type { ManifestRow } from './unread-row.ts';
 
 const SPEC: FrameworkSpec = { id: 'fake', title: 'Fake', venv: 'fake', script: 'fake', instrumentation: 'OpenInference', packages: [], session: { kind: 'session' } };
 const CALLS = [
@@ -110,5 +111,24 @@ describe('evaluating one framework run', () => {
     const both = evaluate(spec, evidence({ findings: [], raw: captureOf([]), trajectories: [{ ...llmOnly, captureGaps: gap(['get_weather', 'lookup_order']) }] }));
     expect(both.problems).toEqual([]);
     expect([both.cells.args.status, both.cells.repetition.status, both.cells.failure.status]).toEqual(['n/a', 'n/a', 'n/a']);
+  });
+
+  it('in an unread convention, asks that every tool span is an unread-convention gap and the manifest claims no tool absence', () => {
+    const spec: FrameworkSpec = { ...SPEC, unreadConvention: 'its own attributes' };
+    const [t] = evidence().trajectories;
+    const other = { ...t!, steps: t!.steps.map((s) => ({ ...s, kind: 'other', toolName: undefined, args: undefined })) };
+    const unavailable = (check: string) => ({ check, status: 'unavailable', reason: 'unread-convention' });
+    const manifest = (checks: ManifestRow['checks']): ManifestRow[] => [{ subject: { trajectory_key: 'sess', revision: 1 }, checks }];
+    const all = manifest(['tool-repetition', 'unguarded-send', 'out-of-order-gate'].map(unavailable));
+    const gap = (spanIds: string[]) => [{ reason: 'unread-convention', spanIds }];
+
+    const partial = evaluate(spec, evidence({ findings: [failure], trajectories: [{ ...other, captureGaps: gap(['s1', 's2', 's3']) }], manifests: all }));
+    expect(partial.cells.toolNames).toEqual({ status: 'no', detail: 'tool spans not in an unread-convention gap: get_weather s4' });
+    const claimed = manifest([unavailable('tool-repetition'), { check: 'unguarded-send', status: 'none-observed' }, unavailable('out-of-order-gate')]);
+    const silent = evaluate(spec, evidence({ findings: [failure], trajectories: [{ ...other, captureGaps: gap(['s1', 's2', 's3', 's4']) }], manifests: claimed }));
+    expect(silent.cells.repetition.detail).toBe('manifest of sess: unguarded-send is none-observed, want unavailable (unread-convention)');
+    const honest = evaluate(spec, evidence({ findings: [failure], trajectories: [{ ...other, captureGaps: gap(['s1', 's2', 's3', 's4']) }], manifests: all }));
+    expect(honest.problems).toEqual([]);
+    expect([honest.cells.toolNames.status, honest.cells.args.status, honest.cells.repetition.status, honest.cells.failure.status]).toEqual(['n/a', 'n/a', 'n/a', 'yes']);
   });
 });

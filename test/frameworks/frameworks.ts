@@ -160,6 +160,27 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     noToolSpans: "the app's tools make no spans: the calls, their arguments and the tool's error exist only in the llm messages (OTLP log records)",
   },
   {
+    id: 'mlflow',
+    title: 'MLflow tracing (`openai` tool loop, `@mlflow.trace` tools)',
+    venv: 'mlflow',
+    script: 'mlflow_agent',
+    instrumentation: 'mlflow-tracing, `mlflow.openai.autolog()`, OTLP export; its own attributes (`mlflow.spanType`, `mlflow.spanInputs`), which trajwatch does not read',
+    packages: ['mlflow-tracing', 'openai', 'opentelemetry-exporter-otlp-proto-http'],
+    // MLflow otherwise fetches its telemetry config from the network at import (none here).
+    env: { MLFLOW_DISABLE_TELEMETRY: 'true' },
+    session: { kind: 'none', reason: "MLflow's session id is trace metadata its OTLP export writes to no span; the app wraps both turns in one span" },
+    unreadConvention: 'MLflow writes its own span types and content attributes, not a convention trajwatch reads',
+  },
+  {
+    id: 'langfuse',
+    title: 'Langfuse (`openai` tool loop, `@observe` tools)',
+    venv: 'langfuse',
+    script: 'langfuse_agent',
+    instrumentation: 'langfuse SDK (`langfuse.openai`, `@observe(as_type=…)`), its own attributes (`langfuse.observation.*`), `span_exporter` to OTLP, `propagate_attributes(session_id=…)`',
+    packages: ['langfuse', 'openai', 'opentelemetry-exporter-otlp-proto-http'],
+    session: { kind: 'session' },
+  },
+  {
     id: 'autogen',
     title: 'AutoGen AgentChat (AssistantAgent)',
     venv: 'autogen',
