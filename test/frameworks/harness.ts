@@ -346,8 +346,9 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
   // A trace id as key differs on every run: named by what it is, so the doc stays stable.
   const named = (t: TrajectoryFileRow) => `${/^[0-9a-f]{32}$/.test(t.key) ? 'a trace id' : `"${t.key}"`} (${t.steps.length} steps)`;
   // A trajectory of `other` steps only holds no turn (OpenLIT's `create_agent` span, made when
-  // the graph is compiled, before the conversation): named apart, not counted as a key.
-  const turns = ev.trajectories.filter((t) => t.steps.length === 0 || t.steps.some((s) => s.kind !== 'other'));
+  // the graph is compiled, before the conversation): named apart, not counted as a key. Steps
+  // in an unread convention are `other` too, yet hold the turn: an unread-convention gap counts.
+  const turns = ev.trajectories.filter((t) => t.steps.length === 0 || t.steps.some((s) => s.kind !== 'other') || (t.captureGaps ?? []).some((g) => g.reason === 'unread-convention'));
   const apart = ev.trajectories.filter((t) => !turns.includes(t));
   const keys = turns.map(named);
   const besides = apart.length === 0 ? '' : `; apart, of other steps only: ${apart.map(named).join(', ')}`;
