@@ -12,19 +12,45 @@ import type { RequestedToolCall, Step } from '../normalize/step.ts';
  *   span concerned.
  * - `tool-args-not-captured`: a tool step with no arguments (GenAI without content capture).
  * - `tool-result-not-captured`: a tool step that did not fail and has no result.
+ * - `unread-convention`: a step whose span looks like tool or model work in a convention
+ *   trajwatch does not read (`Step.unreadConvention` names the hint, e.g. `mlflow.spanType=TOOL`):
+ *   what it did is not in the step.
+ * - `clock-skew`: spans whose timestamps contradict the span tree (a child starting before its
+ *   parent, ...): the order of the steps cannot be trusted.
+ *
+ * Which checks each gap silences is declared in one table: each check's `hiddenBy` row
+ * (`src/checks/capture-table.ts`).
  */
 export type CaptureGapReason =
   | 'tool-name-not-captured'
   | 'tool-call-not-captured'
   | 'tool-args-not-captured'
-  | 'tool-result-not-captured';
+  | 'tool-result-not-captured'
+  | 'unread-convention'
+  | 'clock-skew';
 
-export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
+/** Every capture gap kind, in the order `captureGaps` lists them. */
+export const CAPTURE_GAP_REASONS = [
   'tool-name-not-captured',
   'tool-call-not-captured',
   'tool-args-not-captured',
   'tool-result-not-captured',
-];
+  'unread-convention',
+  'clock-skew',
+] as const satisfies readonly CaptureGapReason[];
+
+/** A way a complete capture can still be partial: the capture gap kinds. */
+export type CaptureStateKind = CaptureGapReason;
+
+/** What each gap kind says is missing: the sentence the docs and the manifest schema print. */
+export const CAPTURE_GAP_TEXT: Readonly<Record<CaptureGapReason, string>> = {
+  'tool-name-not-captured': "a tool step's tool name",
+  'tool-call-not-captured': 'a tool call an LLM output requested, with no tool step after it',
+  'tool-args-not-captured': "a tool step's arguments",
+  'tool-result-not-captured': 'the result of a tool step that did not fail',
+  'unread-convention': 'what a span that looks like tool or model work did, in a convention trajwatch does not read',
+  'clock-skew': 'trustworthy order: span timestamps contradict the span tree',
+};
 
 export interface CaptureGap {
   reason: CaptureGapReason;
@@ -32,11 +58,16 @@ export interface CaptureGap {
   spanIds: string[];
   /** `tool-call-not-captured`: the tool names the unanswered requests named, in order, once each. */
   toolNames?: string[];
+  /** `unread-convention`: the hints the steps named (`Step.unreadConvention`), in order, once each. */
+  conventions?: string[];
+  /** `clock-skew`: the largest contradiction found, in nanoseconds (a decimal string). */
+  skewNs?: string;
 }
 
 /**
- * The tool calls a trajectory's capture may be missing: those of nameless tool steps and of
- * requests without a name (`unnamed`: any tool), and those requested by name with no tool
+ * The tool calls a trajectory's capture may be missing: those of nameless tool steps, of steps
+ * in a convention trajwatch does not read, and of requests without a name (`unnamed`: any
+ * tool), and those requested by name with no tool
  * step (`names`). A claim that some call did not happen is unsupported exactly when a hidden
  * call could be that call: any call when one is unnamed, else a call of one of `names`.
  * Missing arguments hide only whether two calls were equal (repetition); a missing result
@@ -85,7 +116,13 @@ function read(steps: readonly Step[]): Reading {
     else if (ids[ids.length - 1] !== spanId) ids.push(spanId);
   };
   let unnamed = false;
+  const conventions = new Set<string>();
   for (const step of steps) {
+    if (step.unreadConvention !== undefined) {
+      add('unread-convention', step.id);
+      conventions.add(step.unreadConvention);
+      unnamed = true;
+    }
     if (step.kind !== 'tool') continue;
     if (step.toolName === undefined || step.toolName.trim() === '') {
       add('tool-name-not-captured', step.id);
@@ -107,6 +144,7 @@ function read(steps: readonly Step[]): Reading {
     if (spanIds === undefined) continue;
     const gap: CaptureGap = { reason, spanIds };
     if (reason === 'tool-call-not-captured' && names.size > 0) gap.toolNames = [...names];
+    if (reason === 'unread-convention') gap.conventions = [...conventions];
     gaps.push(gap);
   }
   const reading: Reading = { gaps, hidden: { unnamed, names } };

@@ -106,6 +106,12 @@ export interface Step {
   toolSchemas?: Record<string, unknown>;
   /** llm steps: the tool calls the model's output asked for, in output order. */
   requestedToolCalls?: RequestedToolCall[];
+  /**
+   * A short hint (e.g. `mlflow.spanType=TOOL`) that the span looks like tool or model work in a
+   * convention trajwatch does not read: what it did is not in this step (an `unread-convention`
+   * capture gap). Absent when the span was read or looks like nothing of the kind.
+   */
+  unreadConvention?: string;
   startTimeUnixNano: bigint;
   endTimeUnixNano: bigint;
   /** Span status code (0 unset, 1 ok, 2 error). */
