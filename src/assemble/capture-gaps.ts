@@ -80,9 +80,16 @@ export interface HiddenToolCalls {
   names: ReadonlySet<string>;
 }
 
+/** A requested tool call no tool step answered: the index of the llm step that asked, and the name asked for. */
+export interface MissingToolCall {
+  llmIndex: number;
+  name?: string;
+}
+
 interface Reading {
   gaps: CaptureGap[];
   hidden: HiddenToolCalls;
+  missing: MissingToolCall[];
 }
 
 const memo = new WeakMap<readonly Step[], Reading>();
@@ -99,6 +106,14 @@ const memo = new WeakMap<readonly Step[], Reading>();
  */
 export function captureGaps(steps: readonly Step[]): CaptureGap[] {
   return read(steps).gaps;
+}
+
+/**
+ * Every requested tool call no tool step answered (the `tool-call-not-captured` gap, one entry
+ * per request), in trajectory order of the llm steps that asked.
+ */
+export function missingToolCalls(steps: readonly Step[]): readonly MissingToolCall[] {
+  return read(steps).missing;
 }
 
 /** The tool calls the capture may be missing (see `HiddenToolCalls`). */
@@ -132,8 +147,12 @@ function read(steps: readonly Step[]): Reading {
     if (step.result === undefined && step.error === undefined && step.statusCode !== 2) add('tool-result-not-captured', step.id);
   }
   const names = new Set<string>();
+  const missing: MissingToolCall[] = [];
+  let llmIndex = -1;
   matchRequestedToolCalls(steps, (llm, call, toolIndex) => {
     if (toolIndex !== undefined) return;
+    if (steps[llmIndex] !== llm) llmIndex = steps.indexOf(llm, llmIndex + 1);
+    missing.push(call.name === undefined ? { llmIndex } : { llmIndex, name: call.name });
     add('tool-call-not-captured', llm.id);
     if (call.name === undefined) unnamed = true;
     else names.add(call.name);
@@ -147,7 +166,7 @@ function read(steps: readonly Step[]): Reading {
     if (reason === 'unread-convention') gap.conventions = [...conventions];
     gaps.push(gap);
   }
-  const reading: Reading = { gaps, hidden: { unnamed, names } };
+  const reading: Reading = { gaps, hidden: { unnamed, names }, missing };
   memo.set(steps, reading);
   return reading;
 }

@@ -5,7 +5,7 @@ import { faultPassthroughCheck } from './fault-passthrough.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { malformedStructureCheck } from './malformed-structure.ts';
 import { outOfOrderGateCheck } from './out-of-order-gate.ts';
-import { toolRepetitionHiddenBy } from './tool-repetition.ts';
+import { toolRepetitionHiddenBy } from './tool-repetition-hidden-by.ts';
 import { unguardedSendCheck } from './unguarded-send.ts';
 
 /**

@@ -1,25 +1,12 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import { captureGaps, type CaptureGapReason } from '../assemble/capture-gaps.ts';
 import type { ExcludedAttempt, RepetitionGroup, RepetitionObservation } from './check-result.ts';
-import { hidingKinds, type HiddenBy } from './capture-table.ts';
+import { hidingKinds } from './capture-table.ts';
+import { toolRepetitionHiddenBy } from './tool-repetition-hidden-by.ts';
 import { compareCodeUnits } from '../core/sort-small.ts';
 
 /** Reason text for a span refused because two different payloads arrived under its id. */
 export const CONFLICT_REASON = 'capture-conflict';
-/**
- * Exact tool repetition's row of the capture table (see `capture-table.ts`): which capture gaps
- * make "no repetition" unprovable. It is not an L0 check, but the manifest accounts for it like
- * one, so its row sits in the same table (`CAPTURE_TABLE` in `registry.ts`).
- */
-export const toolRepetitionHiddenBy: HiddenBy = {
-  'tool-name-not-captured': { hides: true, why: 'a call with no tool name joins no group' },
-  'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may have repeated another' },
-  'tool-args-not-captured': { hides: true, why: 'a call whose arguments were not captured joins no group: absent arguments are unknown, not equal' },
-  'tool-result-not-captured': { hides: false, why: 'a result does not bear on whether two calls were equal' },
-  'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may be a repeated call' },
-  'clock-skew': { hides: false, why: 'repetition counts equal calls, whatever their order' },
-};
-
 /** The capture gaps (`captureGaps`) that make "no repetition" unprovable: the row's hiding kinds. */
 const GAPS_HIDING_REPETITION: ReadonlySet<CaptureGapReason> = new Set(hidingKinds(toolRepetitionHiddenBy));
 
