@@ -1,4 +1,5 @@
 import type { RequestedToolCall, Step } from '../normalize/step.ts';
+import { readClocks } from './clock-skew.ts';
 
 /**
  * What the instrumentation failed to record in a trajectory. A capture gap is a limitation of
@@ -15,8 +16,10 @@ import type { RequestedToolCall, Step } from '../normalize/step.ts';
  * - `unread-convention`: a step whose span looks like tool or model work in a convention
  *   trajwatch does not read (`Step.unreadConvention` names the hint, e.g. `mlflow.spanType=TOOL`):
  *   what it did is not in the step.
- * - `clock-skew`: spans whose timestamps contradict the span tree (a child starting before its
- *   parent, ...): the order of the steps cannot be trusted.
+ * - `clock-skew`: spans whose timestamps contradict the span tree (`readClocks`: a child that
+ *   starts before its parent, or one from another emitter outside its parent's interval). The
+ *   skewed spans are concerned; the order of their steps relative to others is not known from
+ *   their timestamps, so no claim that rests on order is made.
  *
  * Which checks each gap silences is declared in one table: each check's `hiddenBy` row
  * (`src/checks/capture-table.ts`).
@@ -60,7 +63,7 @@ export interface CaptureGap {
   toolNames?: string[];
   /** `unread-convention`: the hints the steps named (`Step.unreadConvention`), in order, once each. */
   conventions?: string[];
-  /** `clock-skew`: the largest contradiction found, in nanoseconds (a decimal string). */
+  /** `clock-skew`: the largest offset found, in nanoseconds (decimal; absolute value). */
   skewNs?: string;
 }
 
@@ -116,6 +119,11 @@ export function missingToolCalls(steps: readonly Step[]): readonly MissingToolCa
   return read(steps).missing;
 }
 
+/** Whether the steps' timestamps contradict their span tree (a `clock-skew` gap). */
+export function hasClockSkew(steps: readonly Step[]): boolean {
+  return readClocks(steps).skews.length > 0;
+}
+
 /** The tool calls the capture may be missing (see `HiddenToolCalls`). */
 export function hiddenToolCalls(steps: readonly Step[]): HiddenToolCalls {
   return read(steps).hidden;
@@ -157,6 +165,12 @@ function read(steps: readonly Step[]): Reading {
     if (call.name === undefined) unnamed = true;
     else names.add(call.name);
   });
+  let skewNs = 0n;
+  for (const skew of readClocks(steps).skews) {
+    add('clock-skew', skew.spanId);
+    const abs = skew.offsetNs < 0n ? -skew.offsetNs : skew.offsetNs;
+    if (abs > skewNs) skewNs = abs;
+  }
   const gaps: CaptureGap[] = [];
   for (const reason of CAPTURE_GAP_REASONS) {
     const spanIds = found.get(reason);
@@ -164,6 +178,7 @@ function read(steps: readonly Step[]): Reading {
     const gap: CaptureGap = { reason, spanIds };
     if (reason === 'tool-call-not-captured' && names.size > 0) gap.toolNames = [...names];
     if (reason === 'unread-convention') gap.conventions = [...conventions];
+    if (reason === 'clock-skew') gap.skewNs = skewNs.toString();
     gaps.push(gap);
   }
   const reading: Reading = { gaps, hidden: { unnamed, names }, missing };

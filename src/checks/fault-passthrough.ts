@@ -1,10 +1,9 @@
-import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
+import { hasClockSkew, hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import type { L0CheckDefinition, SilenceReason } from './l0-check.ts';
-import { orderUntrusted } from './order-trust.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
 import { readTask } from './message-shape.ts';
 import { failurePropagations } from './propagated-failure.ts';
@@ -87,7 +86,7 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): PatternHit<'
   // whose later attempt the capture may be missing (a nameless tool step, or a requested call
   // of that tool with no tool step: `hiddenToolCalls`), nor from timestamps that contradict the
   // span tree ("later" is read from them).
-  if (t.complete && !orderUntrusted(t)) {
+  if (t.complete && !hasClockSkew(t.steps)) {
     const hidden = hiddenToolCalls(t.steps);
     for (const run of runs) {
       const answer = reportedAnswer(t, run);

@@ -81,6 +81,8 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): PatternHit
  * that does not parse is reported whether or not the request supplied the arguments.
  */
 function capturedText(args: ToolArgs): { text: string; parses: boolean } | undefined {
+  // A Python literal equal to the request's JSON arguments is the instrumentation's form, not the agent's.
+  if (args.capturedAs === 'python-literal') return undefined;
   if (args.source !== 'request') return { text: args.raw, parses: args.parsed !== undefined };
   if (args.captured === undefined) return undefined;
   return { text: args.captured, parses: parseJsonText(args.captured) !== undefined };
@@ -120,13 +122,15 @@ function schemaResolver(t: Trajectory): (index: number, toolName: string) => Rec
 
 /**
  * The value to validate against the parameter schema. Normalize has read a recorded call as
- * its keyword arguments (`ToolArgs.recorded`, `readRecordedCall`); a schema that itself
+ * its keyword arguments (`ToolArgs.recorded`, `readRecordedCall`), a wrapper the request
+ * confirmed (`recorded: 'wrapped'`) by its inner arguments; a schema that itself
  * declares an `args` or `kwargs` property means the value was not wrapped, so the captured
  * value is read again as it is. A call with positional arguments cannot be matched to
  * parameter names, nor can a value with `args`/`kwargs` beside structured members (a shape not
  * known to be a call), so neither is validated (`undefined`).
  */
 export function callArguments(args: ToolArgs, schema: Record<string, unknown>): unknown {
+  if (args.recorded === 'wrapped') return args.parsed;
   const properties = schema['properties'];
   const declaresCall = isPlainObject(properties) && (Object.hasOwn(properties, 'args') || Object.hasOwn(properties, 'kwargs'));
   if (declaresCall) return args.recorded === 'kwargs' ? parseJsonText(args.raw)?.value : args.parsed;

@@ -1,8 +1,8 @@
+import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
-import { orderUntrusted } from './order-trust.ts';
 import { ref } from './hit-text.ts';
 import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
@@ -20,7 +20,7 @@ import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-role
  * capture-table row (`hiddenBy`).
  */
 export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): PatternHit<'out-of-order-gate'>[] {
-  if (!t.complete || orderUntrusted(t) || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
+  if (!t.complete || hasClockSkew(t.steps) || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
   const roles = toolRoles(t, cfg);
   if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
   const guarded = guardedBefore(t, roles);

@@ -1,8 +1,8 @@
+import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
-import { orderUntrusted } from './order-trust.ts';
 import { ref } from './hit-text.ts';
 import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
@@ -20,7 +20,7 @@ import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles
  * hide a send, a gate or a gate's failure makes "none observed" unavailable.
  */
 export function unguardedSend(t: Trajectory, cfg: ChecksConfig): PatternHit<'unguarded-send'>[] {
-  if (!t.complete || orderUntrusted(t) || roleMayBeHidden(t, cfg, ['gates'])) return [];
+  if (!t.complete || hasClockSkew(t.steps) || roleMayBeHidden(t, cfg, ['gates'])) return [];
   const roles = toolRoles(t, cfg);
   const coverage = gateCoverage(t, roles);
   const hits: PatternHit<'unguarded-send'>[] = [];

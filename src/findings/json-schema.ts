@@ -3,7 +3,7 @@ import { captureStates } from './capture-states.ts';
 import { AnalysisManifestSchema, MANIFEST_SCHEMA_VERSION } from './manifest-schema.ts';
 import { FINDING_SCHEMA_VERSION, FindingSchema } from './schema.ts';
 import { AUDIENCE_META_KEY, type Audience } from './internal-field.ts';
-import { TraceQuestionValuesSchema } from './trace-question-values.ts';
+import { RECORD_OBSERVATIONS, type RecordObservationName } from './record-values.ts';
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
 
@@ -66,16 +66,19 @@ export function manifestJsonSchema(audience: Audience = 'internal'): Record<stri
 }
 
 /**
- * The `values` of a judged finding's `trace-question` observation (open in the finding
- * schema); `trajwatch schema trace-question` prints it.
+ * The `values` of a finding's record observation `name` (open in the finding schema, declared
+ * in `record-values.ts`); `trajwatch schema <name>` prints it.
  */
-export function traceQuestionJsonSchema(audience: Audience = 'internal'): Record<string, unknown> {
+export function recordValuesJsonSchema(name: RecordObservationName, audience: Audience = 'internal'): Record<string, unknown> {
   return {
-    ...toJsonSchema(TraceQuestionValuesSchema, audience),
-    $id: `https://trajwatch.dev/schemas/trace-question-values-${FINDING_SCHEMA_VERSION}${suffix(audience)}.json`,
-    title: `trajwatch trace-question observation values${viewTitle(audience)}`,
+    ...toJsonSchema(RECORD_OBSERVATIONS[name].values, audience),
+    $id: `https://trajwatch.dev/schemas/${name}-values-${FINDING_SCHEMA_VERSION}${suffix(audience)}.json`,
+    title: `trajwatch ${name} observation values${viewTitle(audience)}`,
   };
 }
+
+/** The `values` of a judged finding's `trace-question` observation; `trajwatch schema trace-question`. */
+export const traceQuestionJsonSchema = (audience: Audience = 'internal'): Record<string, unknown> => recordValuesJsonSchema('trace-question', audience);
 
 /**
  * One line of the findings log (one message of the findings topic): exactly one of a finding

@@ -3,6 +3,7 @@ import { L0_PATTERNS } from '../checks/check-result.ts';
 import { WINDOW_KINDS, WINDOW_TRIGGERS } from '../windows/window.ts';
 import { ISO_NANO_PATTERN } from '../core/time.ts';
 import { unavailableReasonDescription } from './capture-states.ts';
+import { CAPTURE_NOTE_REASONS } from './capture-notes.ts';
 
 export const MANIFEST_SCHEMA_VERSION = '1.0.0';
 /** The `record_kind` that tells a manifest from a finding on the findings log and topic. */
@@ -89,6 +90,11 @@ export const AnalysisManifestSchema = z
         closed_by: z.string(),
         steps: z.number().int().min(0),
         refused_spans: z.number().int().min(0),
+        /** Capture artefacts read past (`captureNotes`), by reason; absent when there is none. */
+        notes: z
+          .array(z.object({ reason: z.enum(CAPTURE_NOTE_REASONS), count: z.number().int().min(1), detail: z.string().min(1) }).strict())
+          .min(1)
+          .optional(),
       })
       .strict(),
     /** One entry per check of `MANIFEST_CHECKS`, in that order. */

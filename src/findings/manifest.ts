@@ -11,6 +11,7 @@ import {
   type CheckStatus,
   type WindowFate,
 } from './manifest-schema.ts';
+import { type CaptureNote, captureNotes } from './capture-notes.ts';
 import type { DerivedProvenance } from './provenance/derive.ts';
 import type { Finding } from './schema.ts';
 import { isoFromUnixNano } from '../core/time.ts';
@@ -48,6 +49,7 @@ export function buildManifest(input: ManifestInput): AnalysisManifest {
       closed_by: t.closedBy,
       steps: t.steps.length,
       refused_spans: t.refusedSpans,
+      ...notesOf(t),
     },
     checks: checkStatuses(t, input.checks, input.findings),
     provenance:
@@ -169,4 +171,10 @@ function lastEnd(t: Trajectory): bigint {
   let end = 0n;
   for (const s of t.steps) if (s.endTimeUnixNano > end) end = s.endTimeUnixNano;
   return end;
+}
+
+/** `capture.notes` only when there is one, so a manifest with none is as before it existed. */
+function notesOf(t: Trajectory): { notes?: CaptureNote[] } {
+  const notes = captureNotes(t.steps);
+  return notes.length === 0 ? {} : { notes };
 }

@@ -344,7 +344,7 @@ export class DecisionPoints {
       points,
     );
     const roles = toolRoles(t, this.#checksCfg);
-    const p = walk({ t, checks, roles, stopEarly: this.#cfg.walk.stopEarly, maxWindowsPerLayer: this.#cfg.walk.maxWindowsPerLayer, policyDigest: this.#id.windowPolicyDigest }, reader).then((outcome) => {
+    const p = walk({ t, checks, roles, checksCfg: this.#checksCfg, stopEarly: this.#cfg.walk.stopEarly, maxWindowsPerLayer: this.#cfg.walk.maxWindowsPerLayer, policyDigest: this.#id.windowPolicyDigest }, reader).then((outcome) => {
       if (outcome.earlyExit !== null) stats.earlyExits++;
       stats.conflicts += outcome.conflicts.length;
       stats.downgrades += outcome.sites.filter((s) => s.result.answers[0]?.recommendation.action === 'act' && s.recommendation.action !== 'act').length;

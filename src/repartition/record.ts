@@ -46,11 +46,13 @@ const NanosSchema = z
 const ToolArgsSchema = z.strictObject({
   raw: z.string(),
   parsed: z.unknown().optional(),
-  recorded: z.literal('kwargs').optional(),
+  recorded: z.enum(['kwargs', 'wrapped']).optional(),
+  wrappedAt: z.string().optional(),
   digest: z.string(),
   declared: z.enum(['json', 'text']).optional(),
   source: z.literal('request').optional(),
   captured: z.string().optional(),
+  capturedAs: z.literal('python-literal').optional(),
 });
 
 const StepSchema = z.strictObject({

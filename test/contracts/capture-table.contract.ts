@@ -38,13 +38,12 @@ export const ONLY_GAP: Partial<Record<CaptureGapReason, () => Trajectory>> = {
   'tool-args-not-captured': () => trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', ...parent, at: 6, result: 'ok' })]),
   'tool-result-not-captured': () => trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', ...parent, at: 6, args: '{"q": 1}' })]),
   'unread-convention': () => trajectory([...cleanSteps(), step('other', { id: 'a000000000000005', ...parent, at: 6, name: 'mlflow tool', unreadConvention: 'mlflow.spanType=TOOL' })]),
+  // A child of the send that starts a second before the send did.
+  'clock-skew': () => trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', parentId: 'a000000000000004', at: 3, end: 4, args: '{"q": 1}', result: 'ok' })]),
 };
 
-/** Kinds another part will produce; each with the fixture that should make it then. */
-export const NOT_YET_PRODUCED: Partial<Record<CaptureGapReason, () => Trajectory>> = {
-  // A child that starts an hour before its parent and ends an hour after it.
-  'clock-skew': () => trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', ...parent, at: -3600, end: 3630, args: '{"q": 1}', result: 'ok' })]),
-};
+/** Kinds another part will produce, each with the fixture that should make it then (none today). */
+export const NOT_YET_PRODUCED: Partial<Record<CaptureGapReason, () => Trajectory>> = {};
 
 function manifestOf(t: Trajectory) {
   const analysis = analyze(t);

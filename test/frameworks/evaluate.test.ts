@@ -83,6 +83,16 @@ describe('evaluating one framework run', () => {
     expect(row.cells.session).toEqual({ status: 'no', detail: 'want one key "sess", got a trace id (3 steps), a trace id (1 steps)' });
   });
 
+  it("keeps a trajectory of `other` steps only (OpenLIT's create_agent span, made before the conversation) apart from the turns, and names it", () => {
+    const [t] = evidence().trajectories;
+    const setup = { ...t!, key: 'd'.repeat(32), steps: [{ id: 's9', kind: 'other', name: 'create_agent default', convention: 'genai' }] };
+    const row = evaluate(SPEC, evidence({ trajectories: [setup, t!] }));
+    expect(row.cells.session).toEqual({ status: 'yes', detail: 'key = session id; apart, of other steps only: a trace id (1 steps)' });
+    // a second trajectory that holds a turn still fails
+    const split = evaluate(SPEC, evidence({ trajectories: [{ ...t!, key: 'b'.repeat(32), steps: t!.steps.slice(0, 3) }, setup, { ...t!, steps: t!.steps.slice(3) }] }));
+    expect(split.cells.session.status).toBe('no');
+  });
+
   it('fails args that keep a wrapper around the call', () => {
     const [t] = evidence().trajectories;
     const wrapped = t!.steps.map((s) => ({ ...s, args: { raw: '', parsed: { kwargs: s.args!.parsed }, digest: '' } }));

@@ -315,13 +315,19 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
 
   // session
   // A trace id as key differs on every run: named by what it is, so the doc stays stable.
-  const keys = ev.trajectories.map((t) => `${/^[0-9a-f]{32}$/.test(t.key) ? 'a trace id' : `"${t.key}"`} (${t.steps.length} steps)`);
+  const named = (t: TrajectoryFileRow) => `${/^[0-9a-f]{32}$/.test(t.key) ? 'a trace id' : `"${t.key}"`} (${t.steps.length} steps)`;
+  // A trajectory of `other` steps only holds no turn (OpenLIT's `create_agent` span, made when
+  // the graph is compiled, before the conversation): named apart, not counted as a key.
+  const turns = ev.trajectories.filter((t) => t.steps.length === 0 || t.steps.some((s) => s.kind !== 'other'));
+  const apart = ev.trajectories.filter((t) => !turns.includes(t));
+  const keys = turns.map(named);
+  const besides = apart.length === 0 ? '' : `; apart, of other steps only: ${apart.map(named).join(', ')}`;
   if (spec.session.kind === 'session') {
-    const ok = ev.trajectories.length === 1 && ev.trajectories[0]!.key === ev.sessionId;
-    cells.session = { status: ok ? 'yes' : 'no', detail: ok ? `key = session id` : `want one key "${ev.sessionId}", got ${keys.join(', ') || 'none'}` };
+    const ok = turns.length === 1 && turns[0]!.key === ev.sessionId;
+    cells.session = { status: ok ? 'yes' : 'no', detail: (ok ? `key = session id` : `want one key "${ev.sessionId}", got ${keys.join(', ') || 'none'}`) + besides };
   } else {
-    const ok = ev.trajectories.length === 1;
-    cells.session = { status: ok ? 'yes' : 'no', detail: ok ? `one key (no session id: ${spec.session.reason})` : `want one key, got ${keys.join(', ') || 'none'}` };
+    const ok = turns.length === 1;
+    cells.session = { status: ok ? 'yes' : 'no', detail: (ok ? `one key (no session id: ${spec.session.reason})` : `want one key, got ${keys.join(', ') || 'none'}`) + besides };
   }
 
   // toolNames: raw tool spans ↔ steps
