@@ -63,6 +63,7 @@ export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput:
   if (s.agentName !== undefined) out.agentName = s.agentName;
   if (s.sessionId !== undefined) out.sessionId = s.sessionId;
   if (s.service !== undefined) out.service = s.service;
+  if (s.unreadConvention !== undefined) out.unreadConvention = s.unreadConvention;
   out.startTime = s.startTimeUnixNano.toString();
   out.endTime = s.endTimeUnixNano.toString();
   out.statusCode = s.statusCode;

@@ -159,14 +159,12 @@ export const malformedStructureCheck: L0CheckDefinition<'malformed-structure'> =
   claim: (a) => `${a} has malformed structure`,
   absence: 'none',
   silentOnIncomplete: 'no malformed step among the captured steps; spans not captured may hold one',
-  silence: (_t, _cfg, ctx) =>
-    ctx.gaps.some((g) => g.reason === 'tool-name-not-captured')
-      ? { reason: 'tool-name-not-captured', detail: 'a tool step without a tool name cannot be checked against a declared schema' }
-      : undefined,
-  unreadInput: (t) => {
-    let argsNotCaptured = 0;
-    for (const s of t.steps) if (s.kind === 'tool' && s.args === undefined) argsNotCaptured++;
-    if (argsNotCaptured === 0) return undefined;
-    return { reason: 'tool-args-not-captured', detail: `${argsNotCaptured} tool step(s) without captured arguments could not be checked` };
+  hiddenBy: {
+    'tool-name-not-captured': { hides: true, why: 'a tool step without a tool name cannot be checked against a declared schema' },
+    'tool-call-not-captured': { hides: true, why: 'the arguments of a requested call that never became a tool span were not captured as the tool received them' },
+    'tool-args-not-captured': { hides: true, why: 'a tool step without captured arguments cannot be checked' },
+    'tool-result-not-captured': { hides: false, why: 'results are not part of what it checks (arguments and capture conflicts)' },
+    'unread-convention': { hides: true, why: 'the arguments of a span in a convention trajwatch does not read are not checked' },
+    'clock-skew': { hides: true, why: "a call is checked against the tool's nearest earlier declared schema: timestamps that contradict the span tree can pick the wrong one" },
   },
 };

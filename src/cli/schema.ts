@@ -9,7 +9,9 @@ export const SCHEMA_HELP = `Usage: trajwatch schema finding|manifest|record|<obs
 Prints a JSON Schema (draft 2020-12), for consumers in other languages:
   finding         a finding (schema version 1.1.0)
   manifest        the analysis manifest of one closed trajectory revision (record_kind
-                  "analysis-manifest", schema version 1.0.0): each check's status, each window's fate
+                  "analysis-manifest", schema version 1.0.0): each check's status, each window's fate;
+                  its capture_states lists every capture state (incomplete reasons, capture gap
+                  kinds) and which checks each silences, from the check registry
   record          one line of findings.jsonl / one message of the findings topic: oneOf the two
                   (a manifest has record_kind, and the Kafka header record_kind; a finding has neither)
   <observation>   the values of a record observation, by its observation.name: ${RECORD_OBSERVATION_NAMES.join(', ')}

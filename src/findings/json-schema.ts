@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { captureStates } from './capture-states.ts';
 import { AnalysisManifestSchema, MANIFEST_SCHEMA_VERSION } from './manifest-schema.ts';
 import { FINDING_SCHEMA_VERSION, FindingSchema } from './schema.ts';
 import { AUDIENCE_META_KEY, type Audience } from './internal-field.ts';
@@ -50,12 +51,17 @@ export function findingJsonSchema(audience: Audience = 'internal'): Record<strin
   };
 }
 
-/** The analysis manifest as JSON Schema; `trajwatch schema manifest` prints it. */
+/**
+ * The analysis manifest as JSON Schema; `trajwatch schema manifest` prints it. `capture_states`
+ * (an annotation, not a constraint) documents every capture state — the incomplete reasons and
+ * the capture gap kinds — and which checks each silences, generated from the capture table.
+ */
 export function manifestJsonSchema(audience: Audience = 'internal'): Record<string, unknown> {
   return {
     ...toJsonSchema(AnalysisManifestSchema, audience),
     $id: `https://trajwatch.dev/schemas/analysis-manifest-${MANIFEST_SCHEMA_VERSION}${suffix(audience)}.json`,
     title: `trajwatch analysis manifest ${MANIFEST_SCHEMA_VERSION}${viewTitle(audience)}`,
+    capture_states: captureStates(),
   };
 }
 

@@ -85,14 +85,15 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
   }
   // Why a check that did not fire claims nothing: an incomplete capture (the absence-claiming
   // checks did not run; the others searched the captured steps only, and the spans not
-  // captured may hold what they look for), a capture gap (`silenced`), or input not captured.
-  const out: CheckStatus[] = L0_CHECKS.map(({ pattern, silentOnIncomplete, unreadInput }) => {
+  // captured may hold what they look for), or on a complete capture `silenced`: a capture gap
+  // its capture-table row lists, or input of its own not captured (`checkSilences`).
+  const out: CheckStatus[] = L0_CHECKS.map(({ pattern, silentOnIncomplete }) => {
     const ids = idsByCheck.get(pattern);
     if (ids !== undefined) return { check: pattern, status: 'fired', ...named(ids) };
     if (!t.complete) {
       return { check: pattern, status: 'unavailable', ...none(), reason: 'incomplete-capture', detail: silentOnIncomplete };
     }
-    const silence = checks.silenced.find((s) => s.pattern === pattern) ?? unreadInput?.(t);
+    const silence = checks.silenced.find((s) => s.pattern === pattern);
     if (silence !== undefined) return { check: pattern, status: 'unavailable', ...none(), reason: silence.reason, detail: silence.detail };
     return { check: pattern, status: 'none-observed', ...none() };
   });

@@ -208,6 +208,8 @@ export function repetitionFinding(t: Trajectory, w: TraceWindow, _checks: CheckR
           question_version: REPETITION_QUESTION.version,
           status,
           groups,
+          // Why absence could not be claimed: the capture limits, the gaps touching the window.
+          ...(status === 'unavailable' && rep.status === 'unavailable' ? { reasons: [...rep.reasons] } : {}),
           support: { selected: eventIds.length > 0 ? eventIds : UNRESOLVED_EVENT_ID },
           recommendation: { action: 'record', route: null, reason: 'computed' },
           window_id: w.id,

@@ -119,10 +119,9 @@ export interface Step {
   /** llm steps: the tool calls the model's output asked for, in output order. */
   requestedToolCalls?: RequestedToolCall[];
   /**
-   * Set when the span looks like tool or model work in a convention trajwatch does not read (no
-   * mapper read it as a tool or llm step): a short hint of the signal seen, e.g.
-   * `mlflow.spanType=TOOL`, `name-pattern=Function: *`, `input=function-call-shape`. The step
-   * stays what its mapper made it; `captureGaps` makes it an `unread-convention` gap.
+   * A short hint (e.g. `mlflow.spanType=TOOL`) that the span looks like tool or model work in a
+   * convention trajwatch does not read: what it did is not in this step (an `unread-convention`
+   * capture gap). Absent when the span was read or looks like nothing of the kind.
    */
   unreadConvention?: string;
   startTimeUnixNano: bigint;

@@ -82,6 +82,7 @@ const StepSchema = z.strictObject({
   requestedToolCalls: z
     .array(z.strictObject({ id: z.string().optional(), name: z.string().optional(), arguments: AttrValueSchema.optional() }))
     .optional(),
+  unreadConvention: z.string().optional(),
   startTimeUnixNano: NanosSchema,
   endTimeUnixNano: NanosSchema,
   statusCode: z.union([z.literal(0), z.literal(1), z.literal(2)]),
