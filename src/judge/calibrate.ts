@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { canonicalDigest } from '../core/digest.ts';
 import type { EvidenceRef } from '../core/evidence-ref.ts';
-import { CERTIFICATE_FORMAT, type Certificate } from './certificate.ts';
+import { CERTIFICATE_FORMAT, type CurrentCertificate } from './certificate.ts';
 import { cohensKappa } from './kappa.ts';
+import { kappaInterval, labelsNeeded, type KappaInterval, type LabelsNeeded } from './kappa-interval.ts';
 import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
 import { CERTIFIABLE_QUESTIONS, certifiableQuestionById as questionById } from './question-catalog.ts';
 import { questionDigest } from './questions.ts';
@@ -74,6 +75,13 @@ export interface QuestionReport {
   confusion: Record<string, Record<string, number>>;
   agreement: number | null;
   kappa: number | null;
+  /** The 95 % interval for kappa (`kappa-interval.ts`); null when kappa is. A certificate needs `lower` ≥ the minimum. */
+  kappaInterval: KappaInterval | null;
+  /**
+   * An estimate of the labelled pairs in all the lower bound would need at the observed kappa and
+   * label shares (`unreachable`: the observed kappa is not above the minimum); null when kappa is.
+   */
+  labelsNeeded: LabelsNeeded | null;
   qualifies: boolean;
   /** Why not, when it does not qualify. */
   reasons: string[];
@@ -148,6 +156,14 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
   return { minKappa, questions, unknownQuestionRows, conflictingGold };
 }
 
+function belowBound(i: KappaInterval, minKappa: number, n: number, need: LabelsNeeded | null): string {
+  const more =
+    need?.kind === 'estimate'
+      ? `roughly ${need.total - n} more labels (${need.total} in all) would be needed if kappa and the label shares held (an estimate)`
+      : 'no realistic number of labels at this agreement would reach it';
+  return `lower bound ${i.lower.toFixed(3)} of the 95 % interval [${i.lower.toFixed(3)}, ${i.upper.toFixed(3)}] is below ${minKappa} (n ${n}): ${more}`;
+}
+
 /** The calibration target an answer of a result belongs to (what a certificate would bind). */
 export function targetOf(r: ResultRecord, windowKind: WindowKind | null, questionId: string, questionVersion: string): CalibrationTarget {
   return {
@@ -189,6 +205,8 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
     confusion: {},
     agreement: null,
     kappa: null,
+    kappaInterval: null,
+    labelsNeeded: null,
     qualifies: false,
     reasons: [],
     disagreements: [],
@@ -217,9 +235,12 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
   report.n = pairs.length;
   report.agreement = pairs.length === 0 ? null : pairs.filter(([g, p]) => g === p).length / pairs.length;
   report.kappa = cohensKappa(pairs);
+  report.kappaInterval = kappaInterval(pairs);
+  report.labelsNeeded = labelsNeeded(pairs, minKappa);
   if (report.n === 0) report.reasons.push('no gold pairs');
   if (report.kappa === null && report.n > 0) report.reasons.push('kappa undefined (one-class gold or degenerate sample)');
   if (report.kappa !== null && report.kappa < minKappa) report.reasons.push(`kappa ${report.kappa.toFixed(3)} below ${minKappa}`);
+  else if (report.kappaInterval !== null && report.kappaInterval.lower < minKappa) report.reasons.push(belowBound(report.kappaInterval, minKappa, report.n, report.labelsNeeded));
   if (report.missingPredictions > 0) report.reasons.push(`${report.missingPredictions} gold windows have no recorded answer`);
   if (target.servedModel === null) report.reasons.push('served model unknown');
   if (target.windowKind === null || target.requestContractDigest === null || target.evaluatorDigest === null) {
@@ -232,7 +253,7 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
 }
 
 /** The certificate a qualifying report earns. */
-export function certificateFor(report: QuestionReport, minKappa: number, evidenceRefs: EvidenceRef[], issuedAt: string): Certificate {
+export function certificateFor(report: QuestionReport, minKappa: number, evidenceRefs: EvidenceRef[], issuedAt: string): CurrentCertificate {
   const q = questionById(report.target.questionId)!;
   return {
     format: CERTIFICATE_FORMAT,
@@ -249,6 +270,7 @@ export function certificateFor(report: QuestionReport, minKappa: number, evidenc
     goldN: report.n,
     kappa: report.kappa!,
     agreement: report.agreement!,
+    kappaInterval: { level: report.kappaInterval!.level, method: report.kappaInterval!.method, lower: report.kappaInterval!.lower, upper: report.kappaInterval!.upper },
     minKappa,
     evidenceRefs,
     issuedAt,
