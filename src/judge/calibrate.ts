@@ -5,7 +5,7 @@ import { CERTIFICATE_FORMAT, type CurrentCertificate } from './certificate.ts';
 import { cohensKappa } from './kappa.ts';
 import { kappaInterval, labelsNeeded, type KappaInterval, type LabelsNeeded } from './kappa-interval.ts';
 import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
-import { CERTIFIABLE_QUESTIONS, certifiableQuestionById as questionById } from './question-catalog.ts';
+import { certifiableQuestionById, goldQuestionId, isRecordOnly, REPORTED_QUESTIONS, reportedQuestionById } from './question-catalog.ts';
 import { questionDigest } from './questions.ts';
 import type { WindowKind } from '../windows/window.ts';
 
@@ -60,6 +60,8 @@ export interface Disagreement {
 
 export interface QuestionReport {
   target: CalibrationTarget;
+  /** A record-only question (L4's gap kind): scored and reported, never certified. */
+  recordOnly: boolean;
   /** Pairs scored: gold rows with a usable label, missing predictions included. */
   n: number;
   sourceCounts: Record<string, number>;
@@ -107,7 +109,8 @@ interface Prediction {
 /**
  * Join gold rows with the answers recorded in a ledger, per question and per target (question
  * version, window policy, window kind, request contract, evaluator, requested and served
- * model). Pure.
+ * model). Every question is scored — trace, layer, verifier and record-only — the verifier's
+ * against the gold of the layer question it asks again (`goldQuestionId`). Pure.
  */
 export function calibrate(gold: readonly GoldRow[], records: readonly LedgerRecord[], minKappa: number): CalibrationReport {
   const eventMaps = new Map<string, { id: string; uris: string[] }[]>();
@@ -127,20 +130,22 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
   const conflictingGold: CalibrationReport['conflictingGold'] = [];
   let unknownQuestionRows = 0;
   for (const g of gold) {
-    if (questionById(g.questionId) === undefined) {
+    if (reportedQuestionById(g.questionId) === undefined) {
       unknownQuestionRows++;
       continue;
     }
-    const rows = goldByQuestion.get(g.questionId) ?? new Map<string, GoldRow>();
-    goldByQuestion.set(g.questionId, rows);
+    const gq = goldQuestionId(g.questionId);
+    const rows = goldByQuestion.get(gq) ?? new Map<string, GoldRow>();
+    goldByQuestion.set(gq, rows);
     const prior = rows.get(g.windowId);
-    if (prior !== undefined && prior.label !== g.label) conflictingGold.push({ questionId: g.questionId, windowId: g.windowId });
+    if (prior !== undefined && prior.label !== g.label) conflictingGold.push({ questionId: gq, windowId: g.windowId });
     else rows.set(g.windowId, g);
   }
   const conflicted = new Set(conflictingGold.map((c) => `${c.questionId}\u0000${c.windowId}`));
   const questions: QuestionReport[] = [];
-  for (const q of CERTIFIABLE_QUESTIONS) {
-    const rows = [...(goldByQuestion.get(q.id)?.values() ?? [])].filter((g) => !conflicted.has(`${q.id}\u0000${g.windowId}`));
+  for (const q of REPORTED_QUESTIONS) {
+    const gq = goldQuestionId(q.id);
+    const rows = [...(goldByQuestion.get(gq)?.values() ?? [])].filter((g) => !conflicted.has(`${gq}\u0000${g.windowId}`));
     const own = [...targets.values()].filter((t) => t.target.questionId === q.id);
     if (own.length === 0 && rows.length > 0) {
       own.push({
@@ -196,6 +201,7 @@ function addPrediction(
 function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, rows: readonly GoldRow[], minKappa: number): QuestionReport {
   const report: QuestionReport = {
     target,
+    recordOnly: isRecordOnly(target.questionId),
     n: 0,
     sourceCounts: {},
     excludedGold: 0,
@@ -237,6 +243,7 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
   report.kappa = cohensKappa(pairs);
   report.kappaInterval = kappaInterval(pairs);
   report.labelsNeeded = labelsNeeded(pairs, minKappa);
+  if (report.recordOnly) report.reasons.push('record-only question (a companion classification that never routes): never certified');
   if (report.n === 0) report.reasons.push('no gold pairs');
   if (report.kappa === null && report.n > 0) report.reasons.push('kappa undefined (one-class gold or degenerate sample)');
   if (report.kappa !== null && report.kappa < minKappa) report.reasons.push(`kappa ${report.kappa.toFixed(3)} below ${minKappa}`);
@@ -246,15 +253,16 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
   if (target.windowKind === null || target.requestContractDigest === null || target.evaluatorDigest === null) {
     report.reasons.push('answers recorded without the layer, request contract or evaluator binding (before trajwatch bound them): judge anew to calibrate');
   }
-  const q = questionById(target.questionId);
+  const q = reportedQuestionById(target.questionId);
   if (q === undefined || q.version !== target.questionVersion) report.reasons.push('answers recorded under another question version');
   report.qualifies = report.reasons.length === 0;
   return report;
 }
 
-/** The certificate a qualifying report earns. */
+/** The certificate a qualifying report earns; a record-only question's is refused (it never qualifies). */
 export function certificateFor(report: QuestionReport, minKappa: number, evidenceRefs: EvidenceRef[], issuedAt: string): CurrentCertificate {
-  const q = questionById(report.target.questionId)!;
+  const q = certifiableQuestionById(report.target.questionId);
+  if (q === undefined) throw new Error(`${report.target.questionId} is a record-only question: it is never certified`);
   return {
     format: CERTIFICATE_FORMAT,
     questionId: q.id,

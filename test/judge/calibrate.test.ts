@@ -3,7 +3,9 @@ import { calibrate, certificateFor, type GoldRow } from '../../src/judge/calibra
 import { CertificateSchema } from '../../src/judge/certificate.ts';
 import type { LedgerRecord, ResultRecord } from '../../src/judge/ledger-record.ts';
 import { KAPPA_INTERVAL_METHOD } from '../../src/judge/kappa-interval.ts';
+import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { layerResult } from './layer-records.ts';
 
 const H = (c: string) => c.repeat(64);
 const Q0 = SEMANTIC_QUESTIONS[0]!.id;
@@ -144,5 +146,34 @@ describe('calibrate', () => {
     expect(empty.questions.find((x) => x.target.questionId === Q0)).toMatchObject({ n: 0, kappa: null, agreement: null, qualifies: false });
     const conflict = calibrate([gold('w1', 'yes'), gold('w1', 'no')], [result('w1', 'yes')], 0.6);
     expect(conflict.conflictingGold).toEqual([{ questionId: Q0, windowId: 'w1' }]);
+  });
+
+  it('calibrates layer and verifier questions like trace questions: the verifier is scored against the gold of the question it asks again', () => {
+    const windows = [...Array(20).keys()].map((i) => `l${i}`);
+    const truth = (i: number): 'yes' | 'no' => (i % 2 === 0 ? 'yes' : 'no');
+    const V1 = verifierQuestion(L1_OUTCOME).id;
+    const records = windows.flatMap((w, i) => [layerResult(w, L1_OUTCOME.point, [[L1_OUTCOME.id, truth(i)]]), layerResult(w, `verify-${L1_OUTCOME.point}`, [[V1, truth(i)]])]);
+    // One label per window, on the layer's question: the verifier asks the same question of the same window.
+    const rows = windows.map((w, i) => ({ questionId: L1_OUTCOME.id, windowId: w, label: truth(i), source: 'reviewer-a' }));
+    const report = calibrate(rows, records, 0.6);
+    const layer = report.questions.find((q) => q.target.questionId === L1_OUTCOME.id)!;
+    const verifier = report.questions.find((q) => q.target.questionId === V1)!;
+    expect(layer).toMatchObject({ n: 20, kappa: 1, qualifies: true, recordOnly: false });
+    expect(verifier).toMatchObject({ n: 20, kappa: 1, qualifies: true, recordOnly: false });
+    expect(verifier.target.requestContractDigest).toBe(H('d'));
+    expect(report.unknownQuestionRows).toBe(0);
+  });
+
+  it("never certifies the record-only L4 gap-kind companion, however well it agrees; it is still reported", () => {
+    const windows = [...Array(20).keys()].map((i) => `c${i}`);
+    const truth = (i: number): 'yes' | 'no' => (i % 2 === 0 ? 'yes' : 'no');
+    const records = windows.map((w, i) => layerResult(w, L4_CONTEXT.point, [[L4_CONTEXT.id, truth(i)], [L4_GAP_KIND.id, truth(i)]]));
+    const rows = windows.flatMap((w, i) => [L4_CONTEXT.id, L4_GAP_KIND.id].map((questionId) => ({ questionId, windowId: w, label: truth(i), source: 'reviewer-a' })));
+    const report = calibrate(rows, records, 0.6);
+    expect(report.questions.find((q) => q.target.questionId === L4_CONTEXT.id)).toMatchObject({ n: 20, kappa: 1, qualifies: true });
+    const gap = report.questions.find((q) => q.target.questionId === L4_GAP_KIND.id)!;
+    expect(gap).toMatchObject({ n: 20, kappa: 1, qualifies: false, recordOnly: true });
+    expect(gap.reasons).toEqual(['record-only question (a companion classification that never routes): never certified']);
+    expect(() => certificateFor(gap, 0.6, [{ kind: 'artifact', uri: 'file:/gold.jsonl' }], '2026-01-01T00:00:00Z')).toThrow(/record-only/);
   });
 });

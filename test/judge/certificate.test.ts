@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { CERTIFICATE_FORMAT, loadCertificates, OUTDATED_CERTIFICATE_FORMAT, type CertificationContext } from '../../src/judge/certificate.ts';
-import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { L4_GAP_KIND } from '../../src/judge/layers/layer-questions.ts';
+import { questionDigest, SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { validCertificate } from './certificate-fixture.ts';
 
 const Q = SEMANTIC_QUESTIONS[0]!;
@@ -94,6 +95,13 @@ describe('certificates', () => {
     expect(store.size).toBe(1);
     expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-format-outdated' });
     expect(store.qualifies(ctx)).toBe(false);
+  });
+
+  it('refuses a certificate for the record-only L4 gap kind at start-up: that question never routes, so nothing can certify it', async () => {
+    const gap = validCertificate({ questionId: L4_GAP_KIND.id, questionVersion: L4_GAP_KIND.version, questionDigest: questionDigest(L4_GAP_KIND) });
+    const err = await loadCertificates(await dirWith({ 'gap.json': gap })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues.join()).toMatch(/gap\.json: questionId/);
   });
 
   it('refuses malformed certificates at start-up, naming each file and problem', async () => {
