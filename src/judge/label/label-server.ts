@@ -109,7 +109,9 @@ async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: Serve
     case 'unknown-window':
       return send(res, 404, { error: 'unknown-window', message: `window ${r.windowId} is not a judged window held for labeling` });
     case 'unknown-question':
-      return send(res, 404, { error: 'unknown-question', message: `trajwatch asks no question ${r.questionId}` });
+      return send(res, 404, { error: 'unknown-question', message: `trajwatch labels no question ${r.questionId} (a verifier's question is labeled as the layer question it asks again)` });
+    case 'not-asked':
+      return send(res, 422, { error: 'question-not-asked', message: `${r.questionId} was not asked of this window; it was asked ${r.asked.join(', ') || 'nothing'}` });
     case 'unknown-support':
       return send(res, 422, { error: 'unknown-support', message: `support ${r.support} is not one of ${r.allowed.join(', ')}` });
     case 'conflict':

@@ -106,7 +106,7 @@ function renderWindow() {
   const form = el(
     'form',
     { id: 'label-form', 'aria-labelledby': 'question-title', onsubmit: (ev) => (ev.preventDefault(), record()) },
-    el('h2', { id: 'question-title', text: `Question ${state.q + 1} of ${w.questions.length}: ${question.id}` }),
+    el('h2', { id: 'question-title', text: `Question ${state.q + 1} of ${w.questions.length}: ${question.id}${question.recordOnly ? ' (record-only: scored, never certified)' : ''}` }),
     el('p', { id: 'question-text', text: question.text }),
     el(
       'fieldset',
