@@ -70,6 +70,12 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
   if (auth === undefined && !isLoopback(host)) {
     throw new ConfigError([`--host: ${host} is not a loopback address; the labeling page writes gold labels, so another address needs receiver.auth`], 'command line');
   }
+  const badNames = (values['allowed-host'] ?? []).filter((h) => !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/.test(h));
+  if (badNames.length > 0) throw new ConfigError(badNames.map((h) => `--allowed-host: ${JSON.stringify(h)} is not a host name (no scheme, port or path)`), 'command line');
+  const allowedHosts = allowedHostNames(host, values['allowed-host']);
+  if (allowedHosts.length === 0) {
+    throw new ConfigError([`--host: ${host} is reached under no name of its own; name each host name the page is opened under with --allowed-host`], 'command line');
+  }
   const check = createAuthCheck(auth);
   const gold = await GoldStore.open(values.gold ?? join(config.dataDir, GOLD_FILE));
   const data = new LabelData(
@@ -77,9 +83,6 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     gold,
     config.judge.decision.minKappa,
   );
-  const badNames = (values['allowed-host'] ?? []).filter((h) => !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/.test(h));
-  if (badNames.length > 0) throw new ConfigError(badNames.map((h) => `--allowed-host: ${JSON.stringify(h)} is not a host name (no scheme, port or path)`), 'command line');
-  const allowedHosts = allowedHostNames(host, values['allowed-host']);
   const { server, url } = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, allowedHosts }, host, port);
   process.stdout.write(`trajwatch label: ${url} (gold file ${gold.path}${values['show-judge'] === true ? ', judge answers shown' : ', blind'})\n`);
   onListening?.(url);

@@ -1,4 +1,5 @@
-import { appendFile } from 'node:fs/promises';
+import { appendFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { labelCommand } from '../../src/cli/label.ts';
 import { ConfigError, StorageError } from '../../src/errors.ts';
@@ -48,6 +49,12 @@ describe('trajwatch label', () => {
     expect([await status(`labels.internal:${port}`), await status(`127.0.0.1:${port}`), await status(`labels.internal.evil.example:${port}`)]).toEqual([200, 200, 403]);
     stop.abort();
     await expect(labelCommand(['--data-dir', j.dataDir, '--port', '0', '--allowed-host', 'http://x:1/'])).rejects.toThrow(/--allowed-host/);
+    // An unspecified address is no name anyone reaches it by: refused before serving, unless names are given.
+    const auth = join(j.dataDir, 'auth.json');
+    await writeFile(auth, JSON.stringify({ receiver: { auth: { tokenEnv: 'TW_LABEL_TEST_TOKEN' } } }));
+    vi.stubEnv('TW_LABEL_TEST_TOKEN', 'tw-label-test-token');
+    await expect(labelCommand(['--config', auth, '--data-dir', j.dataDir, '--host', '0.0.0.0', '--port', '0'])).rejects.toThrow(/no name of its own/);
+    vi.unstubAllEnvs();
   });
 
   it('refuses a non-loopback address without receiver.auth, and a malformed gold file, before serving anything', async () => {
