@@ -1,8 +1,10 @@
 import type { Step } from '../normalize/step.ts';
+import { ForgottenKeys } from './forgotten-keys.ts';
 import type { AssemblerLimits } from './limits.ts';
 import type { HeldContent } from './log-join.ts';
 import type { Inherited } from './revision-inheritance.ts';
-import { SpanDigests } from './span-digests.ts';
+import type { RememberedRevision } from './revision-memory.ts';
+import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
 
 /** What is remembered of a closed trajectory revision under its key. */
 export interface Retained {
@@ -27,7 +29,9 @@ export interface Retained {
  * for late spans (`lateSpanWindowMs`, `maxRetainedBytes`), then only span digests
  * (`maxRememberedSpanDigests`), then only the revision number (`maxRememberedKeys`). Each step
  * down loses less than a span: a late duplicate is still recognized from its digest, and past
- * that a late span opens an honest `previous-revision-not-retained` revision.
+ * that a late span opens an honest `previous-revision-not-retained` revision. A key let go at
+ * `maxRememberedKeys` goes into {@link ForgottenKeys}: a span of it, or one that started before
+ * the filter's horizon, opens a `previous-revision-unknown` revision, never a "first" one.
  */
 export class ClosedRevisions {
   readonly #limits: AssemblerLimits;
@@ -40,10 +44,41 @@ export class ClosedRevisions {
   readonly #withDigests = new Map<string, Retained>();
   #digestCount = 0;
   #retainedBytes = 0;
+  readonly #forgotten: ForgottenKeys;
 
   constructor(limits: AssemblerLimits, onEvicted: (key: string, r: Retained) => void) {
     this.#limits = limits;
     this.#onEvicted = onEvicted;
+    this.#forgotten = new ForgottenKeys(limits.maxForgottenKeys);
+  }
+
+  /** Spans that started at or before this (ms) may belong to a key no longer known; -Infinity when none can. */
+  get horizonMs(): number {
+    return this.#forgotten.horizonMs;
+  }
+
+  /**
+   * Whether a span of trace `traceId`, under a key not remembered, that started at `startMs`
+   * may belong to a revision closed before: its key or trace was let go, or it is older than
+   * the horizon (with {@link CLOCK_SKEW_ALLOWANCE_MS} for the sender's clock).
+   */
+  mayHaveSeen(key: string, traceId: string, startMs: number | undefined): boolean {
+    const horizon = this.#forgotten.horizonMs;
+    if (startMs !== undefined && startMs <= horizon + CLOCK_SKEW_ALLOWANCE_MS) return true;
+    return this.#forgotten.has(key) || (traceId !== key && this.#forgotten.has(traceId));
+  }
+
+  /** The memory was cut or lost up to `ms` (a restart): what closed before it is not known. */
+  raiseHorizon(ms: number): void {
+    this.#forgotten.raiseHorizon(ms);
+  }
+
+  /** Takes a revision remembered across a restart as the newest of its key (no steps: only its digests). */
+  restore(r: RememberedRevision): void {
+    const { key, ...kept } = r;
+    const before = this.#closed.get(key);
+    if (before !== undefined) this.forget(key, before);
+    this.retain(key, { ...kept, steps: undefined, bytes: 0, held: undefined }, false, r.closedAtMs);
   }
 
   /** Bytes of the steps kept for late spans. */
@@ -53,6 +88,16 @@ export class ClosedRevisions {
 
   get(key: string): Retained | undefined {
     return this.#closed.get(key);
+  }
+
+  /** Whether `step` is an exact copy of a span of `key`'s closed revision (its kept step, or its remembered digest). */
+  holdsDuplicate(key: string, step: Step): boolean {
+    const r = this.#closed.get(key);
+    if (r === undefined) return false;
+    const kept = r.steps?.get(`${step.traceId}/${step.id}`);
+    if (kept !== undefined) return stepDigest(kept) === stepDigest(step);
+    const remembered = r.digests?.fingerprintOf(step.traceId, step.id);
+    return remembered !== undefined && remembered === spanFingerprint(step);
   }
 
   /** Every remembered key, oldest first; `forget` may be called while iterating. */
@@ -103,6 +148,7 @@ export class ClosedRevisions {
     while (this.#closed.size > limits.maxRememberedKeys) {
       const [key, r] = this.#closed.entries().next().value!;
       this.forget(key, r);
+      this.#forgotten.add([key, ...r.traceIds], r.closedAtMs);
       this.#onEvicted(key, r);
     }
   }
@@ -115,3 +161,9 @@ export class ClosedRevisions {
     this.#digestCount += r.digests.size;
   }
 }
+
+/**
+ * How far ahead of this process's clock a sender's span times may run and still be caught by
+ * the horizon (a re-sent span carries its original start time).
+ */
+export const CLOCK_SKEW_ALLOWANCE_MS = 60_000;

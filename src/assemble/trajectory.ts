@@ -11,6 +11,12 @@ export type IncompleteReason =
   | 'end-of-input'
   | 'shutdown'
   | 'previous-revision-not-retained'
+  /**
+   * The key may have had closed revisions this process no longer remembers (forgotten past
+   * `maxRememberedKeys`, older than the memory's horizon, or the memory cut or lost across a
+   * restart): what they held is unknown, so this one claims no absence (docs/reliability.md).
+   */
+  | 'previous-revision-unknown'
   /** Keyed by trace (Kafka source): other traces of the span's session may sit on other partitions. */
   | 'partitioned-session'
   /** The trace's spans name two different sessions: which run its spans belong to is unknown. */
