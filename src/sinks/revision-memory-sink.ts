@@ -23,6 +23,8 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
   /** Closed, manifest not yet written: `${revision} ${key}` → what to remember. */
   readonly #pending = new Map<string, RememberedRevision>();
   #ready: RememberedRevision[] = [];
+  /** Taken from `#ready`, waiting for the other outputs. */
+  #waiting = 0;
   #writing: Promise<void> = Promise.resolve();
   #scheduled = false;
   #closed = false;
@@ -58,7 +60,7 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
 
   backlog(): { records: number; bytes: number } {
     const pending = this.#log.pending;
-    return { records: this.#pending.size + this.#ready.length + pending.records, bytes: pending.bytes };
+    return { records: this.#pending.size + this.#ready.length + this.#waiting + pending.records, bytes: pending.bytes };
   }
 
   async flushed(): Promise<void> {
@@ -79,6 +81,7 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
     this.#scheduled = false;
     const batch = this.#ready;
     this.#ready = [];
+    this.#waiting = batch.length;
     for (;;) {
       try {
         await this.#othersFlushed();
@@ -88,6 +91,7 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
+    this.#waiting = 0;
     this.#log.append(batch);
   }
 }
