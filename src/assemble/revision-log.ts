@@ -77,7 +77,8 @@ export class RevisionLog {
     if (revisions === 0 && last !== undefined) this.#nextNo = last.firstNo;
     await this.#log.ensureActive(this.#nextNo);
     if (this.#log.tornRecords > 0 && !context.walCoversTail) return { revisions, cut: 'torn-tail', horizonMs: context.nowMs };
-    if (revisions === 0 && context.priorData) return { revisions, cut: 'lost', horizonMs: context.nowMs };
+    // A memory with no line yet is whole (every revision so far still awaits its output); one with no file is not.
+    if (first === undefined && context.priorData) return { revisions, cut: 'lost', horizonMs: context.nowMs };
     if (first !== undefined && first.firstNo > 0) {
       return { revisions, cut: 'retention', horizonMs: revisions === 0 ? context.nowMs : firstSegmentNewestMs };
     }

@@ -88,6 +88,10 @@ describe('RevisionLog: the closed-revision memory on disk', () => {
     const fresh = await reopen(await mkdtemp(join(tmpdir(), 'trajwatch-revisions-')), { priorData: false });
     await fresh.log.close();
     expect(fresh.replay.cut).toBeUndefined();
+    // Its file exists from the first start: empty, it is whole (no revision's output was durable yet).
+    const empty = await reopen(dir, { priorData: true });
+    await empty.log.close();
+    expect(empty.replay.cut).toBeUndefined();
   });
 
   it('a torn last line sets the horizon at start unless a write-ahead log still holds its spans', async () => {
