@@ -56,7 +56,9 @@ export interface Trajectory {
   traceIds: string[];
   /**
    * 1 for the first emission; a span arriving after close opens revision + 1, which inherits
-   * the earlier revisions' lost-capture reasons, conflicts and refused spans.
+   * the earlier revisions' lost-capture reasons, conflicts and refused spans. A revision whose
+   * key may have had revisions no longer remembered is numbered as if first, and says
+   * `previous-revision-unknown`.
    */
   revision: number;
   complete: boolean;

@@ -138,6 +138,20 @@ describe('serve restarted between a trace and its re-sent root', () => {
       const rows = await expectNoSecondRevisionOne(serve.dataDir, 2);
       expect(rows[1]!.incompleteReasons).toContain('previous-revision-unknown');
       expect(rows[1]!.steps).toHaveLength(1);
+      // The whole run again: its root is now a duplicate, the rest a later revision that stays
+      // unknown; the failing tool's finding is the same identity as the first time.
+      expect((await postJson(serve.url, full)).status).toBe(200);
+      const again = await expectNoSecondRevisionOne(serve.dataDir, 3);
+      expect(again.map((r) => [r.revision, r.complete, r.incompleteReasons.includes('previous-revision-unknown')])).toEqual([
+        [1, true, false],
+        [1, false, true],
+        [2, false, true],
+      ]);
+      const findings = (await waitForLines<Record_ & { area?: string; finding_id?: string }>(join(serve.dataDir, 'findings.jsonl'), () => true)).filter(
+        (r) => r.record_kind === undefined && r.area === 'error-output',
+      );
+      expect(findings).toHaveLength(2);
+      expect(new Set(findings.map((f) => f.finding_id)).size).toBe(1);
     } finally {
       await serve.stop();
     }
