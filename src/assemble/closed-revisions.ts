@@ -1,6 +1,7 @@
 import type { Step } from '../normalize/step.ts';
 import { ForgottenKeys } from './forgotten-keys.ts';
 import type { AssemblerLimits } from './limits.ts';
+import { OldestFirst } from './oldest-first.ts';
 import type { HeldContent } from './log-join.ts';
 import type { Inherited } from './revision-inheritance.ts';
 import type { RememberedRevision } from './revision-memory.ts';
@@ -37,11 +38,11 @@ export class ClosedRevisions {
   readonly #limits: AssemblerLimits;
   /** Called for a key let go at `maxRememberedKeys`, so the caller can forget its traces. */
   readonly #onEvicted: (key: string, r: Retained) => void;
-  readonly #closed = new Map<string, Retained>();
+  readonly #closed = new OldestFirst<string, Retained>();
   /** The subset of `#closed` whose steps are still kept, oldest first. */
-  readonly #withSteps = new Map<string, Retained>();
+  readonly #withSteps = new OldestFirst<string, Retained>();
   /** The subset of `#closed` with span digests, oldest first; `#digestCount` spans in all. */
-  readonly #withDigests = new Map<string, Retained>();
+  readonly #withDigests = new OldestFirst<string, Retained>();
   #digestCount = 0;
   #retainedBytes = 0;
   readonly #forgotten: ForgottenKeys;
@@ -126,7 +127,8 @@ export class ClosedRevisions {
   /** Lets go of retained steps past the late-span window or the byte bound, then of old keys. */
   expire(nowMs: number): void {
     const limits = this.#limits;
-    for (const [key, r] of this.#withSteps) {
+    for (let e = this.#withSteps.oldest(); e !== undefined; e = this.#withSteps.oldest()) {
+      const [key, r] = e;
       const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
       if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
       const replaced = r.digests;
@@ -139,14 +141,15 @@ export class ClosedRevisions {
     }
     // Past the digest bound a late duplicate of the oldest keys' spans opens an honest revision
     // (`previous-revision-not-retained`) instead of being recognized.
-    for (const [key, r] of this.#withDigests) {
+    for (let e = this.#withDigests.oldest(); e !== undefined; e = this.#withDigests.oldest()) {
+      const [key, r] = e;
       if (this.#digestCount <= limits.maxRememberedSpanDigests) break;
       this.#digestCount -= r.digests!.size;
       r.digests = undefined;
       this.#withDigests.delete(key);
     }
     while (this.#closed.size > limits.maxRememberedKeys) {
-      const [key, r] = this.#closed.entries().next().value!;
+      const [key, r] = this.#closed.oldest()!;
       this.forget(key, r);
       this.#forgotten.add([key, ...r.traceIds], r.closedAtMs);
       this.#onEvicted(key, r);
