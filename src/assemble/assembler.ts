@@ -87,9 +87,8 @@ export class Assembler {
   }
 
   /**
-   * Takes the revisions a previous process closed (oldest first), before any span: their
-   * spans are then duplicates or late, never a new revision 1. `horizonMs`: the memory was cut
-   * or lost up to there (a span that started before it may belong to a key not restored).
+   * Takes the revisions a previous process closed (oldest first), before any span; `horizonMs`:
+   * the memory was cut or lost up to there (`ClosedRevisions.mayHaveSeen`).
    */
   restore(revisions: Iterable<RememberedRevision>, horizonMs?: number): void {
     if (horizonMs !== undefined) this.#closed.raiseHorizon(horizonMs);
@@ -437,10 +436,13 @@ export class Assembler {
   #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {
     // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
     const keepSteps = cause !== 'span-limit' && buffer.bytes <= this.#limits.maxRetainedBytes;
+    // The memory stores every span's digest now; they are kept for when the steps are let go.
+    const all = keepSteps && this.#memory !== undefined ? SpanDigests.of(buffer.steps.values(), buffer.previous) : undefined;
     const retained: Retained = {
       revision: buffer.revision,
       steps: keepSteps ? buffer.steps : undefined,
       digests: keepSteps ? buffer.previous : SpanDigests.of(buffer.steps.values(), buffer.previous),
+      digestsWithSteps: all,
       inherited,
       traceIds,
       bytes: buffer.bytes,
@@ -448,10 +450,8 @@ export class Assembler {
       partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
       held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
     };
+    const { revision, partitions, digests } = retained;
     this.#closed.retain(buffer.key, retained, keepSteps, nowMs);
-    if (this.#memory === undefined) return;
-    const digests = keepSteps ? SpanDigests.of(buffer.steps.values(), buffer.previous) : retained.digests;
-    const { revision, partitions } = retained;
-    this.#memory.closed({ key: buffer.key, revision, inherited, traceIds, partitions, digests, closedAtMs: nowMs });
+    this.#memory?.closed({ key: buffer.key, revision, inherited, traceIds, partitions, digests: all ?? digests, closedAtMs: nowMs });
   }
 }

@@ -14,6 +14,8 @@ export interface Retained {
   steps: Map<string, Step> | undefined;
   /** Digests of the spans let go (this revision's and earlier ones'), until `maxRememberedSpanDigests`. */
   digests: SpanDigests | undefined;
+  /** The digests of `steps` joined with `digests`, when already taken (for the revision memory): used when the steps are let go. */
+  digestsWithSteps?: SpanDigests | undefined;
   /** What every later revision inherits, kept as long as the key is remembered. */
   inherited: Inherited;
   traceIds: string[];
@@ -132,7 +134,8 @@ export class ClosedRevisions {
       const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
       if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
       const replaced = r.digests;
-      r.digests = SpanDigests.of(r.steps!.values(), replaced);
+      r.digests = r.digestsWithSteps ?? SpanDigests.of(r.steps!.values(), replaced);
+      r.digestsWithSteps = undefined;
       r.steps = undefined;
       r.held = undefined;
       this.#withSteps.delete(key);
