@@ -11,7 +11,11 @@ const MiB = 1024 * 1024;
  */
 export const RevisionMemoryConfigSchema = z
   .strictObject({
-    /** Off: the memory is in-process only, and every span after a restart that started before it is `previous-revision-unknown`. */
+    /**
+     * Off: the memory is in-process only, as before it existed — after a restart a re-sent span
+     * opens a first revision again, which may claim absences. For tests of what a rebuilt
+     * trajectory does; never where senders re-send.
+     */
     enabled: z.boolean().default(true),
     maxBytes: z.number().int().min(16 * 1024).default(128 * MiB),
     segmentBytes: z.number().int().min(4096).default(8 * MiB),
