@@ -494,3 +494,38 @@ describe('Assembler: a key it no longer remembers, or remembers across a restart
     ]);
   });
 });
+
+describe('Assembler property: a re-sent span of a closed key never opens a complete revision 1', () => {
+  it('across a restart (remembered revisions restored) and past maxRememberedKeys, for any re-sends', () => {
+    const traceOf = (k: number) => k.toString(16).padStart(32, '0');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.array(fc.record({ key: fc.nat(7), span: fc.constantFrom('r', 'a', 'b'), changed: fc.boolean() }), { minLength: 1, maxLength: 20 }),
+        (traces, maxRememberedKeys, resends) => {
+          const remembered: RememberedRevision[] = [];
+          const limits = AssemblerLimitsSchema.parse({ quietPeriodMs: 1_000, idleTimeoutMs: 5_000, maxRememberedKeys });
+          const first = new Assembler(limits, () => {}, { memory: { closed: (r) => remembered.push(r) } });
+          const span = (k: number, id: string, changed = false) =>
+            makeStep({ id, traceId: traceOf(k), ...(id === 'r' ? {} : { parentId: 'r' }), ...(changed ? { result: 'changed' } : {}) });
+          for (let k = 0; k < traces; k++) {
+            for (const id of ['r', 'a', 'b']) first.add(span(k, id), k * 10_000);
+            first.advance(k * 10_000 + 2_000);
+          }
+          const closed: Trajectory[] = [];
+          const second = new Assembler(limits, (t) => closed.push(t));
+          second.restore(remembered);
+          let now = 1_000_000;
+          for (const r of resends.filter((x) => x.key < traces)) {
+            second.add(span(r.key, r.span, r.changed), now);
+            now += 100;
+          }
+          second.flush('end-of-input', now + 100_000);
+          for (const t of closed) expect(t.revision === 1 && t.complete, JSON.stringify([t.key, t.incompleteReasons])).toBe(false);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+});
