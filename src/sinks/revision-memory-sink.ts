@@ -20,8 +20,12 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
   readonly name = 'revision-memory';
   readonly #log: RevisionLog;
   readonly #othersFlushed: () => Promise<void>;
-  /** Closed, manifest not yet written: `${revision} ${key}` → what to remember. */
-  readonly #pending = new Map<string, RememberedRevision>();
+  /**
+   * Closed, manifest not yet written: `${revision} ${key}` → what to remember, in close order
+   * (a key forgotten while its judge call is out can close a `previous-revision-unknown` revision 1 again).
+   */
+  readonly #pending = new Map<string, RememberedRevision[]>();
+  #pendingCount = 0;
   #ready: RememberedRevision[] = [];
   /** Taken from `#ready`, waiting for the other outputs. */
   #waiting = 0;
@@ -36,17 +40,22 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
   }
 
   closed(r: RememberedRevision): void {
-    this.#pending.set(`${r.revision} ${r.key}`, r);
+    const id = `${r.revision} ${r.key}`;
+    const waiting = this.#pending.get(id);
+    if (waiting === undefined) this.#pending.set(id, [r]);
+    else waiting.push(r);
+    this.#pendingCount++;
   }
 
   write(): void {}
 
   writeManifest(manifest: AnalysisManifest): void {
     const id = `${manifest.subject.revision} ${manifest.subject.trajectory_key}`;
-    const r = this.#pending.get(id);
-    if (r === undefined) return;
-    this.#pending.delete(id);
-    this.#ready.push(r);
+    const waiting = this.#pending.get(id);
+    if (waiting === undefined) return;
+    if (waiting.length === 1) this.#pending.delete(id);
+    this.#ready.push(waiting.shift()!);
+    this.#pendingCount--;
     if (this.#scheduled) return;
     this.#scheduled = true;
     // Never rejects: a failing log shows in `flushed()` and `backpressure()`, the chain goes on.
@@ -60,7 +69,7 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
 
   backlog(): { records: number; bytes: number } {
     const pending = this.#log.pending;
-    return { records: this.#pending.size + this.#ready.length + this.#waiting + pending.records, bytes: pending.bytes };
+    return { records: this.#pendingCount + this.#ready.length + this.#waiting + pending.records, bytes: pending.bytes };
   }
 
   async flushed(): Promise<void> {

@@ -55,4 +55,19 @@ describe('RevisionMemorySink: a revision is remembered only once its output is d
     expect(await readBack(dir)).toEqual(['a@1', 'judged@1']);
     expect(sink.backpressure()).toBe('revision-memory-closed');
   });
+
+  it('two revisions under one key and number (a forgotten key closed again while the first awaits its judge) are each written on their own manifest', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'trajwatch-memory-sink-'));
+    const log = await RevisionLog.open(dir, RevisionMemoryConfigSchema.parse({}));
+    await log.replay(() => {}, { priorData: false, walCoversTail: true, nowMs: 0 });
+    const sink = new RevisionMemorySink(log, async () => {});
+    sink.closed(remembered('k'));
+    sink.closed({ ...remembered('k'), traceIds: ['k', 'k2'] });
+    sink.writeManifest(manifest('k'));
+    await sink.flushed();
+    expect(sink.backlog().records).toBe(1);
+    sink.writeManifest(manifest('k'));
+    await sink.close();
+    expect(await readBack(dir)).toEqual(['k@1', 'k@1']);
+  });
 });
