@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { parseSection } from './config/parse-section.ts';
 import type { RawConfig } from './config/load.ts';
 import { AssemblerLimitsSchema } from './assemble/limits.ts';
+import { RevisionMemoryConfigSchema } from './assemble/revision-log-config.ts';
 import { checksConfigSchema } from './checks/config.ts';
 import { ProvenanceConfigSchema } from './findings/provenance/config.ts';
 import { JudgeConfigSchema } from './judge/config.ts';
@@ -26,6 +27,8 @@ export const ConfigSchema = z
     /** Where spans come from: the OTLP receivers (default) and/or a Kafka topic (docs/scaling-out.md). */
     source: SourceConfigSchema.prefault({}),
     assembler: AssemblerLimitsSchema.prefault({}),
+    /** The closed-revision memory on disk (`<dataDir>/revisions`, serve), so a restart remembers which revisions closed. */
+    revisionMemory: RevisionMemoryConfigSchema.prefault({}),
     /** Tool classes and rules of the L0 checks (docs/checks.md). */
     checks: checksConfigSchema.prefault({}),
     /** Treatment bundles and conditions readings attached to every finding. */

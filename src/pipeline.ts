@@ -1,6 +1,7 @@
 import type { Analysis } from './analyze.ts';
 import { Assembler, type KeyBy } from './assemble/assembler.ts';
 import type { AssemblerLimits } from './assemble/limits.ts';
+import type { RevisionMemory } from './assemble/revision-memory.ts';
 import type { CaptureConflict, IncompleteReason, Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
 import { buildManifest } from './findings/manifest.ts';
@@ -56,6 +57,8 @@ export interface PipelineOptions {
   onJudged?: (findings: readonly Finding[], alarms: readonly Finding[]) => void;
   /** `trace` when a partitioned source (Kafka) feeds it: see {@link KeyBy}. Default `session`. */
   keyBy?: KeyBy;
+  /** Told of each closed revision, so the memory of them outlives the process (`sinks/revision-memory-sink.ts`). */
+  revisionMemory?: RevisionMemory;
   /**
    * Stage 1 of a repartition (`repartition/`): a closed trajectory it takes is sent on to be
    * analyzed elsewhere (with its session) instead of here; its source positions stay held
@@ -169,9 +172,8 @@ export class Pipeline implements PipelineInput {
 
   constructor(options: PipelineOptions) {
     this.#options = options;
-    this.assembler = new Assembler(options.limits, (t, positions, captured) => this.#closed(t, positions, captured), {
-      keyBy: options.keyBy ?? 'session',
-    });
+    const { keyBy = 'session', revisionMemory: memory } = options;
+    this.assembler = new Assembler(options.limits, (t, positions, captured) => this.#closed(t, positions, captured), { keyBy, memory });
   }
 
   admission(): string | undefined {

@@ -6,8 +6,10 @@ import { type CloseCause, closeRevision } from './close-revision.ts';
 import { ClosedRevisions, type Retained } from './closed-revisions.ts';
 import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
+import { openNextRevision, startMs } from './next-revision.ts';
 import { absorb, emptyBuffer, holdPosition, isEmptied, moveTrace, type OpenBuffer } from './open-buffer.ts';
 import type { Inherited } from './revision-inheritance.ts';
+import type { RememberedRevision, RevisionMemory } from './revision-memory.ts';
 import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
 import { compareSteps } from './step-order.ts';
 import type { CaptureConflict, IncompleteReason, Trajectory } from './trajectory.ts';
@@ -52,6 +54,7 @@ export class Assembler {
   readonly #limits: AssemblerLimits;
   readonly #onClose: (t: Trajectory, positions: PositionFloor | undefined, captured: () => Step[]) => void;
   readonly #sessionKeys: boolean;
+  readonly #memory: RevisionMemory | undefined;
   readonly #open = new Map<string, OpenBuffer>();
   /** Which trajectory key a trace belongs to (a session can span many traces). */
   readonly #traceKey = new Map<string, string>();
@@ -68,17 +71,31 @@ export class Assembler {
    * `onClose` receives each closed trajectory and, when its spans came with source positions,
    * the lowest offset per partition that fed it (held until its findings are durable); and
    * `captured`, its steps as captured (content joined, nothing derived by `linkRequests`), in
-   * trajectory order, which is what a repartition forwards.
+   * trajectory order, which is what a repartition forwards. `memory` is told of each closed
+   * revision, before `onClose`, so it can outlive the process ({@link restore}).
    */
   constructor(
     limits: AssemblerLimits,
     onClose: (t: Trajectory, positions: PositionFloor | undefined, captured: () => Step[]) => void,
-    options: { keyBy?: KeyBy } = {},
+    options: { keyBy?: KeyBy; memory?: RevisionMemory | undefined } = {},
   ) {
     this.#limits = limits;
     this.#onClose = onClose;
     this.#sessionKeys = (options.keyBy ?? 'session') === 'session';
+    this.#memory = options.memory;
     this.#closed = new ClosedRevisions(limits, (key, r) => this.#untrack(key, r));
+  }
+
+  /**
+   * Takes the revisions a previous process closed (oldest first), before any span; `horizonMs`:
+   * the memory was cut or lost up to there (`ClosedRevisions.mayHaveSeen`).
+   */
+  restore(revisions: Iterable<RememberedRevision>, horizonMs?: number): void {
+    if (horizonMs !== undefined) this.#closed.raiseHorizon(horizonMs);
+    for (const r of revisions) {
+      this.#closed.restore(r);
+      if (this.#sessionKeys) for (const t of r.traceIds) this.#traceKey.set(t, r.key);
+    }
   }
 
   /** Whether a new request may be accepted; checked before decoding it. */
@@ -113,6 +130,10 @@ export class Assembler {
     // A duplicate of a span already closed adds nothing: counted, and its position is not held.
     if (this.#closedDuplicate(step)) return;
     const buffer = this.#bufferFor(step, activityMs);
+    // A first revision of a key that may have had one before claims no absence (`previous-revision-unknown`).
+    if (buffer.revision === 1 && !buffer.reasons.has('previous-revision-unknown') && this.#closed.mayHaveSeen(buffer.key, step.traceId, startMs(step))) {
+      buffer.reasons.add('previous-revision-unknown');
+    }
     const id = `${step.traceId}/${step.id}`;
     const existing = buffer.steps.get(id);
     const remembered = existing === undefined ? buffer.previous?.fingerprintOf(step.traceId, step.id) : undefined;
@@ -372,15 +393,7 @@ export class Assembler {
   #closedDuplicate(step: Step): boolean {
     const key = this.#sessionKeys ? this.#traceKey.get(step.traceId) : step.traceId;
     if (key === undefined || this.#open.has(key)) return false;
-    const r = this.#closed.get(key);
-    if (r === undefined) return false;
-    const kept = r.steps?.get(`${step.traceId}/${step.id}`);
-    if (kept !== undefined) {
-      if (stepDigest(kept) !== stepDigest(step)) return false;
-    } else {
-      const remembered = r.digests?.fingerprintOf(step.traceId, step.id);
-      if (remembered === undefined || remembered !== spanFingerprint(step)) return false;
-    }
+    if (!this.#closed.holdsDuplicate(key, step)) return false;
     this.#duplicateSpans++;
     return true;
   }
@@ -392,29 +405,11 @@ export class Assembler {
     if (before !== undefined) {
       if (cause === 'span') this.#lateSpans++;
       this.#closed.forget(key, before);
-      buffer.revision = before.revision + 1;
-      // What the earlier revisions lost stays lost: reasons, conflicts and refusals carry over.
-      for (const r of before.inherited.reasons) buffer.reasons.add(r);
-      buffer.conflicts.push(...before.inherited.conflicts);
-      buffer.sessionConflicts.push(...before.inherited.sessionConflicts);
-      buffer.refusedSpans += before.inherited.refusedSpans;
-      buffer.previous = before.digests;
-      if (before.steps === undefined) {
-        buffer.reasons.add('previous-revision-not-retained');
-        for (const r of before.inherited.reasonsWithoutSteps) buffer.reasons.add(r);
-      } else {
-        for (const [id, s] of before.steps) {
-          buffer.steps.set(id, s);
-          if (s.parentId === undefined) buffer.rootSeen = true;
-        }
-        buffer.held = before.held;
-        buffer.bytes = before.bytes;
-        this.#bufferedBytes += before.bytes;
-      }
-      for (const t of before.traceIds) {
-        buffer.traceIds.add(t);
-        this.#traceKey.set(t, key);
-      }
+      openNextRevision(buffer, before);
+      this.#bufferedBytes += buffer.bytes;
+      for (const t of before.traceIds) this.#traceKey.set(t, key);
+    } else if (cause === 'content' && this.#closed.mayHaveSeen(key, key, undefined)) {
+      buffer.reasons.add('previous-revision-unknown');
     }
     this.#open.set(key, buffer);
     return buffer;
@@ -441,10 +436,13 @@ export class Assembler {
   #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {
     // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
     const keepSteps = cause !== 'span-limit' && buffer.bytes <= this.#limits.maxRetainedBytes;
+    // The memory stores every span's digest now; they are kept for when the steps are let go.
+    const all = keepSteps && this.#memory !== undefined ? SpanDigests.of(buffer.steps.values(), buffer.previous) : undefined;
     const retained: Retained = {
       revision: buffer.revision,
       steps: keepSteps ? buffer.steps : undefined,
       digests: keepSteps ? buffer.previous : SpanDigests.of(buffer.steps.values(), buffer.previous),
+      digestsWithSteps: all,
       inherited,
       traceIds,
       bytes: buffer.bytes,
@@ -452,6 +450,8 @@ export class Assembler {
       partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
       held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
     };
+    const { revision, partitions, digests } = retained;
     this.#closed.retain(buffer.key, retained, keepSteps, nowMs);
+    this.#memory?.closed({ key: buffer.key, revision, inherited, traceIds, partitions, digests: all ?? digests, closedAtMs: nowMs });
   }
 }

@@ -1,8 +1,11 @@
 import type { Step } from '../normalize/step.ts';
+import { ForgottenKeys } from './forgotten-keys.ts';
 import type { AssemblerLimits } from './limits.ts';
+import { OldestFirst } from './oldest-first.ts';
 import type { HeldContent } from './log-join.ts';
 import type { Inherited } from './revision-inheritance.ts';
-import { SpanDigests } from './span-digests.ts';
+import type { RememberedRevision } from './revision-memory.ts';
+import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
 
 /** What is remembered of a closed trajectory revision under its key. */
 export interface Retained {
@@ -11,6 +14,8 @@ export interface Retained {
   steps: Map<string, Step> | undefined;
   /** Digests of the spans let go (this revision's and earlier ones'), until `maxRememberedSpanDigests`. */
   digests: SpanDigests | undefined;
+  /** The digests of `steps` joined with `digests`, when already taken (for the revision memory): used when the steps are let go. */
+  digestsWithSteps?: SpanDigests | undefined;
   /** What every later revision inherits, kept as long as the key is remembered. */
   inherited: Inherited;
   traceIds: string[];
@@ -27,23 +32,56 @@ export interface Retained {
  * for late spans (`lateSpanWindowMs`, `maxRetainedBytes`), then only span digests
  * (`maxRememberedSpanDigests`), then only the revision number (`maxRememberedKeys`). Each step
  * down loses less than a span: a late duplicate is still recognized from its digest, and past
- * that a late span opens an honest `previous-revision-not-retained` revision.
+ * that a late span opens an honest `previous-revision-not-retained` revision. A key let go at
+ * `maxRememberedKeys` goes into {@link ForgottenKeys}: a span of it, or one that started before
+ * the filter's horizon, opens a `previous-revision-unknown` revision, never a "first" one.
  */
 export class ClosedRevisions {
   readonly #limits: AssemblerLimits;
   /** Called for a key let go at `maxRememberedKeys`, so the caller can forget its traces. */
   readonly #onEvicted: (key: string, r: Retained) => void;
-  readonly #closed = new Map<string, Retained>();
+  readonly #closed = new OldestFirst<string, Retained>();
   /** The subset of `#closed` whose steps are still kept, oldest first. */
-  readonly #withSteps = new Map<string, Retained>();
+  readonly #withSteps = new OldestFirst<string, Retained>();
   /** The subset of `#closed` with span digests, oldest first; `#digestCount` spans in all. */
-  readonly #withDigests = new Map<string, Retained>();
+  readonly #withDigests = new OldestFirst<string, Retained>();
   #digestCount = 0;
   #retainedBytes = 0;
+  readonly #forgotten: ForgottenKeys;
 
   constructor(limits: AssemblerLimits, onEvicted: (key: string, r: Retained) => void) {
     this.#limits = limits;
     this.#onEvicted = onEvicted;
+    this.#forgotten = new ForgottenKeys(limits.maxForgottenKeys);
+  }
+
+  /** Spans that started at or before this (ms) may belong to a key no longer known; -Infinity when none can. */
+  get horizonMs(): number {
+    return this.#forgotten.horizonMs;
+  }
+
+  /**
+   * Whether a span of trace `traceId`, under a key not remembered, that started at `startMs`
+   * may belong to a revision closed before: its key or trace was let go, or it is older than
+   * the horizon (with {@link CLOCK_SKEW_ALLOWANCE_MS} for the sender's clock).
+   */
+  mayHaveSeen(key: string, traceId: string, startMs: number | undefined): boolean {
+    const horizon = this.#forgotten.horizonMs;
+    if (startMs !== undefined && startMs <= horizon + CLOCK_SKEW_ALLOWANCE_MS) return true;
+    return this.#forgotten.has(key) || (traceId !== key && this.#forgotten.has(traceId));
+  }
+
+  /** The memory was cut or lost up to `ms` (a restart): what closed before it is not known. */
+  raiseHorizon(ms: number): void {
+    this.#forgotten.raiseHorizon(ms);
+  }
+
+  /** Takes a revision remembered across a restart as the newest of its key (no steps: only its digests). */
+  restore(r: RememberedRevision): void {
+    const { key, ...kept } = r;
+    const before = this.#closed.get(key);
+    if (before !== undefined) this.forget(key, before);
+    this.retain(key, { ...kept, steps: undefined, bytes: 0, held: undefined }, false, r.closedAtMs);
   }
 
   /** Bytes of the steps kept for late spans. */
@@ -53,6 +91,16 @@ export class ClosedRevisions {
 
   get(key: string): Retained | undefined {
     return this.#closed.get(key);
+  }
+
+  /** Whether `step` is an exact copy of a span of `key`'s closed revision (its kept step, or its remembered digest). */
+  holdsDuplicate(key: string, step: Step): boolean {
+    const r = this.#closed.get(key);
+    if (r === undefined) return false;
+    const kept = r.steps?.get(`${step.traceId}/${step.id}`);
+    if (kept !== undefined) return stepDigest(kept) === stepDigest(step);
+    const remembered = r.digests?.fingerprintOf(step.traceId, step.id);
+    return remembered !== undefined && remembered === spanFingerprint(step);
   }
 
   /** Every remembered key, oldest first; `forget` may be called while iterating. */
@@ -81,11 +129,13 @@ export class ClosedRevisions {
   /** Lets go of retained steps past the late-span window or the byte bound, then of old keys. */
   expire(nowMs: number): void {
     const limits = this.#limits;
-    for (const [key, r] of this.#withSteps) {
+    for (let e = this.#withSteps.oldest(); e !== undefined; e = this.#withSteps.oldest()) {
+      const [key, r] = e;
       const expired = nowMs - r.closedAtMs > limits.lateSpanWindowMs;
       if (!expired && this.#retainedBytes <= limits.maxRetainedBytes) break;
       const replaced = r.digests;
-      r.digests = SpanDigests.of(r.steps!.values(), replaced);
+      r.digests = r.digestsWithSteps ?? SpanDigests.of(r.steps!.values(), replaced);
+      r.digestsWithSteps = undefined;
       r.steps = undefined;
       r.held = undefined;
       this.#withSteps.delete(key);
@@ -94,15 +144,17 @@ export class ClosedRevisions {
     }
     // Past the digest bound a late duplicate of the oldest keys' spans opens an honest revision
     // (`previous-revision-not-retained`) instead of being recognized.
-    for (const [key, r] of this.#withDigests) {
+    for (let e = this.#withDigests.oldest(); e !== undefined; e = this.#withDigests.oldest()) {
+      const [key, r] = e;
       if (this.#digestCount <= limits.maxRememberedSpanDigests) break;
       this.#digestCount -= r.digests!.size;
       r.digests = undefined;
       this.#withDigests.delete(key);
     }
     while (this.#closed.size > limits.maxRememberedKeys) {
-      const [key, r] = this.#closed.entries().next().value!;
+      const [key, r] = this.#closed.oldest()!;
       this.forget(key, r);
+      this.#forgotten.add([key, ...r.traceIds], r.closedAtMs);
       this.#onEvicted(key, r);
     }
   }
@@ -115,3 +167,9 @@ export class ClosedRevisions {
     this.#digestCount += r.digests.size;
   }
 }
+
+/**
+ * How far ahead of this process's clock a sender's span times may run and still be caught by
+ * the horizon (a re-sent span carries its original start time).
+ */
+export const CLOCK_SKEW_ALLOWANCE_MS = 60_000;

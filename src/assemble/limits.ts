@@ -24,6 +24,13 @@ export const AssemblerLimitsSchema = z
      * late exact duplicate export is still recognized and not a new revision: 1,000,000 is 16 MiB.
      */
     maxRememberedSpanDigests: z.number().int().min(0).default(1_000_000),
+    /**
+     * Keys let go at `maxRememberedKeys` stay known as "maybe seen" in a fingerprint filter of
+     * this many keys (two generations of 10 bits a key, so 2.5 MB at 1,000,000): a span of one
+     * opens a `previous-revision-unknown` revision. Past it, a span that started before the
+     * newest close the filter dropped does (docs/reliability.md, "Forgotten keys and restarts").
+     */
+    maxForgottenKeys: z.number().int().min(0).default(1_000_000),
   })
   .strict();
 

@@ -46,6 +46,28 @@ export class SpanDigests {
     return new SpanDigests(w === words.length ? words : words.slice(0, w));
   }
 
+  /** The digests as base64 of big-endian words (16 bytes a span): how the revision memory stores them. */
+  toBase64(): string {
+    const w = this.#words;
+    const bytes = Buffer.allocUnsafe(w.length * 4);
+    for (let i = 0; i < w.length; i++) bytes.writeUInt32BE(w[i]!, i * 4);
+    return bytes.toString('base64');
+  }
+
+  /** Digests read back from {@link toBase64}; undefined when the text is not whole, sorted rows. */
+  static fromBase64(text: string): SpanDigests | undefined {
+    const bytes = Buffer.from(text, 'base64');
+    if (bytes.length % 16 !== 0 || bytes.toString('base64') !== text) return undefined;
+    const words = new Uint32Array(bytes.length / 4);
+    for (let i = 0; i < words.length; i++) words[i] = bytes.readUInt32BE(i * 4);
+    for (let r = 4; r < words.length; r += 4) {
+      const h = words[r]!;
+      const l = words[r + 1]!;
+      if (h < words[r - 4]! || (h === words[r - 4]! && l <= words[r - 3]!)) return undefined;
+    }
+    return new SpanDigests(words);
+  }
+
   /** The remembered fingerprint (16 hex, as {@link spanFingerprint}) of span `traceId/spanId`, if remembered. */
   fingerprintOf(traceId: string, spanId: string): string | undefined {
     const id = new Hash64().str(traceId).str(spanId);

@@ -11,6 +11,12 @@ export type IncompleteReason =
   | 'end-of-input'
   | 'shutdown'
   | 'previous-revision-not-retained'
+  /**
+   * The key may have had closed revisions this process no longer remembers (forgotten past
+   * `maxRememberedKeys`, older than the memory's horizon, or the memory cut or lost across a
+   * restart): what they held is unknown, so this one claims no absence (docs/reliability.md).
+   */
+  | 'previous-revision-unknown'
   /** Keyed by trace (Kafka source): other traces of the span's session may sit on other partitions. */
   | 'partitioned-session'
   /** The trace's spans name two different sessions: which run its spans belong to is unknown. */
@@ -38,6 +44,7 @@ export const INCOMPLETE_REASON_TEXT: Readonly<Record<IncompleteReason, string>> 
   'session-conflict': "the trace's spans name two different sessions",
   'content-without-span': 'a content event named a span that never arrived',
   'repartition-refused': 'a trace of the session was too large for the internal repartition topic',
+  'previous-revision-unknown': 'its key may have closed before (forgotten by the closed-revision memory, or older than a memory that was cut): an earlier revision may exist',
 };
 
 /** Every incomplete reason, in `INCOMPLETE_REASON_TEXT` order. */
@@ -73,7 +80,9 @@ export interface Trajectory {
   traceIds: string[];
   /**
    * 1 for the first emission; a span arriving after close opens revision + 1, which inherits
-   * the earlier revisions' lost-capture reasons, conflicts and refused spans.
+   * the earlier revisions' lost-capture reasons, conflicts and refused spans. A revision whose
+   * key may have had revisions no longer remembered is numbered as if first, and says
+   * `previous-revision-unknown`.
    */
   revision: number;
   complete: boolean;

@@ -24,6 +24,7 @@ const INCOMPLETE_REASONS = [
   'end-of-input',
   'shutdown',
   'previous-revision-not-retained',
+  'previous-revision-unknown',
   'partitioned-session',
   'session-conflict',
   'content-without-span',

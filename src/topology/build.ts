@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { createAnalyzer } from '../analyze.ts';
 import { registerAssemblerMetrics } from '../assemble/assembler-metrics.ts';
 import type { AssemblerStats, KeyBy } from '../assemble/assembler.ts';
+import type { RevisionLog } from '../assemble/revision-log.ts';
 import type { Config } from '../config-schema.ts';
 import { deriveProvenance } from '../findings/provenance/derive.ts';
 import { DurableIngest } from '../ingest/durable-ingest.ts';
@@ -24,6 +25,7 @@ import { LocalLogSink } from '../sinks/local-log-sink.ts';
 import { registerLocalLogMetrics } from '../sinks/local-log-metrics.ts';
 import type { LocalLogsRetention } from '../sinks/log-retention-config.ts';
 import { OtlpEvaluationSink } from '../sinks/otlp/evaluation-sink.ts';
+import type { RevisionMemorySink } from '../sinks/revision-memory-sink.ts';
 import { FaultLog } from '../telemetry/fault-log.ts';
 import { levelLog, type Logger } from '../telemetry/logger.ts';
 import { metricsEndpoint } from '../telemetry/metrics-endpoint.ts';
@@ -35,6 +37,7 @@ import { HttpServerComponent } from './components/http-server.ts';
 import { judgeComponent } from './components/judge.ts';
 import { KafkaSourceComponent } from './components/kafka-source.ts';
 import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
+import { openRevisionMemory, restoreRevisionMemory } from './components/revision-memory.ts';
 import { RepartitionComponent, sessionRecordReader, sessionStageSourceConfig } from './components/repartition.ts';
 import { audienceRefusalsComponent } from './components/audience-refusals.ts';
 import { sinkComponent } from './components/sink.ts';
@@ -128,8 +131,21 @@ function keep<C extends Component>(ctx: Context, c: C): C {
   return c;
 }
 
-/** The trajectory log and the findings sinks (local log, Kafka, OTLP evaluation events): the first layer, closed last. */
-async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined; refusals: AudienceRefusals }> {
+/** What the first layer opened: its components, the findings sinks, the trajectory log, the audience quarantine, the revision memory. */
+interface Outputs {
+  layer: Component[];
+  sinks: FindingSink[];
+  trajectoryLog: JsonlLog | undefined;
+  refusals: AudienceRefusals;
+  memory: { sink: RevisionMemorySink; log: RevisionLog } | undefined;
+}
+
+/**
+ * The trajectory log, the findings sinks (local log, Kafka, OTLP evaluation events) and, in
+ * serve, the closed-revision memory after them (it writes once they are durable): the first
+ * layer, closed last.
+ */
+async function buildOutputs(ctx: Context): Promise<Outputs> {
   const { config, plan } = ctx;
   const layer: Component[] = [];
   const sinks: FindingSink[] = [];
@@ -172,7 +188,12 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
     layer.push(keep(ctx, sinkComponent(otlp, { records: maxOutboxRecords, bytes: maxOutboxBytes })));
   }
   if (refusals.quarantinePath !== undefined) layer.push(keep(ctx, audienceRefusalsComponent(refusals)));
-  return { layer, sinks, trajectoryLog, refusals };
+  const memory = plan.sources === undefined ? undefined : await openRevisionMemory(config, sinks, trajectoryLog);
+  if (memory !== undefined) {
+    sinks.push(memory.sink);
+    layer.push(keep(ctx, sinkComponent(memory.sink)));
+  }
+  return { layer, sinks, trajectoryLog, refusals, memory };
 }
 
 /**
@@ -193,10 +214,7 @@ async function openRefusals(ctx: Context): Promise<AudienceRefusals> {
 }
 
 /** The judge (decision points, its ledger opened) and the pipeline that consults it. */
-async function buildStage(
-  ctx: Context,
-  outputs: { sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined },
-): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage; traceStage: TraceStage | undefined }> {
+async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage; traceStage: TraceStage | undefined }> {
   const { config, plan, registry } = ctx;
   const observed = pipelineMetrics(registry);
   const judgeErrors = new FaultLog(ctx.log('judge'), 'judge failure');
@@ -233,7 +251,17 @@ async function buildStage(
     onJudged: observed.onJudged,
   });
   // Kafka without the repartition keys by trace (a session's traces may be on other partitions).
-  const pipeline = new Pipeline(pipelineOptions(plan.sources?.kafka === true && repartition === undefined ? 'trace' : 'session'));
+  const pipeline = new Pipeline({
+    ...pipelineOptions(plan.sources?.kafka === true && repartition === undefined ? 'trace' : 'session'),
+    ...(outputs.memory === undefined ? {} : { revisionMemory: outputs.memory.sink }),
+  });
+  if (outputs.memory !== undefined) {
+    await restoreRevisionMemory(outputs.memory.log, pipeline.assembler, ctx.log('revision-memory'), {
+      priorData: (outputs.trajectoryLog?.disk.fileBytes ?? 0) > 0,
+      // Its line is written before the WAL (or a Kafka offset) lets go of the revision's spans.
+      walCoversTail: (plan.sources?.http === true && config.receiver.wal.enabled) || plan.sources?.kafka === true,
+    });
+  }
   const tickMs = plan.clock === 'arrival' ? TICK_MS : undefined;
   const traceStage = repartition === undefined ? undefined : buildTraceStage(ctx, repartition, pipeline, pipelineOptions('trace'), tickMs);
   const assemblers = traceStage === undefined ? [pipeline] : [pipeline, traceStage.pipeline];

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Assembler } from '../../src/assemble/assembler.ts';
 import { type AssemblerLimits, AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
+import type { RememberedRevision } from '../../src/assemble/revision-memory.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { trajectoryToJson } from '../../src/assemble/trajectory-json.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
@@ -437,6 +438,94 @@ describe('Assembler late duplicates', () => {
         expect(assembler.stats().openTrajectories).toBe(0);
         expect(floor.size).toBe(0);
       }),
+    );
+  });
+});
+
+describe('Assembler: a key it no longer remembers, or remembers across a restart', () => {
+  it('a root re-sent after its key was let go at maxRememberedKeys opens a revision marked previous-revision-unknown', () => {
+    const { closed, assembler } = setup({ maxRememberedKeys: 1 });
+    assembler.add(makeStep({ id: 'r', traceId: T1 }), 0);
+    assembler.advance(2_000);
+    assembler.add(makeStep({ id: 'r', traceId: T2 }), 3_000);
+    assembler.advance(6_000); // T1 let go
+    assembler.add(makeStep({ id: 'r', traceId: T1 }), 7_000);
+    assembler.advance(10_000);
+    expect(closed.map((t) => [t.key, t.revision, t.complete, t.incompleteReasons])).toEqual([
+      [T1, 1, true, []],
+      [T2, 1, true, []],
+      [T1, 1, false, ['previous-revision-unknown']],
+    ]);
+  });
+
+  it('told of each closed revision, it restores them in a new process: an exact re-send is a duplicate, a changed one revision 2', () => {
+    const remembered: RememberedRevision[] = [];
+    const limits = AssemblerLimitsSchema.parse({ quietPeriodMs: 2_000 });
+    const first = new Assembler(limits, () => {}, { memory: { closed: (r) => remembered.push(r) } });
+    const root = makeStep({ id: 'r', traceId: T1, result: 'done' });
+    first.add(root, 0);
+    first.add(makeStep({ id: 'c', parentId: 'r', traceId: T1 }), 0);
+    first.advance(2_000);
+    expect(remembered.map((r) => [r.key, r.revision, r.digests?.size])).toEqual([[T1, 1, 2]]);
+
+    const closed: Trajectory[] = [];
+    const second = new Assembler(limits, (t) => closed.push(t));
+    second.restore(remembered);
+    second.add(root, 10_000);
+    second.advance(20_000);
+    expect([closed, second.stats().duplicateSpans]).toEqual([[], 1]);
+    // Another payload under a known span id: a capture conflict, in the next revision (no steps of its own).
+    second.add({ ...root, result: 'changed' }, 20_000);
+    second.advance(60_000);
+    expect(closed.map((t) => [t.revision, t.complete, t.incompleteReasons, t.conflicts.length])).toEqual([
+      [2, false, ['idle-timeout', 'previous-revision-not-retained', 'root-not-seen'], 1],
+    ]);
+  });
+
+  it('restored with a horizon (the memory was cut or lost), a span older than it opens a previous-revision-unknown revision', () => {
+    const { closed, assembler } = setup();
+    assembler.restore([], 5_000);
+    assembler.add(makeStep({ id: 'r', traceId: T1 }), 10_000); // started at 1 s, before the horizon
+    assembler.add(makeStep({ id: 'r', traceId: T2, startTimeUnixNano: 70_000_000_000n, endTimeUnixNano: 70_100_000_000n }), 10_000);
+    assembler.advance(20_000);
+    expect(closed.map((t) => [t.key, t.complete, t.incompleteReasons])).toEqual([
+      [T1, false, ['previous-revision-unknown']],
+      [T2, true, []],
+    ]);
+  });
+});
+
+describe('Assembler property: a re-sent span of a closed key never opens a complete revision 1', () => {
+  it('across a restart (remembered revisions restored) and past maxRememberedKeys, for any re-sends', () => {
+    const traceOf = (k: number) => k.toString(16).padStart(32, '0');
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 0, max: 4 }),
+        fc.array(fc.record({ key: fc.nat(7), span: fc.constantFrom('r', 'a', 'b'), changed: fc.boolean() }), { minLength: 1, maxLength: 20 }),
+        (traces, maxRememberedKeys, resends) => {
+          const remembered: RememberedRevision[] = [];
+          const limits = AssemblerLimitsSchema.parse({ quietPeriodMs: 1_000, idleTimeoutMs: 5_000, maxRememberedKeys });
+          const first = new Assembler(limits, () => {}, { memory: { closed: (r) => remembered.push(r) } });
+          const span = (k: number, id: string, changed = false) =>
+            makeStep({ id, traceId: traceOf(k), ...(id === 'r' ? {} : { parentId: 'r' }), ...(changed ? { result: 'changed' } : {}) });
+          for (let k = 0; k < traces; k++) {
+            for (const id of ['r', 'a', 'b']) first.add(span(k, id), k * 10_000);
+            first.advance(k * 10_000 + 2_000);
+          }
+          const closed: Trajectory[] = [];
+          const second = new Assembler(limits, (t) => closed.push(t));
+          second.restore(remembered);
+          let now = 1_000_000;
+          for (const r of resends.filter((x) => x.key < traces)) {
+            second.add(span(r.key, r.span, r.changed), now);
+            now += 100;
+          }
+          second.flush('end-of-input', now + 100_000);
+          for (const t of closed) expect(t.revision === 1 && t.complete, JSON.stringify([t.key, t.incompleteReasons])).toBe(false);
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 });

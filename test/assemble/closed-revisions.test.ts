@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ClosedRevisions, type Retained } from '../../src/assemble/closed-revisions.ts';
+import { CLOCK_SKEW_ALLOWANCE_MS, ClosedRevisions, type Retained } from '../../src/assemble/closed-revisions.ts';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
+import { SpanDigests } from '../../src/assemble/span-digests.ts';
 import { makeStep } from '../helpers/steps.ts';
 
 function retained(key: string, closedAtMs: number, spans: number, bytes = 100): Retained {
@@ -64,5 +65,37 @@ describe('ClosedRevisions: what is remembered of closed trajectories, under thre
     expect(evicted).toEqual(['a']);
     expect(closed.retainedBytes).toBe(0);
     expect([...closed.entries()]).toEqual([]);
+  });
+});
+
+describe('ClosedRevisions: keys let go are still "maybe seen"', () => {
+  it('a key evicted at maxRememberedKeys, and its traces, may have been seen; another key not', () => {
+    const closed = new ClosedRevisions(AssemblerLimitsSchema.parse({ maxRememberedKeys: 1 }), () => {});
+    closed.retain('a', retained('a', 0, 1), true, 0);
+    closed.retain('b', retained('b', 0, 1), true, 0);
+    expect(closed.get('a')).toBeUndefined();
+    expect(closed.mayHaveSeen('a', 'x', 10_000_000)).toBe(true);
+    expect(closed.mayHaveSeen('other', 't-a', 10_000_000)).toBe(true);
+    expect(closed.mayHaveSeen('never', 'never', 10_000_000)).toBe(false);
+  });
+
+  it('past the filter, a span older than the horizon (plus the clock-skew allowance) may have been seen', () => {
+    const closed = new ClosedRevisions(AssemblerLimitsSchema.parse({ maxRememberedKeys: 0, maxForgottenKeys: 0 }), () => {});
+    closed.retain('a', retained('a', 5_000, 1), true, 5_000);
+    expect(closed.horizonMs).toBe(5_000);
+    expect(closed.mayHaveSeen('new', 'new', 5_000 + CLOCK_SKEW_ALLOWANCE_MS)).toBe(true);
+    expect(closed.mayHaveSeen('new', 'new', 5_001 + CLOCK_SKEW_ALLOWANCE_MS)).toBe(false);
+    expect(closed.mayHaveSeen('new', 'new', undefined)).toBe(false);
+  });
+
+  it('restores a remembered revision as the newest of its key, digests kept, steps not', () => {
+    const closed = new ClosedRevisions(AssemblerLimitsSchema.parse({}), () => {});
+    const step = makeStep({ id: 's', traceId: 't-a' });
+    const base = retained('a', 0, 0);
+    closed.restore({ key: 'a', revision: 1, inherited: base.inherited, traceIds: ['t-a'], partitions: undefined, digests: SpanDigests.of([step]), closedAtMs: 0 });
+    closed.restore({ key: 'a', revision: 2, inherited: base.inherited, traceIds: ['t-a'], partitions: undefined, digests: SpanDigests.of([step]), closedAtMs: 1 });
+    expect([closed.get('a')!.revision, closed.get('a')!.steps, closed.retainedBytes]).toEqual([2, undefined, 0]);
+    expect(closed.holdsDuplicate('a', step)).toBe(true);
+    expect(closed.holdsDuplicate('a', { ...step, result: 'changed' })).toBe(false);
   });
 });

@@ -50,3 +50,19 @@ describe('span digests of steps that were let go', () => {
     }
   });
 });
+
+describe('span digests stored by the revision memory', () => {
+  it('read back from base64 exactly, and damaged text is refused', () => {
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.string({ minLength: 1, maxLength: 16 }), { maxLength: 40 }), (ids) => {
+        const steps = ids.map((id) => makeStep({ id, result: `r-${id}` }));
+        const back = SpanDigests.fromBase64(SpanDigests.of(steps).toBase64())!;
+        expect(back.size).toBe(ids.length);
+        for (const s of steps) expect(back.fingerprintOf(s.traceId, s.id)).toBe(spanFingerprint(s));
+      }),
+    );
+    const text = SpanDigests.of([makeStep({ id: 'a' }), makeStep({ id: 'b' })]).toBase64();
+    expect(SpanDigests.fromBase64(text.slice(0, -8))).toBeUndefined();
+    expect(SpanDigests.fromBase64('not base64!')).toBeUndefined();
+  });
+});

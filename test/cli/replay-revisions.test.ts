@@ -71,13 +71,18 @@ interface Row {
   steps: { id: string }[];
 }
 
-async function replay(lines: string[]): Promise<{ trajectories: Row[]; findings: string }> {
+async function replay(lines: string[], config?: Record<string, unknown>): Promise<{ trajectories: Row[]; findings: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'trajwatch-revisions-'));
   const input = join(dir, 'in.jsonl');
   await writeFile(input, lines.join('\n') + '\n');
   const out = join(dir, 'trajectories.jsonl');
   const findings = join(dir, 'findings.jsonl');
-  const run = await runCli(['replay', input, '--trajectories', out, '--findings', findings]);
+  const configArgs: string[] = [];
+  if (config !== undefined) {
+    await writeFile(join(dir, 'config.json'), JSON.stringify({ dataDir: join(dir, 'data'), ...config }));
+    configArgs.push('--config', join(dir, 'config.json'));
+  }
+  const run = await runCli(['replay', input, '--trajectories', out, '--findings', findings, ...configArgs]);
   expect(run.code, run.stderr).toBe(0);
   const trajectories = (await readFile(out, 'utf8'))
     .split('\n')
@@ -138,5 +143,30 @@ describe('replay: a later revision of an incomplete capture stays incomplete', (
     ]);
     expect(trajectories.filter((t) => t.key === T1).map((t) => t.revision)).toEqual([1]);
     expect(trajectories).toHaveLength(3);
+  });
+});
+
+describe('replay: a key the assembler let go is not new when its spans come again', () => {
+  it('a root re-sent after its key was forgotten (maxRememberedKeys) is a revision marked previous-revision-unknown, claiming no absence', async () => {
+    const { trajectories, findings } = await replay(
+      [
+        request(tool(T1, 'b'.repeat(16), 'send_email', 1, { 'gen_ai.tool.call.result': 'sent' }), root(T1, 1.5)),
+        request(root(T2, 10)), // revision 1 of T1 closes
+        request(root(T3, 20)), // T2 closes: T1, the oldest key, is let go
+        request(root(T1, 1.5)), // a queue re-sending T1's root alone
+      ],
+      { assembler: { maxRememberedKeys: 1 } },
+    );
+    const revs = trajectories.filter((t) => t.key === T1);
+    expect(revs.map((t) => [t.revision, t.complete, t.incompleteReasons, t.steps.length])).toEqual([
+      [1, true, [], 2],
+      [1, false, ['previous-revision-unknown'], 1],
+    ]);
+    const records = findings.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const manifests = records.filter((r) => r['record_kind'] === 'analysis-manifest' && (r['subject'] as { trajectory_key: string }).trajectory_key === T1);
+    expect(manifests).toHaveLength(2);
+    const statuses = (m: Record<string, unknown>) => (m['checks'] as { status: string }[]).map((c) => c.status);
+    expect(statuses(manifests[0]!)).toContain('none-observed');
+    expect(statuses(manifests[1]!).filter((st) => st === 'none-observed')).toEqual([]);
   });
 });

@@ -41,7 +41,7 @@ describe('buildTopology', () => {
   it('builds serve from the configuration: sinks, judge, WAL, pipeline, then the receivers', async () => {
     const t = await serveLike({ http: true, kafka: false });
     expect(t.running.layers.map((l) => l.map((c) => c.name))).toEqual([
-      ['trajectory-log', 'local-log'],
+      ['trajectory-log', 'local-log', 'revision-memory'],
       ['judge'],
       ['span-wal'],
       ['pipeline'],
@@ -96,7 +96,7 @@ describe('buildTopology', () => {
 
   it('with the OTLP receivers off serves only /metrics and /healthz: /v1/traces answers 404, no gRPC, no WAL', async () => {
     const t = await serveLike({ http: false, kafka: false }, { receiver: { otlpHttp: '127.0.0.1:0', otlpGrpc: '127.0.0.1:0', auth: { tokenEnv: 'PATH' } } });
-    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'judge', 'pipeline', 'metrics-endpoint']);
+    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'revision-memory', 'judge', 'pipeline', 'metrics-endpoint']);
     await t.running.start();
     try {
       // Before the token check: there is no receiver to authenticate for.
@@ -162,6 +162,7 @@ describe.runIf(brokers !== undefined)('buildTopology with Kafka (real broker)', 
       'trajectory-log',
       'local-log',
       'kafka',
+      'revision-memory',
       'judge',
       'pipeline',
       'repartition',
@@ -182,7 +183,7 @@ describe.runIf(brokers !== undefined)('buildTopology with Kafka (real broker)', 
       { http: false, kafka: true },
       { kafka: { brokers }, source: { kafka: { brokers, topic: `topology-${Date.now()}`, createDeadLetterTopic: false, sessions: { enabled: false } } } },
     );
-    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'kafka', 'judge', 'pipeline', 'metrics-endpoint', 'source.kafka']);
+    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'kafka', 'revision-memory', 'judge', 'pipeline', 'metrics-endpoint', 'source.kafka']);
     expect(await t.running.stop(10_000)).toEqual({ outcome: 'stopped' });
   });
 });

@@ -52,7 +52,7 @@ describe('serve with OTLP evaluation events and an external local log', () => {
     const receiver = await OtlpLogReceiver.start();
     cleanup.push(() => receiver.stop());
     const t = await serve({ otlpEvaluations: { endpoint: receiver.url, audience: 'external' }, sinks: { localLog: { audience: { findings: 'external' } } } });
-    expect(t.running.layers[0]!.map((c) => c.name)).toEqual(['local-log', 'otlp-evaluations', 'audience-quarantine']);
+    expect(t.running.layers[0]!.map((c) => c.name)).toEqual(['local-log', 'otlp-evaluations', 'audience-quarantine', 'revision-memory']);
     expect(await t.registry.metrics()).toMatch(/^trajwatch_otlp_evaluations_backlog_records 0$/m);
     await t.running.start();
     const traceId = '7b000000000000000000000000000001';
