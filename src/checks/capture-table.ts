@@ -1,4 +1,6 @@
 import { CAPTURE_GAP_REASONS, type CaptureGap, type CaptureGapReason } from '../assemble/capture-gaps.ts';
+import type { Trajectory } from '../assemble/trajectory.ts';
+import type { ChecksConfig } from './config.ts';
 
 /**
  * One cell of the capture table: whether a capture gap kind can hide what a check looks for
@@ -10,6 +12,23 @@ export interface GapDecision {
   hides: boolean;
   /** One sentence: how the gap hides the subject, or why it cannot. The manifest's `detail` when it hides. */
   why: string;
+  /**
+   * With `hides`: it hides the subject only when this holds of the gap's spans (a missing result
+   * hides a gate's failure only on a step that may be a gate). Without it, any such gap hides.
+   */
+  onlyIf?: GapCondition;
+}
+
+/** When a gap hides a check's subject: the condition said in words (docs, schema) and tested. */
+export interface GapCondition {
+  /** "the step is gate-class", for the docs and `trajwatch schema manifest`. */
+  what: string;
+  holds: (gap: CaptureGap, t: Trajectory, cfg: ChecksConfig) => boolean;
+}
+
+/** Whether one present gap hides the subject of the check whose decision this is. */
+export function gapHides(decision: GapDecision, gap: CaptureGap, t: Trajectory, cfg: ChecksConfig): boolean {
+  return decision.hides && (decision.onlyIf === undefined || decision.onlyIf.holds(gap, t, cfg));
 }
 
 /**
@@ -29,10 +48,11 @@ export function hidingKinds(row: HiddenBy): CaptureGapReason[] {
 /**
  * Why a check claims no absence on a complete capture, from its row: the first present gap
  * (in `CAPTURE_GAP_REASONS` order, which is `captureGaps`' order) that the row says hides its
- * subject, with the row's sentence and what the gap names; undefined when no such gap is present.
+ * subject (`gapHides`), with the row's sentence and what the gap names; undefined when no such
+ * gap is present.
  */
-export function tableSilence(row: HiddenBy, gaps: readonly CaptureGap[]): { reason: CaptureGapReason; detail: string } | undefined {
-  const gap = gaps.find((g) => row[g.reason].hides);
+export function tableSilence(row: HiddenBy, gaps: readonly CaptureGap[], t: Trajectory, cfg: ChecksConfig): { reason: CaptureGapReason; detail: string } | undefined {
+  const gap = gaps.find((g) => gapHides(row[g.reason], g, t, cfg));
   if (gap === undefined) return undefined;
   return { reason: gap.reason, detail: `${row[gap.reason].why} (${gapParticulars(gap)})` };
 }

@@ -4,7 +4,7 @@ import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
-import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
+import { guardedBefore, roleMayBeHidden, roleName, GATE_STEP, OUTBOUND_STEP, toolRoles } from './tool-roles.ts';
 
 /**
  * `out-of-order-gate`: a gate that ran after the outbound action it should have guarded. The
@@ -53,8 +53,8 @@ export const outOfOrderGateCheck: L0CheckDefinition<'out-of-order-gate'> = {
   hiddenBy: {
     'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be a gate or an outbound call' },
     'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may be a gate, an outbound call, or a gate that failed' },
-    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so whether it used a gate up, leaving the next action uncovered, is not known' },
-    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing' },
+    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so whether it used a gate up, leaving the next action uncovered, is not known', onlyIf: OUTBOUND_STEP },
+    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing', onlyIf: GATE_STEP },
     'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may be a gate or an outbound call' },
     'clock-skew': { hides: true, why: 'which action a gate followed is read from timestamps that contradict the span tree' },
   },

@@ -19,7 +19,7 @@ export function checkSilences(t: Trajectory, cfg: ChecksConfig): CheckSilence[] 
   const ctx: SilenceContext = { gaps };
   const out: CheckSilence[] = [];
   for (const check of L0_CHECKS) {
-    const silence = tableSilence(check.hiddenBy, gaps) ?? check.silence?.(t, cfg, ctx);
+    const silence = tableSilence(check.hiddenBy, gaps, t, cfg) ?? check.silence?.(t, cfg, ctx);
     if (silence !== undefined) out.push({ pattern: check.pattern, ...silence });
   }
   return out;

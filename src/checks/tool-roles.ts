@@ -1,4 +1,5 @@
 import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
+import type { GapCondition } from './capture-table.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import { compiledRules, toolClassMatch } from './rules.ts';
@@ -124,3 +125,31 @@ export function roleMayBeHidden(t: Trajectory, cfg: ChecksConfig, classes: reado
   return false;
 }
 
+
+/**
+ * Whether one of the steps `spanIds` names may play a role of `classes`: a tool step whose name
+ * is in the class, an agent step in the gate class (as `toolRoles` classes them), or a tool step
+ * with no name (it may be anything). For the capture table's conditional cells.
+ */
+export function spansMayPlay(t: Trajectory, cfg: ChecksConfig, spanIds: readonly string[], classes: readonly ('gates' | 'outbound')[]): boolean {
+  const rules = compiledRules(cfg);
+  const wanted = new Set(spanIds);
+  return t.steps.some((step) => {
+    if (!wanted.has(step.id)) return false;
+    const name = step.kind === 'tool' ? step.toolName : step.kind === 'agent' ? step.agentName : undefined;
+    if (name === undefined || name.trim() === '') return step.kind === 'tool';
+    return classes.some((c) => (c === 'outbound' ? step.kind === 'tool' : true) && toolClassMatch(name, rules[c]) !== undefined);
+  });
+}
+
+/** A capture-table condition: a missing result hides a gate's failure only on a step that may be a gate. */
+export const GATE_STEP: GapCondition = {
+  what: 'a step it names may be a gate (gate-class name, or no name)',
+  holds: (gap, t, cfg) => spansMayPlay(t, cfg, gap.spanIds, ['gates']),
+};
+
+/** A capture-table condition: missing arguments hide a send's target only on a step that may be a send. */
+export const OUTBOUND_STEP: GapCondition = {
+  what: 'a step it names may be an outbound call (outbound-class name, or no name)',
+  holds: (gap, t, cfg) => spansMayPlay(t, cfg, gap.spanIds, ['outbound']),
+};

@@ -4,7 +4,7 @@ import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
-import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
+import { gateCoverage, roleMayBeHidden, roleName, GATE_STEP, OUTBOUND_STEP, toolRoles } from './tool-roles.ts';
 
 /**
  * `unguarded-send`: an outbound-class tool call that no successful gate-class step covers: none
@@ -68,8 +68,8 @@ export const unguardedSendCheck: L0CheckDefinition<'unguarded-send'> = {
   hiddenBy: {
     'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be a send, or the gate before one' },
     'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may be a send that ran with no gate, a gate, or a gate that failed' },
-    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so a second send to one target under one approval cannot be seen' },
-    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing' },
+    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so a second send to one target under one approval cannot be seen', onlyIf: OUTBOUND_STEP },
+    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing', onlyIf: GATE_STEP },
     'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may be a send or a gate' },
     'clock-skew': { hides: true, why: 'whether a gate ended before a send started is read from timestamps that contradict the span tree' },
   },

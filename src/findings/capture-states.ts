@@ -1,6 +1,7 @@
 import { CAPTURE_GAP_REASONS, CAPTURE_GAP_TEXT, type CaptureGapReason } from '../assemble/capture-gaps.ts';
 import { INCOMPLETE_REASON_TEXT, INCOMPLETE_REASONS, type IncompleteReason } from '../assemble/trajectory.ts';
 import { CAPTURE_TABLE } from '../checks/registry.ts';
+import type { GapDecision } from '../checks/capture-table.ts';
 
 /** What an incomplete capture does to every check that did not fire. */
 export const INCOMPLETE_SILENCE = 'every check that did not fire is unavailable (reason incomplete-capture): an incomplete capture can show that something happened, never that it did not';
@@ -10,7 +11,7 @@ export interface GapState {
   kind: CaptureGapReason;
   missing: string;
   silences: string[];
-  why: Record<string, { hides: boolean; why: string }>;
+  why: Record<string, { hides: boolean; why: string; onlyIf?: string }>;
 }
 
 /** Every capture state and what it silences: the incomplete reasons, then the capture gap kinds. */
@@ -35,9 +36,14 @@ export function captureStates(): CaptureStates {
       kind,
       missing: CAPTURE_GAP_TEXT[kind],
       silences: CAPTURE_TABLE.filter((r) => r.hiddenBy[kind].hides).map((r) => r.check),
-      why: Object.fromEntries(CAPTURE_TABLE.map((r) => [r.check, { ...r.hiddenBy[kind] }])),
+      why: Object.fromEntries(CAPTURE_TABLE.map((r) => [r.check, decisionText(r.hiddenBy[kind])])),
     })),
   };
+}
+
+/** A capture-table cell as data: a conditional cell's condition in words (`onlyIf`). */
+export function decisionText(d: GapDecision): { hides: boolean; why: string; onlyIf?: string } {
+  return { hides: d.hides, why: d.why, ...(d.onlyIf === undefined ? {} : { onlyIf: d.onlyIf.what }) };
 }
 
 /** The `reason` of an `unavailable` check status, described from the table (the manifest schema's description). */
@@ -66,7 +72,7 @@ export function captureTableMarkdown(): string {
   for (const g of captureStates().gaps) {
     const cells = checks.map((c) => {
       const d = g.why[c]!;
-      return `${d.hides ? '**silenced**' : '—'}: ${cell(d.why)}`;
+      return `${d.hides ? (d.onlyIf === undefined ? '**silenced**' : `**silenced** when ${cell(d.onlyIf)}`) : '—'}: ${cell(d.why)}`;
     });
     lines.push(`| \`${g.kind}\` | ${cell(g.missing)} | ${cells.join(' | ')} |`);
   }

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/analyze.ts';
 import { CAPTURE_GAP_REASONS, captureGaps, type CaptureGap, type CaptureGapReason } from '../../src/assemble/capture-gaps.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
-import { tableSilence } from '../../src/checks/capture-table.ts';
+import { gapHides, tableSilence } from '../../src/checks/capture-table.ts';
+import { defaultChecksConfig } from '../../src/checks/config.ts';
 import type { CaptureTableRow } from '../../src/checks/registry.ts';
 import { ConfigSchema } from '../../src/config-schema.ts';
 import { buildManifest } from '../../src/findings/manifest.ts';
@@ -88,22 +89,35 @@ export function runCaptureTableContract(table: readonly CaptureTableRow[]): void
       }
     });
 
+    it('a conditional cell silences when its condition holds of the gap\'s spans and not otherwise: a missing result on a gate, not on a search', () => {
+      const withResultless = (name: string) => trajectory([...cleanSteps(), tool(name, { id: 'a000000000000005', ...parent, at: 6, args: '{"q": 1}' })]);
+      const gate = manifestOf(withResultless('review_draft')).checks.find((c) => c.check === 'unguarded-send')!;
+      const search = manifestOf(withResultless('web_search')).checks.find((c) => c.check === 'unguarded-send')!;
+      expect(gate).toMatchObject({ status: 'unavailable', reason: 'tool-result-not-captured' });
+      expect(search.status).toBe('none-observed');
+      const conditional = table.flatMap((row) => CAPTURE_GAP_REASONS.filter((k) => row.hiddenBy[k].onlyIf !== undefined).map((k) => `${row.check} × ${k}`));
+      expect(conditional.length).toBeGreaterThan(0);
+    });
+
     for (const kind of CAPTURE_GAP_REASONS) {
-      it(`row by row, a ${kind} gap silences exactly the checks whose row lists it, with the row's reason`, () => {
+      it(`row by row, a ${kind} gap silences exactly the checks whose row lists it (and whose condition holds), with the row's reason`, () => {
+        const t = (ONLY_GAP[kind] ?? NOT_YET_PRODUCED[kind])!();
         for (const row of table) {
-          const silence = tableSilence(row.hiddenBy, [gapOf(kind)]);
-          if (row.hiddenBy[kind].hides) expect(silence, `${row.check} × ${kind}`).toMatchObject({ reason: kind, detail: expect.stringContaining(row.hiddenBy[kind].why) });
+          const silence = tableSilence(row.hiddenBy, [gapOf(kind)], t, defaultChecksConfig);
+          if (gapHides(row.hiddenBy[kind], gapOf(kind), t, defaultChecksConfig)) expect(silence, `${row.check} × ${kind}`).toMatchObject({ reason: kind, detail: expect.stringContaining(row.hiddenBy[kind].why) });
           else expect(silence, `${row.check} × ${kind}`).toBeUndefined();
         }
       });
 
       const make = ONLY_GAP[kind];
       if (make === undefined) continue;
-      it(`a complete capture with only a ${kind} gap: unavailable (${kind}) for every check whose row lists it, none-observed for the others`, () => {
-        const byCheck = new Map(manifestOf(make()).checks.map((c) => [c.check, c]));
+      it(`a complete capture with only a ${kind} gap: unavailable (${kind}) for every check whose row lists it (its condition holding), none-observed for the others`, () => {
+        const t = make();
+        const [gap] = captureGaps(t.steps);
+        const byCheck = new Map(manifestOf(t).checks.map((c) => [c.check, c]));
         for (const row of table) {
           const entry = byCheck.get(row.check as (typeof MANIFEST_CHECKS)[number])!;
-          if (row.hiddenBy[kind].hides) expect(entry, `${row.check} × ${kind}`).toMatchObject({ status: 'unavailable', reason: kind });
+          if (gapHides(row.hiddenBy[kind], gap!, t, defaultChecksConfig)) expect(entry, `${row.check} × ${kind}`).toMatchObject({ status: 'unavailable', reason: kind });
           else expect(entry.status, `${row.check} × ${kind}`).toBe('none-observed');
         }
       });

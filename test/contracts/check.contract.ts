@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createAnalyzer } from '../../src/analyze.ts';
 import { captureGaps } from '../../src/assemble/capture-gaps.ts';
+import { gapHides } from '../../src/checks/capture-table.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { defaultChecksConfig } from '../../src/checks/config.ts';
 import type { L0CheckDefinition, SilenceContext } from '../../src/checks/l0-check.ts';
@@ -149,9 +150,10 @@ export function runCheckContract(check: L0CheckDefinition): void {
             expect(silenced).toBe(false);
           }
           if (silenced && !fired) expect(entry.status).toBe('unavailable');
-          // The capture table: a gap the check's row lists, present on a complete capture, makes
-          // its silence unavailable, naming the first such gap.
-          const hiding = captureGaps(input.steps).find((g) => check.hiddenBy[g.reason].hides);
+          // The capture table: a gap the check's row lists (and whose condition holds, for a
+          // conditional cell), present on a complete capture, makes its silence unavailable,
+          // naming the first such gap.
+          const hiding = captureGaps(input.steps).find((g) => gapHides(check.hiddenBy[g.reason], g, input, cfg));
           if (complete && !fired && hiding !== undefined) expect(entry).toMatchObject({ status: 'unavailable', reason: hiding.reason });
         }),
         { numRuns: 200 },

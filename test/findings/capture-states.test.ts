@@ -4,6 +4,7 @@ import { CAPTURE_GAP_REASONS } from '../../src/assemble/capture-gaps.ts';
 import { INCOMPLETE_REASONS } from '../../src/assemble/trajectory.ts';
 import { CAPTURE_TABLE } from '../../src/checks/registry.ts';
 import { manifestJsonSchema } from '../../src/findings/json-schema.ts';
+import { decisionText } from '../../src/findings/capture-states.ts';
 import { MANIFEST_CHECKS } from '../../src/findings/manifest-schema.ts';
 import { DOC, END, START, withTable } from '../../scripts/capture-table-doc.ts';
 import { schemaCommand } from '../../src/cli/schema.ts';
@@ -35,7 +36,7 @@ describe('the capture states, documented from the capture table', () => {
     for (const g of states.gaps) {
       const kind = g.kind as (typeof CAPTURE_GAP_REASONS)[number];
       expect(g.silences, kind).toEqual(CAPTURE_TABLE.filter((r) => r.hiddenBy[kind].hides).map((r) => r.check));
-      expect(g.why, kind).toEqual(Object.fromEntries(CAPTURE_TABLE.map((r) => [r.check, r.hiddenBy[kind]])));
+      expect(g.why, kind).toEqual(Object.fromEntries(CAPTURE_TABLE.map((r) => [r.check, decisionText(r.hiddenBy[kind])])));
     }
     // The status entry's reason names each gap kind too.
     const reason = JSON.stringify((manifestJsonSchema() as { properties: { checks: unknown } }).properties.checks);
