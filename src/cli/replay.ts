@@ -5,6 +5,7 @@ import type { Pipeline } from '../pipeline.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { buildTopology } from '../topology/build.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { restrictCreatedFiles } from '../core/private-files.ts';
 
 export const REPLAY_HELP = `Usage: trajwatch replay FILE... [options]
 
@@ -28,6 +29,8 @@ Exit status: 0 when every file replayed, 1 when some file could not be read or d
 const PROGRESS_EVERY_MS = 1_000;
 
 export async function replayCommand(args: string[]): Promise<number> {
+  // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
+  restrictCreatedFiles();
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

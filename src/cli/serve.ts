@@ -4,6 +4,7 @@ import { createLogger } from '../telemetry/logger.ts';
 import { createMetricRegistry } from '../telemetry/metrics.ts';
 import { buildTopology } from '../topology/build.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { restrictCreatedFiles } from '../core/private-files.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
 
@@ -27,6 +28,8 @@ Options:
 `;
 
 export async function serveCommand(args: string[]): Promise<number> {
+  // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
+  restrictCreatedFiles();
   const { values } = parseArgs({
     args,
     options: {
