@@ -76,7 +76,9 @@ async function measure(traces: readonly Trajectory[], stopEarly: boolean, certif
   const out = new Map<string, Cost>();
   for (const f of findings) {
     if (f.area !== 'walk.summary') continue;
-    const cost = (f.observation as unknown as { values: { cost: { calls: number; prompt_tokens: number; completion_tokens: number } } }).values.cost;
+    const cost = (f.observation as unknown as { values: { cost: { calls: number; prompt_tokens: number | null; completion_tokens: number | null } } }).values.cost;
+    // The stand-in always reports usage; an unknown count would make the table a lie, so it stops here.
+    if (cost.prompt_tokens === null || cost.completion_tokens === null) throw new Error(`walk-cost: unknown token usage on ${f.subject.trajectory_key}`);
     out.set(f.subject.trajectory_key, {
       calls: cost.calls,
       tokens: cost.prompt_tokens + cost.completion_tokens,

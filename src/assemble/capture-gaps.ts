@@ -1,4 +1,5 @@
 import type { RequestedToolCall, Step } from '../normalize/step.ts';
+import { readClocks } from './clock-skew.ts';
 
 /**
  * What the instrumentation failed to record in a trajectory. A capture gap is a limitation of
@@ -12,19 +13,47 @@ import type { RequestedToolCall, Step } from '../normalize/step.ts';
  *   span concerned.
  * - `tool-args-not-captured`: a tool step with no arguments (GenAI without content capture).
  * - `tool-result-not-captured`: a tool step that did not fail and has no result.
+ * - `unread-convention`: a step whose span looks like tool or model work in a convention
+ *   trajwatch does not read (`Step.unreadConvention` names the hint, e.g. `mlflow.spanType=TOOL`):
+ *   what it did is not in the step.
+ * - `clock-skew`: spans whose timestamps contradict the span tree (`readClocks`: a child that
+ *   starts before its parent, or one from another emitter outside its parent's interval). The
+ *   skewed spans are concerned; the order of their steps relative to others is not known from
+ *   their timestamps, so no claim that rests on order is made.
+ *
+ * Which checks each gap silences is declared in one table: each check's `hiddenBy` row
+ * (`src/checks/capture-table.ts`).
  */
 export type CaptureGapReason =
   | 'tool-name-not-captured'
   | 'tool-call-not-captured'
   | 'tool-args-not-captured'
-  | 'tool-result-not-captured';
+  | 'tool-result-not-captured'
+  | 'unread-convention'
+  | 'clock-skew';
 
-export const CAPTURE_GAP_REASONS: readonly CaptureGapReason[] = [
+/** Every capture gap kind, in the order `captureGaps` lists them. */
+export const CAPTURE_GAP_REASONS = [
   'tool-name-not-captured',
   'tool-call-not-captured',
   'tool-args-not-captured',
   'tool-result-not-captured',
-];
+  'unread-convention',
+  'clock-skew',
+] as const satisfies readonly CaptureGapReason[];
+
+/** A way a complete capture can still be partial: the capture gap kinds. */
+export type CaptureStateKind = CaptureGapReason;
+
+/** What each gap kind says is missing: the sentence the docs and the manifest schema print. */
+export const CAPTURE_GAP_TEXT: Readonly<Record<CaptureGapReason, string>> = {
+  'tool-name-not-captured': "a tool step's tool name",
+  'tool-call-not-captured': 'a tool call an LLM output requested, with no tool step after it',
+  'tool-args-not-captured': "a tool step's arguments",
+  'tool-result-not-captured': 'the result of a tool step that did not fail',
+  'unread-convention': 'what a span that looks like tool or model work did, in a convention trajwatch does not read',
+  'clock-skew': 'trustworthy order: span timestamps contradict the span tree',
+};
 
 export interface CaptureGap {
   reason: CaptureGapReason;
@@ -32,11 +61,16 @@ export interface CaptureGap {
   spanIds: string[];
   /** `tool-call-not-captured`: the tool names the unanswered requests named, in order, once each. */
   toolNames?: string[];
+  /** `unread-convention`: the hints the steps named (`Step.unreadConvention`), in order, once each. */
+  conventions?: string[];
+  /** `clock-skew`: the largest offset found, in nanoseconds (decimal; absolute value). */
+  skewNs?: string;
 }
 
 /**
- * The tool calls a trajectory's capture may be missing: those of nameless tool steps and of
- * requests without a name (`unnamed`: any tool), and those requested by name with no tool
+ * The tool calls a trajectory's capture may be missing: those of nameless tool steps, of steps
+ * in a convention trajwatch does not read, and of requests without a name (`unnamed`: any
+ * tool), and those requested by name with no tool
  * step (`names`). A claim that some call did not happen is unsupported exactly when a hidden
  * call could be that call: any call when one is unnamed, else a call of one of `names`.
  * Missing arguments hide only whether two calls were equal (repetition); a missing result
@@ -49,9 +83,16 @@ export interface HiddenToolCalls {
   names: ReadonlySet<string>;
 }
 
+/** A requested tool call no tool step answered: the index of the llm step that asked, and the name asked for. */
+export interface MissingToolCall {
+  llmIndex: number;
+  name?: string;
+}
+
 interface Reading {
   gaps: CaptureGap[];
   hidden: HiddenToolCalls;
+  missing: MissingToolCall[];
 }
 
 const memo = new WeakMap<readonly Step[], Reading>();
@@ -70,6 +111,19 @@ export function captureGaps(steps: readonly Step[]): CaptureGap[] {
   return read(steps).gaps;
 }
 
+/**
+ * Every requested tool call no tool step answered (the `tool-call-not-captured` gap, one entry
+ * per request), in trajectory order of the llm steps that asked.
+ */
+export function missingToolCalls(steps: readonly Step[]): readonly MissingToolCall[] {
+  return read(steps).missing;
+}
+
+/** Whether the steps' timestamps contradict their span tree (a `clock-skew` gap). */
+export function hasClockSkew(steps: readonly Step[]): boolean {
+  return readClocks(steps).skews.length > 0;
+}
+
 /** The tool calls the capture may be missing (see `HiddenToolCalls`). */
 export function hiddenToolCalls(steps: readonly Step[]): HiddenToolCalls {
   return read(steps).hidden;
@@ -85,7 +139,13 @@ function read(steps: readonly Step[]): Reading {
     else if (ids[ids.length - 1] !== spanId) ids.push(spanId);
   };
   let unnamed = false;
+  const conventions = new Set<string>();
   for (const step of steps) {
+    if (step.unreadConvention !== undefined) {
+      add('unread-convention', step.id);
+      conventions.add(step.unreadConvention);
+      unnamed = true;
+    }
     if (step.kind !== 'tool') continue;
     if (step.toolName === undefined || step.toolName.trim() === '') {
       add('tool-name-not-captured', step.id);
@@ -95,21 +155,33 @@ function read(steps: readonly Step[]): Reading {
     if (step.result === undefined && step.error === undefined && step.statusCode !== 2) add('tool-result-not-captured', step.id);
   }
   const names = new Set<string>();
+  const missing: MissingToolCall[] = [];
+  let llmIndex = -1;
   matchRequestedToolCalls(steps, (llm, call, toolIndex) => {
     if (toolIndex !== undefined) return;
+    if (steps[llmIndex] !== llm) llmIndex = steps.indexOf(llm, llmIndex + 1);
+    missing.push(call.name === undefined ? { llmIndex } : { llmIndex, name: call.name });
     add('tool-call-not-captured', llm.id);
     if (call.name === undefined) unnamed = true;
     else names.add(call.name);
   });
+  let skewNs = 0n;
+  for (const skew of readClocks(steps).skews) {
+    add('clock-skew', skew.spanId);
+    const abs = skew.offsetNs < 0n ? -skew.offsetNs : skew.offsetNs;
+    if (abs > skewNs) skewNs = abs;
+  }
   const gaps: CaptureGap[] = [];
   for (const reason of CAPTURE_GAP_REASONS) {
     const spanIds = found.get(reason);
     if (spanIds === undefined) continue;
     const gap: CaptureGap = { reason, spanIds };
     if (reason === 'tool-call-not-captured' && names.size > 0) gap.toolNames = [...names];
+    if (reason === 'unread-convention') gap.conventions = [...conventions];
+    if (reason === 'clock-skew') gap.skewNs = skewNs.toString();
     gaps.push(gap);
   }
-  const reading: Reading = { gaps, hidden: { unnamed, names } };
+  const reading: Reading = { gaps, hidden: { unnamed, names }, missing };
   memo.set(steps, reading);
   return reading;
 }

@@ -3,6 +3,7 @@ import { linkRequests } from './link-requests.ts';
 import type { JoinCounts } from './log-join.ts';
 import { hasOrphans, type OpenBuffer } from './open-buffer.ts';
 import { type Inherited, inheritedReasons } from './revision-inheritance.ts';
+import { treeOrdered } from './clock-skew.ts';
 import { compareSteps } from './step-order.ts';
 import type { Trajectory } from './trajectory.ts';
 
@@ -26,7 +27,8 @@ export function closeRevision(buffer: OpenBuffer, cause: CloseCause): ClosedRevi
   const reasons = new Set(buffer.reasons);
   const joined = buffer.held?.joinInto(buffer.steps);
   if (joined !== undefined && joined.spanMissing > 0) reasons.add('content-without-span');
-  const steps = sortSmall([...buffer.steps.values()], compareSteps);
+  // Timestamps order the steps unless they contradict the span tree (clock skew): then the tree does.
+  const steps = treeOrdered(sortSmall([...buffer.steps.values()], compareSteps), compareSteps);
   if (!buffer.rootSeen) reasons.add('root-not-seen');
   if (hasOrphans(buffer.steps)) reasons.add('orphan-parents');
   if (cause === 'idle-timeout') reasons.add('idle-timeout');

@@ -1,6 +1,7 @@
 import { toToolArgs } from '../normalize/tool-args.ts';
 import type { RequestedToolCall, Step, ToolArgs } from '../normalize/step.ts';
 import { matchRequestedToolCalls } from './capture-gaps.ts';
+import { confirmedCapture } from './confirmed-capture.ts';
 
 /**
  * What a trajectory's LLM requests tell about the tool steps that answer them, applied to
@@ -20,6 +21,11 @@ import { matchRequestedToolCalls } from './capture-gaps.ts';
  *   step that started before it) asks for the same arguments. And the step's own text must not
  *   contradict the request: each scalar argument it names appears in that text (see
  *   `notContradicted`). Otherwise nothing is derived.
+ * - **capture artefacts**: own arguments that hold the request's arguments in the
+ *   instrumentation's form — inside a framework's wrapper (`recorded: 'wrapped'`), or as a
+ *   Python literal instead of JSON (`capturedAs: 'python-literal'`) — are read as that call
+ *   (`confirmedCapture`), by call id or position alike: equality with the request is the
+ *   confirmation. This comes first, and applies to a step whose own arguments are an object.
  *
  * Returns `steps` itself when nothing changes. Pure.
  */
@@ -39,7 +45,10 @@ export function linkRequests(steps: Step[]): Step[] {
       changes.toolCallId = m.call.id;
       changes.toolCallIdSource = 'request';
     }
-    if (
+    const confirmed = tool.args !== undefined && m.requested !== undefined ? confirmedCapture(tool.args, m.requested) : undefined;
+    if (confirmed !== undefined) {
+      changes.args = confirmed;
+    } else if (
       needsArgs(tool.args) &&
       m.requested !== undefined &&
       (m.byId || agreeing.has(m.call.name!) || unambiguous(m, matches, steps)) &&
@@ -51,7 +60,39 @@ export function linkRequests(steps: Step[]): Step[] {
     linked ??= [...steps];
     linked[m.toolIndex] = { ...tool, ...changes };
   }
+  for (const [index, args] of confirmedByUnanswered(matches, steps)) {
+    linked ??= [...steps];
+    linked[index] = { ...steps[index]!, args };
+  }
   return linked ?? steps;
+}
+
+/**
+ * Capture artefacts on tool steps no request was matched to, confirmed by a request no tool
+ * step was matched to: same tool name, asked no later than the step started, and equal
+ * arguments (`confirmedCapture`). This is the case of a span whose call id is not the model's
+ * (OpenLIT's LangChain callback keeps LangChain's run id on a tool that raised), which no
+ * request can match by id and the name rule skips because the span has an id. Only the
+ * arguments are read; the step keeps its own id and the request stays unanswered
+ * (`tool-call-not-captured`), since which call the step answered is still not known.
+ */
+function confirmedByUnanswered(matches: readonly Match[], steps: readonly Step[]): Map<number, ToolArgs> {
+  const found = new Map<number, ToolArgs>();
+  const answered = new Set<number>();
+  for (const m of matches) if (m.toolIndex !== undefined) answered.add(m.toolIndex);
+  for (const m of matches) {
+    if (m.toolIndex !== undefined || m.requested === undefined || m.call.name === undefined) continue;
+    for (let i = 0; i < steps.length; i++) {
+      const tool = steps[i]!;
+      if (tool.kind !== 'tool' || tool.toolName !== m.call.name || tool.args === undefined || answered.has(i) || found.has(i)) continue;
+      if (tool.startTimeUnixNano < m.llm.startTimeUnixNano) continue;
+      const args = confirmedCapture(tool.args, m.requested);
+      if (args === undefined) continue;
+      found.set(i, args);
+      break;
+    }
+  }
+  return found;
 }
 
 interface Match {

@@ -63,6 +63,7 @@ export function stepToJson(s: Step, options: TrajectoryJsonOptions = { llmInput:
   if (s.agentName !== undefined) out.agentName = s.agentName;
   if (s.sessionId !== undefined) out.sessionId = s.sessionId;
   if (s.service !== undefined) out.service = s.service;
+  if (s.unreadConvention !== undefined) out.unreadConvention = s.unreadConvention;
   out.startTime = s.startTimeUnixNano.toString();
   out.endTime = s.endTimeUnixNano.toString();
   out.statusCode = s.statusCode;
@@ -74,8 +75,10 @@ function argsToJson(args: ToolArgs): Record<string, unknown> {
   const out: Record<string, unknown> = { raw: args.raw };
   if (args.parsed !== undefined) out.parsed = args.parsed;
   if (args.recorded !== undefined) out.recorded = args.recorded;
+  if (args.wrappedAt !== undefined) out.wrappedAt = args.wrappedAt;
   out.digest = args.digest;
   if (args.source !== undefined) out.source = args.source;
   if (args.captured !== undefined) out.captured = args.captured;
+  if (args.capturedAs !== undefined) out.capturedAs = args.capturedAs;
   return out;
 }

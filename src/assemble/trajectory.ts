@@ -20,6 +20,29 @@ export type IncompleteReason =
   /** A trace of the session was too large for the internal repartition topic: it is missing here. */
   | 'repartition-refused';
 
+/**
+ * Each incomplete reason in one sentence (what the docs and `trajwatch schema manifest` print):
+ * the record type keeps the list whole as reasons are added.
+ */
+export const INCOMPLETE_REASON_TEXT: Readonly<Record<IncompleteReason, string>> = {
+  'root-not-seen': 'the root span never arrived',
+  'orphan-parents': 'spans name parents that never arrived',
+  'span-limit': 'the trajectory hit its span bound; later spans were refused',
+  'byte-limit': 'the trajectory hit its byte bound; later spans were refused',
+  'refused-spans': 'spans of it were refused (invalid, over a bound)',
+  'idle-timeout': 'it went idle and closed before its root span was seen',
+  'end-of-input': 'the input ended before its root span was seen',
+  shutdown: 'the process shut down while it was open',
+  'previous-revision-not-retained': "a late span reopened it, but the earlier revision's steps were no longer kept",
+  'partitioned-session': "keyed by trace: other traces of the span's session may sit on other partitions",
+  'session-conflict': "the trace's spans name two different sessions",
+  'content-without-span': 'a content event named a span that never arrived',
+  'repartition-refused': 'a trace of the session was too large for the internal repartition topic',
+};
+
+/** Every incomplete reason, in `INCOMPLETE_REASON_TEXT` order. */
+export const INCOMPLETE_REASONS = Object.keys(INCOMPLETE_REASON_TEXT) as IncompleteReason[];
+
 /** Two different payloads arrived under one span id; the first is kept, the second recorded. */
 export interface CaptureConflict {
   traceId: string;

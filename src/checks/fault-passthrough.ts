@@ -1,9 +1,9 @@
-import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
+import { hasClockSkew, hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
-import { HIDING_REASONS, type L0CheckDefinition, type SilenceContext, type SilenceReason } from './l0-check.ts';
+import type { L0CheckDefinition, SilenceReason } from './l0-check.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
 import { readTask } from './message-shape.ts';
 import { failurePropagations } from './propagated-failure.ts';
@@ -84,8 +84,9 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): PatternHit<'
 
   // Absence of a later success is claimed from complete captures only, and not for a tool
   // whose later attempt the capture may be missing (a nameless tool step, or a requested call
-  // of that tool with no tool step: `hiddenToolCalls`).
-  if (t.complete) {
+  // of that tool with no tool step: `hiddenToolCalls`), nor from timestamps that contradict the
+  // span tree ("later" is read from them).
+  if (t.complete && !hasClockSkew(t.steps)) {
     const hidden = hiddenToolCalls(t.steps);
     for (const run of runs) {
       const answer = reportedAnswer(t, run);
@@ -164,7 +165,15 @@ export const faultPassthroughCheck: L0CheckDefinition<'fault-passthrough'> = {
   claim: (a) => `the failure of ${a} was carried on as if it had succeeded`,
   absence: 'some-forms',
   silentOnIncomplete: 'no error text reappeared among the captured steps; the unretried-failure form runs on complete captures only',
-  silence: (t, cfg, ctx) => unreadOutcome(t, cfg) ?? hiddenLaterCall(t, ctx),
+  hiddenBy: {
+    'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be the failed tool\'s later success or carry the error text, so neither form is claimed absent' },
+    'tool-call-not-captured': { hides: true, why: "a requested call that never became a tool span may have failed, carried an error text in its arguments, or been the failed tool's later success" },
+    'tool-args-not-captured': { hides: true, why: 'a later tool call whose arguments were not captured may carry the error text' },
+    'tool-result-not-captured': { hides: true, why: 'a result not captured may be an error payload that was carried on' },
+    'unread-convention': { hides: true, why: "a span in a convention trajwatch does not read may have failed, carried the error text, or been the failed tool's later success" },
+    'clock-skew': { hides: true, why: 'a carrier must start after the failure ended and "no later success" reads order: timestamps that contradict the span tree support neither' },
+  },
+  silence: (t, cfg) => unreadOutcome(t, cfg),
 };
 
 /**
@@ -186,15 +195,4 @@ function unreadOutcome(t: Trajectory, cfg: ChecksConfig): SilenceReason | undefi
     };
   }
   return undefined;
-}
-
-/** The "no later success" form is not claimed while a capture gap may hide a tool call. */
-function hiddenLaterCall(t: Trajectory, ctx: SilenceContext): SilenceReason | undefined {
-  if (ctx.gaps.length === 0) return undefined;
-  const hidden = hiddenToolCalls(t.steps);
-  if (!hidden.unnamed && hidden.names.size === 0) return undefined;
-  return {
-    reason: ctx.reasonOf(HIDING_REASONS),
-    detail: 'the "no later success" form is not claimed for a tool whose later call the capture may be missing',
-  };
 }

@@ -1,5 +1,6 @@
 import type { CaptureGap } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
+import type { HiddenBy } from './capture-table.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
 
@@ -25,8 +26,6 @@ export interface SilenceReason {
 export interface SilenceContext {
   /** `captureGaps(t.steps)`. */
   gaps: readonly CaptureGap[];
-  /** The first gap with one of `wanted` reasons, else the first gap's reason. */
-  reasonOf(wanted: readonly string[]): string;
 }
 
 /**
@@ -49,17 +48,17 @@ export interface L0CheckDefinition<P extends string = string> {
   /** The manifest's `detail` when the check did not fire on an incomplete capture. */
   readonly silentOnIncomplete: string;
   /**
-   * On a complete capture: why the check could not claim absence (a capture gap hid what it
-   * reads), or undefined. Reported in `CheckResults.silenced`; must apply the same
-   * conditions `run` applies.
+   * The check's row of the capture table: for every capture gap kind, whether it can hide what
+   * the check looks for, and why. On a complete capture where the check did not fire, the first
+   * present gap the row lists makes the manifest say `unavailable` (reported in
+   * `CheckResults.silenced` by `checkSilences`). A check may stop *firing* on finer conditions of
+   * its own (a hidden call named like a gate), but its absence claim follows this row.
+   */
+  readonly hiddenBy: HiddenBy;
+  /**
+   * On a complete capture with no gap of its row present: why the check could still not claim
+   * absence (input it reads that is not a capture gap, e.g. a run's answer that cannot be read),
+   * or undefined. Reported in `CheckResults.silenced`; must apply the same conditions `run` applies.
    */
   readonly silence?: (t: Trajectory, cfg: ChecksConfig, ctx: SilenceContext) => SilenceReason | undefined;
-  /**
-   * On a complete capture with nothing silenced: input the check needs and the capture lacks
-   * (the manifest's `unavailable` reason and detail), or undefined.
-   */
-  readonly unreadInput?: (t: Trajectory) => SilenceReason | undefined;
 }
-
-/** The capture gaps that hide tool calls: the reason an absence claim about tools names first. */
-export const HIDING_REASONS: readonly string[] = ['tool-name-not-captured', 'tool-call-not-captured'];

@@ -81,6 +81,8 @@ export function malformedStructure(t: Trajectory, cfg: ChecksConfig): PatternHit
  * that does not parse is reported whether or not the request supplied the arguments.
  */
 function capturedText(args: ToolArgs): { text: string; parses: boolean } | undefined {
+  // A Python literal equal to the request's JSON arguments is the instrumentation's form, not the agent's.
+  if (args.capturedAs === 'python-literal') return undefined;
   if (args.source !== 'request') return { text: args.raw, parses: args.parsed !== undefined };
   if (args.captured === undefined) return undefined;
   return { text: args.captured, parses: parseJsonText(args.captured) !== undefined };
@@ -120,13 +122,15 @@ function schemaResolver(t: Trajectory): (index: number, toolName: string) => Rec
 
 /**
  * The value to validate against the parameter schema. Normalize has read a recorded call as
- * its keyword arguments (`ToolArgs.recorded`, `readRecordedCall`); a schema that itself
+ * its keyword arguments (`ToolArgs.recorded`, `readRecordedCall`), a wrapper the request
+ * confirmed (`recorded: 'wrapped'`) by its inner arguments; a schema that itself
  * declares an `args` or `kwargs` property means the value was not wrapped, so the captured
  * value is read again as it is. A call with positional arguments cannot be matched to
  * parameter names, nor can a value with `args`/`kwargs` beside structured members (a shape not
  * known to be a call), so neither is validated (`undefined`).
  */
 export function callArguments(args: ToolArgs, schema: Record<string, unknown>): unknown {
+  if (args.recorded === 'wrapped') return args.parsed;
   const properties = schema['properties'];
   const declaresCall = isPlainObject(properties) && (Object.hasOwn(properties, 'args') || Object.hasOwn(properties, 'kwargs'));
   if (declaresCall) return args.recorded === 'kwargs' ? parseJsonText(args.raw)?.value : args.parsed;
@@ -155,14 +159,12 @@ export const malformedStructureCheck: L0CheckDefinition<'malformed-structure'> =
   claim: (a) => `${a} has malformed structure`,
   absence: 'none',
   silentOnIncomplete: 'no malformed step among the captured steps; spans not captured may hold one',
-  silence: (_t, _cfg, ctx) =>
-    ctx.gaps.some((g) => g.reason === 'tool-name-not-captured')
-      ? { reason: 'tool-name-not-captured', detail: 'a tool step without a tool name cannot be checked against a declared schema' }
-      : undefined,
-  unreadInput: (t) => {
-    let argsNotCaptured = 0;
-    for (const s of t.steps) if (s.kind === 'tool' && s.args === undefined) argsNotCaptured++;
-    if (argsNotCaptured === 0) return undefined;
-    return { reason: 'tool-args-not-captured', detail: `${argsNotCaptured} tool step(s) without captured arguments could not be checked` };
+  hiddenBy: {
+    'tool-name-not-captured': { hides: true, why: 'a tool step without a tool name cannot be checked against a declared schema' },
+    'tool-call-not-captured': { hides: true, why: 'the arguments of a requested call that never became a tool span were not captured as the tool received them' },
+    'tool-args-not-captured': { hides: true, why: 'a tool step without captured arguments cannot be checked' },
+    'tool-result-not-captured': { hides: false, why: 'results are not part of what it checks (arguments and capture conflicts)' },
+    'unread-convention': { hides: true, why: 'the arguments of a span in a convention trajwatch does not read are not checked' },
+    'clock-skew': { hides: true, why: "a call is checked against the tool's nearest earlier declared schema: timestamps that contradict the span tree can pick the wrong one" },
   },
 };

@@ -1,7 +1,8 @@
+import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
-import { HIDING_REASONS, type L0CheckDefinition } from './l0-check.ts';
+import type { L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
 import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
@@ -14,10 +15,12 @@ import { guardedBefore, roleMayBeHidden, roleName, toolRoles } from './tool-role
  *
  * The "no gate before the action" half is an absence claim: complete captures only, with no
  * gate or outbound call that the capture may be missing (`roleMayBeHidden`): an unseen gate
- * may have guarded the action, an unseen action may be the one the gate followed.
+ * may have guarded the action, an unseen action may be the one the gate followed; nor from
+ * timestamps that contradict the span tree (`clock-skew`). Its manifest status follows its
+ * capture-table row (`hiddenBy`).
  */
 export function outOfOrderGate(t: Trajectory, cfg: ChecksConfig): PatternHit<'out-of-order-gate'>[] {
-  if (!t.complete || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
+  if (!t.complete || hasClockSkew(t.steps) || roleMayBeHidden(t, cfg, ['gates', 'outbound'])) return [];
   const roles = toolRoles(t, cfg);
   if (roles.outbound.length === 0 || roles.gates.length === 0) return [];
   const guarded = guardedBefore(t, roles);
@@ -47,8 +50,12 @@ export const outOfOrderGateCheck: L0CheckDefinition<'out-of-order-gate'> = {
   claim: (a) => `${a} ran after the action it guards`,
   absence: 'always',
   silentOnIncomplete: 'not run: "no gate before the action" is a claim of absence, made from complete captures only',
-  silence: (t, cfg, ctx) =>
-    ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates', 'outbound'])
-      ? { reason: ctx.reasonOf(HIDING_REASONS), detail: 'not run: the capture may be missing a gate or an outbound call' }
-      : undefined,
+  hiddenBy: {
+    'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be a gate or an outbound call' },
+    'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may be a gate, an outbound call, or a gate that failed' },
+    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so whether it used a gate up, leaving the next action uncovered, is not known' },
+    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing' },
+    'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may be a gate or an outbound call' },
+    'clock-skew': { hides: true, why: 'which action a gate followed is read from timestamps that contradict the span tree' },
+  },
 };

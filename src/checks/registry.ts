@@ -1,9 +1,11 @@
 import { TrajwatchError } from '../errors.ts';
+import type { HiddenBy } from './capture-table.ts';
 import { errorOutputCheck } from './error-output.ts';
 import { faultPassthroughCheck } from './fault-passthrough.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { malformedStructureCheck } from './malformed-structure.ts';
 import { outOfOrderGateCheck } from './out-of-order-gate.ts';
+import { toolRepetitionHiddenBy } from './tool-repetition-hidden-by.ts';
 import { unguardedSendCheck } from './unguarded-send.ts';
 
 /**
@@ -49,3 +51,22 @@ export const L0_PATTERNS = [...BY_PATTERN.keys()] as unknown as readonly [L0Patt
 export function l0Check(pattern: L0Pattern): L0CheckDefinition<L0Pattern> {
   return BY_PATTERN.get(pattern)!;
 }
+
+/** Exact tool repetition's name in the manifest: not an L0 pattern, accounted for like one. */
+export const TOOL_REPETITION_CHECK = 'tool-repetition';
+
+/** One row of the capture table: a check the manifest accounts for, and which gaps hide its subject. */
+export interface CaptureTableRow {
+  check: L0Pattern | typeof TOOL_REPETITION_CHECK;
+  hiddenBy: HiddenBy;
+}
+
+/**
+ * The capture table: every check the manifest accounts for (registry order, then exact tool
+ * repetition) with its row. The one place that says which capture gaps silence which check:
+ * the manifest's `unavailable`, docs/checks.md and `trajwatch schema manifest` read it.
+ */
+export const CAPTURE_TABLE: readonly CaptureTableRow[] = [
+  ...L0_CHECKS.map((c) => ({ check: c.pattern, hiddenBy: c.hiddenBy })),
+  { check: TOOL_REPETITION_CHECK, hiddenBy: toolRepetitionHiddenBy },
+];

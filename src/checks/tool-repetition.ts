@@ -1,20 +1,14 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import { captureGaps, type CaptureGapReason } from '../assemble/capture-gaps.ts';
 import type { ExcludedAttempt, RepetitionGroup, RepetitionObservation } from './check-result.ts';
+import { hidingKinds } from './capture-table.ts';
+import { toolRepetitionHiddenBy } from './tool-repetition-hidden-by.ts';
 import { compareCodeUnits } from '../core/sort-small.ts';
 
 /** Reason text for a span refused because two different payloads arrived under its id. */
 export const CONFLICT_REASON = 'capture-conflict';
-/**
- * The capture gaps (`captureGaps`) that make "no repetition" unprovable: a call whose tool
- * name or arguments were not captured joins no group, and a requested call with no tool step
- * may have been a repeat. A missing result does not bear on equality of calls.
- */
-const GAPS_HIDING_REPETITION: ReadonlySet<CaptureGapReason> = new Set([
-  'tool-name-not-captured',
-  'tool-call-not-captured',
-  'tool-args-not-captured',
-]);
+/** The capture gaps (`captureGaps`) that make "no repetition" unprovable: the row's hiding kinds. */
+const GAPS_HIDING_REPETITION: ReadonlySet<CaptureGapReason> = new Set(hidingKinds(toolRepetitionHiddenBy));
 
 /**
  * Exact tool repetition: tool calls with the same tool name and the same canonical-argument

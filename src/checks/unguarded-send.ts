@@ -1,7 +1,8 @@
+import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
-import { HIDING_REASONS, type L0CheckDefinition } from './l0-check.ts';
+import type { L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
 import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles.ts';
 
@@ -13,10 +14,13 @@ import { gateCoverage, roleMayBeHidden, roleName, toolRoles } from './tool-roles
  * "No gate before" is an absence claim, so it is made from complete captures only: in an
  * incomplete one the gate may simply not have been captured, and the check stays silent; so
  * it does when the capture may be missing a gate (`roleMayBeHidden`: a nameless tool step, or
- * a requested tool call with no tool step whose name is a gate's, may have been the gate).
+ * a requested tool call with no tool step whose name is a gate's, may have been the gate), and
+ * when the timestamps cannot be trusted (`clock-skew`: "before" is read from them).
+ * Its manifest status follows its capture-table row (`hiddenBy`): any gap there that could
+ * hide a send, a gate or a gate's failure makes "none observed" unavailable.
  */
 export function unguardedSend(t: Trajectory, cfg: ChecksConfig): PatternHit<'unguarded-send'>[] {
-  if (!t.complete || roleMayBeHidden(t, cfg, ['gates'])) return [];
+  if (!t.complete || hasClockSkew(t.steps) || roleMayBeHidden(t, cfg, ['gates'])) return [];
   const roles = toolRoles(t, cfg);
   const coverage = gateCoverage(t, roles);
   const hits: PatternHit<'unguarded-send'>[] = [];
@@ -61,8 +65,12 @@ export const unguardedSendCheck: L0CheckDefinition<'unguarded-send'> = {
   claim: (a) => `${a} ran with no successful gate before it`,
   absence: 'always',
   silentOnIncomplete: 'not run: "no gate before the send" is a claim of absence, made from complete captures only',
-  silence: (t, cfg, ctx) =>
-    ctx.gaps.length > 0 && roleMayBeHidden(t, cfg, ['gates'])
-      ? { reason: ctx.reasonOf(HIDING_REASONS), detail: 'not run: the capture may be missing a gate' }
-      : undefined,
+  hiddenBy: {
+    'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be a send, or the gate before one' },
+    'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may be a send that ran with no gate, a gate, or a gate that failed' },
+    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so a second send to one target under one approval cannot be seen' },
+    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing' },
+    'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may be a send or a gate' },
+    'clock-skew': { hides: true, why: 'whether a gate ended before a send started is read from timestamps that contradict the span tree' },
+  },
 };

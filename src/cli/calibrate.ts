@@ -12,11 +12,16 @@ export const CALIBRATE_HELP = `Usage: trajwatch calibrate --gold GOLD.jsonl [opt
 Joins independent gold labels with the judge answers recorded in the decision ledger and
 reports, per question and per target (question version, window policy, window kind, request
 contract, evaluator, requested and served model): exact n, label sources, excluded gold (unsure/null), missing labels, missing
-predictions, abstentions, confusion counts, agreement, Cohen's kappa and every disagreement.
-Writes a certificate for each question that qualifies (n > 0, kappa >= the minimum, no
-missing predictions, a known served model, answers recorded with their layer, request contract
-and evaluator bindings). Each certificate qualifies its window kind only. Install certificates by placing them in the
-judge's certificates directory; they are read at start-up.
+predictions, abstentions, confusion counts, agreement, Cohen's kappa with its 95 % interval
+(the wider of the Fleiss-Cohen-Everitt large-sample interval and the Wilson interval of the
+agreement; docs/decision-points.md) and every disagreement.
+Writes a certificate for each question that qualifies (n > 0, the interval's lower bound >=
+the minimum kappa, no missing predictions, a known served model, answers recorded with their
+layer, request contract and evaluator bindings). When the lower bound is short, the report
+estimates how many more labels would reach it if kappa and the label shares held. Record-only
+questions (L4's gap kind) are reported, never certified. Each certificate qualifies its
+window kind only. Install certificates by placing them in the judge's certificates directory;
+they are read at start-up.
 
 Gold rows, one JSON object per line:
   {"questionId": "evidence.unverified-completion", "windowId": "w1_...", "label": "yes", "source": "reviewer-a"}
@@ -119,7 +124,7 @@ function table(report: CalibrationReport, written: readonly string[]): string {
     const t = q.target;
     lines.push(
       `${t.questionId}@${t.questionVersion} layer=${t.windowKind ?? '-'} model=${t.requestedModel || '-'} served=${t.servedModel ?? '-'} policy=${t.windowPolicyDigest.slice(0, 12) || '-'} contract=${t.requestContractDigest?.slice(0, 12) ?? '-'} evaluator=${t.evaluatorDigest?.slice(0, 12) ?? '-'}`,
-      `  n=${q.n} excluded=${q.excludedGold} missing-labels=${q.missingLabels} missing-predictions=${q.missingPredictions} abstentions=${q.abstentions} agreement=${fmt(q.agreement)} kappa=${fmt(q.kappa)} sources=${JSON.stringify(q.sourceCounts)}`,
+      `  n=${q.n} excluded=${q.excludedGold} missing-labels=${q.missingLabels} missing-predictions=${q.missingPredictions} abstentions=${q.abstentions} agreement=${fmt(q.agreement)} kappa=${fmt(q.kappa)} 95% ${q.kappaInterval === null ? 'n/a' : `[${fmt(q.kappaInterval.lower)}, ${fmt(q.kappaInterval.upper)}]`} sources=${JSON.stringify(q.sourceCounts)}`,
       `  confusion (gold → predicted): ${JSON.stringify(q.confusion)}`,
       `  ${q.qualifies ? 'QUALIFIES' : `does not qualify: ${q.reasons.join('; ')}`}`,
     );

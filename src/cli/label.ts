@@ -7,6 +7,7 @@ import { underDataDir } from '../judge/config.ts';
 import { GoldStore } from '../judge/gold-store.ts';
 import { LabelData } from '../judge/label/label-data.ts';
 import { startLabelServer } from '../judge/label/label-server.ts';
+import { allowedHostNames } from '../judge/label/request-origin.ts';
 import { LEDGER_FILE } from '../judge/ledger.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
@@ -26,12 +27,16 @@ calibrate'). Calibrate from the gold file with:
 
 The page is keyboard-first (press ? or open Keys), needs no build step and loads nothing from
 another host. The API asks for the same token as the receivers when receiver.auth is set.
+Every request must name an allowed host (Host header: the listen address, the loopback names
+on loopback, and each --allowed-host), so a page under another name (DNS rebinding) can read
+nothing; every write must carry the Origin of the server it is sent to (a browser sends it).
 
 Options:
   --config FILE      configuration (as for serve): dataDir, judge, receiver.auth
   --data-dir DIR     data directory (overrides the configuration)
   --host HOST        listen address (default 127.0.0.1; another address needs receiver.auth)
   --port N           listen port (default 4320; 0: any free port)
+  --allowed-host H   also answer to host name H (a reverse proxy's, say); repeatable
   --gold FILE        gold file to append to (default <dataDir>/${GOLD_FILE})
   --show-judge       show the judge's answers before a label is recorded (not blind)
   --help             this text
@@ -51,6 +56,7 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
       host: { type: 'string' },
       port: { type: 'string' },
       gold: { type: 'string' },
+      'allowed-host': { type: 'string', multiple: true },
       'show-judge': { type: 'boolean' },
       help: { type: 'boolean' },
     },
@@ -67,6 +73,12 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
   if (auth === undefined && !isLoopback(host)) {
     throw new ConfigError([`--host: ${host} is not a loopback address; the labeling page writes gold labels, so another address needs receiver.auth`], 'command line');
   }
+  const badNames = (values['allowed-host'] ?? []).filter((h) => !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/.test(h));
+  if (badNames.length > 0) throw new ConfigError(badNames.map((h) => `--allowed-host: ${JSON.stringify(h)} is not a host name (no scheme, port or path)`), 'command line');
+  const allowedHosts = allowedHostNames(host, values['allowed-host']);
+  if (allowedHosts.length === 0) {
+    throw new ConfigError([`--host: ${host} is reached under no name of its own; name each host name the page is opened under with --allowed-host`], 'command line');
+  }
   const check = createAuthCheck(auth);
   const gold = await GoldStore.open(values.gold ?? join(config.dataDir, GOLD_FILE));
   const data = new LabelData(
@@ -74,7 +86,7 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     gold,
     config.judge.decision.minKappa,
   );
-  const { server, url } = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true }, host, port);
+  const { server, url } = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, allowedHosts }, host, port);
   process.stdout.write(`trajwatch label: ${url} (gold file ${gold.path}${values['show-judge'] === true ? ', judge answers shown' : ', blind'})\n`);
   onListening?.(url);
   await new Promise<void>((resolve) => {

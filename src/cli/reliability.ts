@@ -14,7 +14,9 @@ judge's ledger and reports, per question and target: decisions, labeled, failed 
 denominator), excluded (unsure) counts, the empirical curve of the judge's probability for its
 answer against agreement with the labels (null below two labeled answers with probabilities),
 and the accuracy and coverage at probability thresholds. The support choices are record-only:
-listed apart, never on a curve. Writes the curves as a PNG (drawn by headless Chromium).
+listed apart, never on a curve. Layer and verifier questions are reported like trace questions
+(a verifier's answers against the labels of the layer question it asks again); L4's gap kind
+is marked record-only. Writes the curves as a PNG (drawn by headless Chromium).
 
 Kappa (trajwatch calibrate) is label agreement, not probability reliability: a question can
 hold a certificate and still have unreliable probabilities. Threshold tables are evidence for
@@ -89,7 +91,7 @@ export function text(report: ReliabilityReport, png: string | null): string {
   ];
   for (const q of report.questions) {
     const t = q.target;
-    lines.push(`${t.questionId}@${t.questionVersion} layer=${t.windowKind ?? '-'} model=${t.requestedModel} served=${q.servedModels.join(',') || '-'}`);
+    lines.push(`${t.questionId}@${t.questionVersion}${q.recordOnly ? ' (record-only: never routes, never certified)' : ''} layer=${t.windowKind ?? '-'} model=${t.requestedModel} served=${q.servedModels.join(',') || '-'}`);
     lines.push(`  decisions ${q.decisions}, labeled ${q.labeled}, failed ${q.failed}, without probabilities ${q.withoutProbabilities}, excluded (unsure) ${q.excluded}, accuracy ${f(q.accuracy)}`);
     if (q.labeled === 0) {
       lines.push('  no usable labels: curve null, no threshold table', '');

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import { DecodeError } from '../errors.ts';
 import { readOtlpFile } from '../ingest/otlp-file.ts';
 import type { Pipeline } from '../pipeline.ts';
+import { refusalLines } from '../sinks/audience-refusals.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { buildTopology } from '../topology/build.ts';
 import { resolveConfig } from './resolve-config.ts';
@@ -23,7 +24,9 @@ Options:
   --help                    this text
 
 Exit status: 0 when every file replayed, 1 when some file could not be read or decoded
-(the others are still replayed and written), 2 on a usage error.
+(the others are still replayed and written) or when an external view (sinks.localLog.audience)
+refused a record it could not strip: that record is named on stderr and kept whole in
+<dataDir>/audience-refused.jsonl, never written to the external log; 2 on a usage error.
 `;
 
 const PROGRESS_EVERY_MS = 1_000;
@@ -53,7 +56,7 @@ export async function replayCommand(args: string[]): Promise<number> {
   const config = await resolveConfig(values.config, []);
   // Replay's own report is its stderr lines below; the log carries what the components say.
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
-  const { pipeline, running } = await buildTopology(
+  const { pipeline, running, audienceRefusals } = await buildTopology(
     config,
     {
       clock: 'event',
@@ -97,10 +100,12 @@ export async function replayCommand(args: string[]): Promise<number> {
   await pipeline.drain('end-of-input');
   const stopped = await running.stop();
   if (stopped.outcome === 'failed') throw stopped.error;
-  if (Date.now() - started >= PROGRESS_EVERY_MS || failures > 0) {
+  const refused = refusalLines(audienceRefusals);
+  for (const line of refused) process.stderr.write(`replay: ${line}\n`);
+  if (Date.now() - started >= PROGRESS_EVERY_MS || failures > 0 || refused.length > 0) {
     process.stderr.write(`replay: done: ${progress(positionals.length, positionals.length, pipeline)}\n`);
   }
-  return failures === 0 ? 0 : 1;
+  return failures === 0 && refused.length === 0 ? 0 : 1;
 }
 
 function progress(done: number, total: number, pipeline: Pipeline): string {

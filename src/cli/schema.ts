@@ -1,17 +1,22 @@
 import { parseArgs } from 'node:util';
 import { ConfigError } from '../errors.ts';
 import { AUDIENCES, type Audience } from '../findings/audience.ts';
-import { findingJsonSchema, manifestJsonSchema, recordJsonSchema, traceQuestionJsonSchema } from '../findings/json-schema.ts';
+import { findingJsonSchema, manifestJsonSchema, recordJsonSchema, recordValuesJsonSchema } from '../findings/json-schema.ts';
+import { RECORD_OBSERVATION_NAMES } from '../findings/record-values.ts';
 
-export const SCHEMA_HELP = `Usage: trajwatch schema finding|manifest|record|trace-question [--audience internal|external]
+export const SCHEMA_HELP = `Usage: trajwatch schema finding|manifest|record|<observation> [--audience internal|external]
 
 Prints a JSON Schema (draft 2020-12), for consumers in other languages:
   finding         a finding (schema version 1.1.0)
   manifest        the analysis manifest of one closed trajectory revision (record_kind
-                  "analysis-manifest", schema version 1.0.0): each check's status, each window's fate
+                  "analysis-manifest", schema version 1.0.0): each check's status, each window's fate;
+                  its capture_states lists every capture state (incomplete reasons, capture gap
+                  kinds) and which checks each silences, from the check registry
   record          one line of findings.jsonl / one message of the findings topic: oneOf the two
                   (a manifest has record_kind, and the Kafka header record_kind; a finding has neither)
-  trace-question  the observation values of a judged finding (observation.name "trace-question")
+  <observation>   the values of a record observation, by its observation.name: ${RECORD_OBSERVATION_NAMES.join(', ')}
+                  (trace-question: a trace question's answer; layer-question, layered-walk,
+                  layer-conflict: the layered walk's answers, summary and conflicts)
 
 Options:
   --audience internal|external
@@ -25,7 +30,7 @@ const SCHEMAS: Record<string, (audience: Audience) => unknown> = {
   finding: findingJsonSchema,
   manifest: manifestJsonSchema,
   record: recordJsonSchema,
-  'trace-question': traceQuestionJsonSchema,
+  ...Object.fromEntries(RECORD_OBSERVATION_NAMES.map((name) => [name, (audience: Audience) => recordValuesJsonSchema(name, audience)])),
 };
 
 export async function schemaCommand(args: string[]): Promise<number> {

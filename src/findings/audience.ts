@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AUDIENCE_META_KEY, type Audience } from './internal-field.ts';
 import { AnalysisManifestSchema, type AnalysisManifest } from './manifest-schema.ts';
 import { FindingSchema, type Finding } from './schema.ts';
-import { TraceQuestionValuesSchema } from './trace-question-values.ts';
+import { RECORD_OBSERVATIONS, type RecordValues } from './record-values.ts';
 
 export { AUDIENCES, type Audience } from './internal-field.ts';
 
@@ -62,17 +62,22 @@ function unique(paths: Path[]): Path[] {
 }
 
 const FINDING_INTERNAL = internalPaths(FindingSchema);
-const TRACE_QUESTION_INTERNAL = internalPaths(TraceQuestionValuesSchema).map((p) => ['observation', 'values', ...p]);
+const valuesPaths = (r: RecordValues): Path[] => internalPaths(r.values).map((p) => ['observation', 'values', ...p]);
+/** Per declared record observation: the finding's internal paths and those of its values. */
+const RECORD_INTERNAL: ReadonlyMap<string, readonly Path[]> = new Map(
+  Object.entries(RECORD_OBSERVATIONS).map(([name, r]) => [name, [...FINDING_INTERNAL, ...valuesPaths(r)]]),
+);
+const RECORD_VALUES_INTERNAL = unique(Object.values(RECORD_OBSERVATIONS).flatMap((r) => valuesPaths(r)));
 const MANIFEST_INTERNAL = internalPaths(AnalysisManifestSchema);
 
 /** Every internal field, as `a.b.*.c`: for docs, tests and the leak scan. */
 export const INTERNAL_FIELDS = {
-  finding: [...FINDING_INTERNAL, ...TRACE_QUESTION_INTERNAL].map((p) => p.join('.')),
+  finding: [...FINDING_INTERNAL, ...RECORD_VALUES_INTERNAL].map((p) => p.join('.')),
   manifest: MANIFEST_INTERNAL.map((p) => p.join('.')),
 } as const;
 
 /** The key names of internal fields: an external view has none of them at any depth. */
-const INTERNAL_NAMES = new Set([...FINDING_INTERNAL, ...TRACE_QUESTION_INTERNAL, ...MANIFEST_INTERNAL].map((p) => p.at(-1)!));
+const INTERNAL_NAMES = new Set([...FINDING_INTERNAL, ...RECORD_VALUES_INTERNAL, ...MANIFEST_INTERNAL].map((p) => p.at(-1)!));
 
 /**
  * What must come through an external view unchanged: the claim and its identity, verdict,
@@ -82,7 +87,6 @@ const FINDING_KEPT = [
   'schema_version', 'finding_id', 'analyst_id', 'area', 'subject', 'claim', 'severity', 'layer', 'method', 'verdict',
   'evidence_refs', 'code_eval_hits', 'treatment', 'conditions', 'observed_at', 'covariates',
 ] as const;
-const TRACE_QUESTION_KEPT = ['question_id', 'question_version', 'answer', 'support', 'recommendation', 'status', 'groups'] as const;
 
 /** What an external strip did: the view and the paths it removed (concrete, with array indices). */
 export interface StripReport<T> {
@@ -123,15 +127,21 @@ export function stripInternal<T extends Finding | AnalysisManifest>(record: T): 
 function findingPaths(f: Finding): readonly Path[] {
   const o = f.observation;
   if (o === undefined || o.kind !== 'record') return FINDING_INTERNAL;
-  if (o.name !== 'trace-question') {
-    throw new AudienceError(`record observation "${o.name}" on ${f.finding_id} has no declared audience: declare its values schema in trace-question-values.ts style`);
+  const declared = declaredValues(o.name);
+  if (declared === undefined) {
+    throw new AudienceError(`record observation "${o.name}" on ${f.finding_id} has no declared audience: declare its values schema in record-values.ts`);
   }
-  const parsed = TraceQuestionValuesSchema.safeParse(o.values);
+  const parsed = declared.values.safeParse(o.values);
   if (!parsed.success) {
     const issues = parsed.error.issues.map((i) => `${i.path.join('.') || '(values)'}: ${i.message}`).join('; ');
-    throw new AudienceError(`trace-question values on ${f.finding_id} do not match their declared schema (declare each key with its audience): ${issues}`);
+    throw new AudienceError(`${o.name} values on ${f.finding_id} do not match their declared schema (declare each key with its audience): ${issues}`);
   }
-  return [...FINDING_INTERNAL, ...TRACE_QUESTION_INTERNAL];
+  return RECORD_INTERNAL.get(o.name)!;
+}
+
+/** A record observation's declaration; a name read from outside the schema may have none. */
+function declaredValues(name: string): RecordValues | undefined {
+  return Object.hasOwn(RECORD_OBSERVATIONS, name) ? (RECORD_OBSERVATIONS as Record<string, RecordValues>)[name] : undefined;
 }
 
 function remove(node: unknown, path: Path, at: string[], removed: string[]): void {
@@ -172,7 +182,7 @@ function checkKept(original: Finding, view: Finding): void {
   const b = view.observation;
   if (a?.kind !== b?.kind) throw new AudienceError('external strip changed the observation kind');
   if (a?.kind === 'record' && b?.kind === 'record') {
-    for (const k of TRACE_QUESTION_KEPT) {
+    for (const k of declaredValues(a.name)?.kept ?? []) {
       if (!isDeepStrictEqual(a.values[k], b.values[k])) throw new AudienceError(`external strip changed observation.values.${k}, which must stay`);
     }
   } else if (!isDeepStrictEqual(a, b)) {

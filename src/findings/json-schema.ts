@@ -1,8 +1,9 @@
 import { z } from 'zod';
+import { captureStates } from './capture-states.ts';
 import { AnalysisManifestSchema, MANIFEST_SCHEMA_VERSION } from './manifest-schema.ts';
 import { FINDING_SCHEMA_VERSION, FindingSchema } from './schema.ts';
 import { AUDIENCE_META_KEY, type Audience } from './internal-field.ts';
-import { TraceQuestionValuesSchema } from './trace-question-values.ts';
+import { RECORD_OBSERVATIONS, type RecordObservationName } from './record-values.ts';
 
 const DRAFT = 'https://json-schema.org/draft/2020-12/schema';
 
@@ -50,26 +51,34 @@ export function findingJsonSchema(audience: Audience = 'internal'): Record<strin
   };
 }
 
-/** The analysis manifest as JSON Schema; `trajwatch schema manifest` prints it. */
+/**
+ * The analysis manifest as JSON Schema; `trajwatch schema manifest` prints it. `capture_states`
+ * (an annotation, not a constraint) documents every capture state — the incomplete reasons and
+ * the capture gap kinds — and which checks each silences, generated from the capture table.
+ */
 export function manifestJsonSchema(audience: Audience = 'internal'): Record<string, unknown> {
   return {
     ...toJsonSchema(AnalysisManifestSchema, audience),
     $id: `https://trajwatch.dev/schemas/analysis-manifest-${MANIFEST_SCHEMA_VERSION}${suffix(audience)}.json`,
     title: `trajwatch analysis manifest ${MANIFEST_SCHEMA_VERSION}${viewTitle(audience)}`,
+    capture_states: captureStates(),
   };
 }
 
 /**
- * The `values` of a judged finding's `trace-question` observation (open in the finding
- * schema); `trajwatch schema trace-question` prints it.
+ * The `values` of a finding's record observation `name` (open in the finding schema, declared
+ * in `record-values.ts`); `trajwatch schema <name>` prints it.
  */
-export function traceQuestionJsonSchema(audience: Audience = 'internal'): Record<string, unknown> {
+export function recordValuesJsonSchema(name: RecordObservationName, audience: Audience = 'internal'): Record<string, unknown> {
   return {
-    ...toJsonSchema(TraceQuestionValuesSchema, audience),
-    $id: `https://trajwatch.dev/schemas/trace-question-values-${FINDING_SCHEMA_VERSION}${suffix(audience)}.json`,
-    title: `trajwatch trace-question observation values${viewTitle(audience)}`,
+    ...toJsonSchema(RECORD_OBSERVATIONS[name].values, audience),
+    $id: `https://trajwatch.dev/schemas/${name}-values-${FINDING_SCHEMA_VERSION}${suffix(audience)}.json`,
+    title: `trajwatch ${name} observation values${viewTitle(audience)}`,
   };
 }
+
+/** The `values` of a judged finding's `trace-question` observation; `trajwatch schema trace-question`. */
+export const traceQuestionJsonSchema = (audience: Audience = 'internal'): Record<string, unknown> => recordValuesJsonSchema('trace-question', audience);
 
 /**
  * One line of the findings log (one message of the findings topic): exactly one of a finding

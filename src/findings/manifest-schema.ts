@@ -2,6 +2,8 @@ import { z } from 'zod';
 import { L0_PATTERNS } from '../checks/check-result.ts';
 import { WINDOW_KINDS, WINDOW_TRIGGERS } from '../windows/window.ts';
 import { ISO_NANO_PATTERN } from '../core/time.ts';
+import { unavailableReasonDescription } from './capture-states.ts';
+import { CAPTURE_NOTE_REASONS } from './capture-notes.ts';
 
 export const MANIFEST_SCHEMA_VERSION = '1.0.0';
 /** The `record_kind` that tells a manifest from a finding on the findings log and topic. */
@@ -35,8 +37,8 @@ export const CheckStatusSchema = z
     finding_count: z.number().int().min(0),
     /** Their ids, sorted; the first `MANIFEST_MAX_FINDING_IDS` when there are more. */
     finding_ids: z.array(findingId).max(MANIFEST_MAX_FINDING_IDS),
-    /** Why it is `unavailable` (`incomplete-capture`); absent for the other statuses. */
-    reason: z.string().min(1).optional(),
+    /** Why it is `unavailable` (`incomplete-capture`, a capture gap kind, ...); absent for the other statuses. */
+    reason: z.string().min(1).optional().describe(unavailableReasonDescription()),
     detail: z.string().optional(),
     /** Attempts left out of the repetition count, with why (e.g. two payloads under one span id). */
     excluded: z.array(z.object({ trace_id: z.string(), span_id: z.string(), reason: z.string() }).strict()).optional(),
@@ -88,6 +90,11 @@ export const AnalysisManifestSchema = z
         closed_by: z.string(),
         steps: z.number().int().min(0),
         refused_spans: z.number().int().min(0),
+        /** Capture artefacts read past (`captureNotes`), by reason; absent when there is none. */
+        notes: z
+          .array(z.object({ reason: z.enum(CAPTURE_NOTE_REASONS), count: z.number().int().min(1), detail: z.string().min(1) }).strict())
+          .min(1)
+          .optional(),
       })
       .strict(),
     /** One entry per check of `MANIFEST_CHECKS`, in that order. */

@@ -11,6 +11,7 @@ import {
   type CheckStatus,
   type WindowFate,
 } from './manifest-schema.ts';
+import { type CaptureNote, captureNotes } from './capture-notes.ts';
 import type { DerivedProvenance } from './provenance/derive.ts';
 import type { Finding } from './schema.ts';
 import { isoFromUnixNano } from '../core/time.ts';
@@ -48,6 +49,7 @@ export function buildManifest(input: ManifestInput): AnalysisManifest {
       closed_by: t.closedBy,
       steps: t.steps.length,
       refused_spans: t.refusedSpans,
+      ...notesOf(t),
     },
     checks: checkStatuses(t, input.checks, input.findings),
     provenance:
@@ -83,14 +85,15 @@ function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly F
   }
   // Why a check that did not fire claims nothing: an incomplete capture (the absence-claiming
   // checks did not run; the others searched the captured steps only, and the spans not
-  // captured may hold what they look for), a capture gap (`silenced`), or input not captured.
-  const out: CheckStatus[] = L0_CHECKS.map(({ pattern, silentOnIncomplete, unreadInput }) => {
+  // captured may hold what they look for), or on a complete capture `silenced`: a capture gap
+  // its capture-table row lists, or input of its own not captured (`checkSilences`).
+  const out: CheckStatus[] = L0_CHECKS.map(({ pattern, silentOnIncomplete }) => {
     const ids = idsByCheck.get(pattern);
     if (ids !== undefined) return { check: pattern, status: 'fired', ...named(ids) };
     if (!t.complete) {
       return { check: pattern, status: 'unavailable', ...none(), reason: 'incomplete-capture', detail: silentOnIncomplete };
     }
-    const silence = checks.silenced.find((s) => s.pattern === pattern) ?? unreadInput?.(t);
+    const silence = checks.silenced.find((s) => s.pattern === pattern);
     if (silence !== undefined) return { check: pattern, status: 'unavailable', ...none(), reason: silence.reason, detail: silence.detail };
     return { check: pattern, status: 'none-observed', ...none() };
   });
@@ -168,4 +171,10 @@ function lastEnd(t: Trajectory): bigint {
   let end = 0n;
   for (const s of t.steps) if (s.endTimeUnixNano > end) end = s.endTimeUnixNano;
   return end;
+}
+
+/** `capture.notes` only when there is one, so a manifest with none is as before it existed. */
+function notesOf(t: Trajectory): { notes?: CaptureNote[] } {
+  const notes = captureNotes(t.steps);
+  return notes.length === 0 ? {} : { notes };
 }

@@ -5,6 +5,7 @@ import { BundleSchema } from './provenance/treatment.ts';
 import { SnapshotSchema } from './provenance/conditions.ts';
 import { ISO_NANO_PATTERN } from '../core/time.ts';
 import { internalField } from './internal-field.ts';
+import { RECORD_OBSERVATION_NAMES } from './record-values.ts';
 
 export const FINDING_SCHEMA_VERSION = '1.1.0';
 export const SEVERITIES = ['info', 'low', 'medium', 'high'] as const;
@@ -56,12 +57,13 @@ export const ToolRepetitionObservationSchema = z
 
 /**
  * Any other analyst's structured observation (e.g. a judged answer) until it earns a typed
- * member of this union: a name plus JSON values.
+ * member of this union: a declared name plus JSON values. Each name's values schema, with the
+ * audience of every key, is declared in `record-values.ts`.
  */
 export const RecordObservationSchema = z
   .object({
     kind: z.literal('record'),
-    name: z.string().min(1),
+    name: z.enum(RECORD_OBSERVATION_NAMES),
     values: z.record(z.string(), z.json()),
   })
   .strict();
@@ -115,8 +117,13 @@ export const LayerVerdictSchema = z
     windows: z.array(windowRead).optional(),
     /** L4: `retrieval` (never fetched before the send) or `attention` (present, ignored). */
     gap_kind: z.enum(['retrieval', 'attention']).optional(),
-    /** L3: the earliest failed tool output (`<traceId>/<spanId>`); what follows it is suspect. */
+    /**
+     * L3: the earliest failed tool output (`<traceId>/<spanId>`); what follows it is suspect.
+     * `unknown` when an earlier candidate was not read or not decided: the problem may have begun there.
+     */
     first_problem_origin: z.string().optional(),
+    /** Why `first_problem_origin` is `unknown`: `earlier-candidate-not-read@<span>`, `earlier-candidate-undecided@<span>:<reason>`. */
+    first_problem_origin_reason: z.string().optional(),
   })
   .strict();
 

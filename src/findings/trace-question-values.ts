@@ -26,6 +26,8 @@ export const TraceQuestionValuesSchema = z
     /** Computed repetition question: its status and repeated groups. */
     status: z.string().optional(),
     groups: z.json().optional(),
+    /** Computed repetition question, `unavailable`: why (incomplete-capture reasons, capture gaps touching the window). */
+    reasons: z.array(z.string()).optional(),
     certificate_id: internalField(z.string().nullable().optional(), 'the calibration certificate id'),
     window_policy_digest: internalField(z.string().nullable().optional(), 'the window policy digest'),
     requested_model: internalField(z.string().nullable().optional(), 'the judge model asked for'),

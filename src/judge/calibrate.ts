@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { canonicalDigest } from '../core/digest.ts';
 import type { EvidenceRef } from '../core/evidence-ref.ts';
-import { CERTIFICATE_FORMAT, type Certificate } from './certificate.ts';
+import { CERTIFICATE_FORMAT, type CurrentCertificate } from './certificate.ts';
 import { cohensKappa } from './kappa.ts';
+import { kappaInterval, labelsNeeded, type KappaInterval, type LabelsNeeded } from './kappa-interval.ts';
 import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
-import { CERTIFIABLE_QUESTIONS, certifiableQuestionById as questionById } from './question-catalog.ts';
+import { certifiableQuestionById, goldQuestionId, isRecordOnly, REPORTED_QUESTIONS, reportedQuestionById } from './question-catalog.ts';
 import { questionDigest } from './questions.ts';
 import type { WindowKind } from '../windows/window.ts';
 
@@ -59,6 +60,8 @@ export interface Disagreement {
 
 export interface QuestionReport {
   target: CalibrationTarget;
+  /** A record-only question (L4's gap kind): scored and reported, never certified. */
+  recordOnly: boolean;
   /** Pairs scored: gold rows with a usable label, missing predictions included. */
   n: number;
   sourceCounts: Record<string, number>;
@@ -74,6 +77,13 @@ export interface QuestionReport {
   confusion: Record<string, Record<string, number>>;
   agreement: number | null;
   kappa: number | null;
+  /** The 95 % interval for kappa (`kappa-interval.ts`); null when kappa is. A certificate needs `lower` ≥ the minimum. */
+  kappaInterval: KappaInterval | null;
+  /**
+   * An estimate of the labelled pairs in all the lower bound would need at the observed kappa and
+   * label shares (`unreachable`: the observed kappa is not above the minimum); null when kappa is.
+   */
+  labelsNeeded: LabelsNeeded | null;
   qualifies: boolean;
   /** Why not, when it does not qualify. */
   reasons: string[];
@@ -99,7 +109,8 @@ interface Prediction {
 /**
  * Join gold rows with the answers recorded in a ledger, per question and per target (question
  * version, window policy, window kind, request contract, evaluator, requested and served
- * model). Pure.
+ * model). Every question is scored — trace, layer, verifier and record-only — the verifier's
+ * against the gold of the layer question it asks again (`goldQuestionId`). Pure.
  */
 export function calibrate(gold: readonly GoldRow[], records: readonly LedgerRecord[], minKappa: number): CalibrationReport {
   const eventMaps = new Map<string, { id: string; uris: string[] }[]>();
@@ -119,20 +130,22 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
   const conflictingGold: CalibrationReport['conflictingGold'] = [];
   let unknownQuestionRows = 0;
   for (const g of gold) {
-    if (questionById(g.questionId) === undefined) {
+    if (reportedQuestionById(g.questionId) === undefined) {
       unknownQuestionRows++;
       continue;
     }
-    const rows = goldByQuestion.get(g.questionId) ?? new Map<string, GoldRow>();
-    goldByQuestion.set(g.questionId, rows);
+    const gq = goldQuestionId(g.questionId);
+    const rows = goldByQuestion.get(gq) ?? new Map<string, GoldRow>();
+    goldByQuestion.set(gq, rows);
     const prior = rows.get(g.windowId);
-    if (prior !== undefined && prior.label !== g.label) conflictingGold.push({ questionId: g.questionId, windowId: g.windowId });
+    if (prior !== undefined && prior.label !== g.label) conflictingGold.push({ questionId: gq, windowId: g.windowId });
     else rows.set(g.windowId, g);
   }
   const conflicted = new Set(conflictingGold.map((c) => `${c.questionId}\u0000${c.windowId}`));
   const questions: QuestionReport[] = [];
-  for (const q of CERTIFIABLE_QUESTIONS) {
-    const rows = [...(goldByQuestion.get(q.id)?.values() ?? [])].filter((g) => !conflicted.has(`${q.id}\u0000${g.windowId}`));
+  for (const q of REPORTED_QUESTIONS) {
+    const gq = goldQuestionId(q.id);
+    const rows = [...(goldByQuestion.get(gq)?.values() ?? [])].filter((g) => !conflicted.has(`${gq}\u0000${g.windowId}`));
     const own = [...targets.values()].filter((t) => t.target.questionId === q.id);
     if (own.length === 0 && rows.length > 0) {
       own.push({
@@ -146,6 +159,14 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
     for (const t of own) questions.push(score(t.target, t.byWindow, rows.filter((g) => t.byWindow.has(g.windowId) || !answered.has(g.windowId)), minKappa));
   }
   return { minKappa, questions, unknownQuestionRows, conflictingGold };
+}
+
+function belowBound(i: KappaInterval, minKappa: number, n: number, need: LabelsNeeded | null): string {
+  const more =
+    need?.kind === 'estimate'
+      ? `roughly ${need.total - n} more labels (${need.total} in all) would be needed if kappa and the label shares held (an estimate)`
+      : 'no realistic number of labels at this agreement would reach it';
+  return `lower bound ${i.lower.toFixed(3)} of the 95 % interval [${i.lower.toFixed(3)}, ${i.upper.toFixed(3)}] is below ${minKappa} (n ${n}): ${more}`;
 }
 
 /** The calibration target an answer of a result belongs to (what a certificate would bind). */
@@ -180,6 +201,7 @@ function addPrediction(
 function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, rows: readonly GoldRow[], minKappa: number): QuestionReport {
   const report: QuestionReport = {
     target,
+    recordOnly: isRecordOnly(target.questionId),
     n: 0,
     sourceCounts: {},
     excludedGold: 0,
@@ -189,6 +211,8 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
     confusion: {},
     agreement: null,
     kappa: null,
+    kappaInterval: null,
+    labelsNeeded: null,
     qualifies: false,
     reasons: [],
     disagreements: [],
@@ -217,23 +241,28 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
   report.n = pairs.length;
   report.agreement = pairs.length === 0 ? null : pairs.filter(([g, p]) => g === p).length / pairs.length;
   report.kappa = cohensKappa(pairs);
+  report.kappaInterval = kappaInterval(pairs);
+  report.labelsNeeded = labelsNeeded(pairs, minKappa);
+  if (report.recordOnly) report.reasons.push('record-only question (a companion classification that never routes): never certified');
   if (report.n === 0) report.reasons.push('no gold pairs');
   if (report.kappa === null && report.n > 0) report.reasons.push('kappa undefined (one-class gold or degenerate sample)');
   if (report.kappa !== null && report.kappa < minKappa) report.reasons.push(`kappa ${report.kappa.toFixed(3)} below ${minKappa}`);
+  else if (report.kappaInterval !== null && report.kappaInterval.lower < minKappa) report.reasons.push(belowBound(report.kappaInterval, minKappa, report.n, report.labelsNeeded));
   if (report.missingPredictions > 0) report.reasons.push(`${report.missingPredictions} gold windows have no recorded answer`);
   if (target.servedModel === null) report.reasons.push('served model unknown');
   if (target.windowKind === null || target.requestContractDigest === null || target.evaluatorDigest === null) {
     report.reasons.push('answers recorded without the layer, request contract or evaluator binding (before trajwatch bound them): judge anew to calibrate');
   }
-  const q = questionById(target.questionId);
+  const q = reportedQuestionById(target.questionId);
   if (q === undefined || q.version !== target.questionVersion) report.reasons.push('answers recorded under another question version');
   report.qualifies = report.reasons.length === 0;
   return report;
 }
 
-/** The certificate a qualifying report earns. */
-export function certificateFor(report: QuestionReport, minKappa: number, evidenceRefs: EvidenceRef[], issuedAt: string): Certificate {
-  const q = questionById(report.target.questionId)!;
+/** The certificate a qualifying report earns; a record-only question's is refused (it never qualifies). */
+export function certificateFor(report: QuestionReport, minKappa: number, evidenceRefs: EvidenceRef[], issuedAt: string): CurrentCertificate {
+  const q = certifiableQuestionById(report.target.questionId);
+  if (q === undefined) throw new Error(`${report.target.questionId} is a record-only question: it is never certified`);
   return {
     format: CERTIFICATE_FORMAT,
     questionId: q.id,
@@ -249,6 +278,7 @@ export function certificateFor(report: QuestionReport, minKappa: number, evidenc
     goldN: report.n,
     kappa: report.kappa!,
     agreement: report.agreement!,
+    kappaInterval: { level: report.kappaInterval!.level, method: report.kappaInterval!.method, lower: report.kappaInterval!.lower, upper: report.kappaInterval!.upper },
     minKappa,
     evidenceRefs,
     issuedAt,

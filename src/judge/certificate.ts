@@ -7,16 +7,25 @@ import { EvidenceRefSchema } from '../core/evidence-ref.ts';
 import { WINDOW_KINDS, type WindowKind } from '../windows/window.ts';
 import type { Certification } from './decision-policy.ts';
 import { CERTIFIABLE_QUESTION_IDS, certifiableQuestionById } from './question-catalog.ts';
+import { KAPPA_INTERVAL_LEVEL, KAPPA_INTERVAL_METHOD } from './kappa-interval.ts';
 import { ANSWER_OPTIONS, questionDigest } from './questions.ts';
 
-/** The format `trajwatch calibrate` writes: it binds the request contract, the layer and the evaluator. */
-export const CERTIFICATE_FORMAT = 'trajwatch.certificate/2';
+/**
+ * The format `trajwatch calibrate` writes: it binds the request contract, the layer and the
+ * evaluator, and carries the 95 % interval for kappa that it was issued on.
+ */
+export const CERTIFICATE_FORMAT = 'trajwatch.certificate/3';
 /**
  * The first format, which bound neither the request contract, the layer (window kind) nor the
  * evaluator. Such files still load (start-up is not refused) but never qualify:
  * `certificate-format-outdated`. Recalibrate to replace them.
  */
 export const OUTDATED_CERTIFICATE_FORMAT = 'trajwatch.certificate/1';
+/**
+ * The second format: bound like the current one, but issued on kappa alone, however small the
+ * sample (five labels could certify). It loads and never qualifies (`certificate-format-outdated`).
+ */
+export const KAPPA_ONLY_CERTIFICATE_FORMAT = 'trajwatch.certificate/2';
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 
 const certificateFields = {
@@ -45,21 +54,41 @@ const certificateFields = {
  * labels. Malformed certificates are refused at start-up; a well-formed one below the bar (or
  * of the outdated format) simply does not qualify (its question escalates).
  */
-export const CertificateSchema = z.discriminatedUnion('format', [
-  z.strictObject({
-    format: z.literal(CERTIFICATE_FORMAT),
-    ...certificateFields,
-    /** The layer it was calibrated on: an event-window certificate says nothing about turns or agents. */
-    windowKind: z.enum(WINDOW_KINDS),
-    /** `requestContractDigest`: prompt version, system message, response format, request options. */
-    requestContractDigest: hex64,
-    /** `evaluatorIdentity(...).digest`: endpoint, model, retry and pricing policy (no credentials). */
-    evaluatorDigest: hex64,
-  }),
-  z.strictObject({ format: z.literal(OUTDATED_CERTIFICATE_FORMAT), ...certificateFields }),
-]);
+const bindings = {
+  /** The layer it was calibrated on: an event-window certificate says nothing about turns or agents. */
+  windowKind: z.enum(WINDOW_KINDS),
+  /** `requestContractDigest`: prompt version, system message, response format, request options. */
+  requestContractDigest: hex64,
+  /** `evaluatorIdentity(...).digest`: endpoint, model, retry and pricing policy (no credentials). */
+  evaluatorDigest: hex64,
+};
+
+export const CertificateSchema = z
+  .discriminatedUnion('format', [
+    z.strictObject({
+      format: z.literal(CERTIFICATE_FORMAT),
+      ...certificateFields,
+      ...bindings,
+      /** The 95 % interval for kappa of its gold sample (`kappa-interval.ts`); it qualifies on `lower`. */
+      kappaInterval: z.strictObject({
+        level: z.literal(KAPPA_INTERVAL_LEVEL),
+        method: z.literal(KAPPA_INTERVAL_METHOD),
+        lower: z.number().min(-1).max(1),
+        upper: z.number().min(-1).max(1),
+      }),
+    }),
+    z.strictObject({ format: z.literal(KAPPA_ONLY_CERTIFICATE_FORMAT), ...certificateFields, ...bindings }),
+    z.strictObject({ format: z.literal(OUTDATED_CERTIFICATE_FORMAT), ...certificateFields }),
+  ])
+  .superRefine((c, ctx) => {
+    if (c.format === CERTIFICATE_FORMAT && !(c.kappaInterval.lower <= c.kappa && c.kappa <= c.kappaInterval.upper)) {
+      ctx.addIssue({ code: 'custom', path: ['kappaInterval'], message: `the interval [${c.kappaInterval.lower}, ${c.kappaInterval.upper}] does not hold its kappa ${c.kappa}` });
+    }
+  });
 
 export type Certificate = z.infer<typeof CertificateSchema>;
+/** A certificate of the format `trajwatch calibrate` writes now. */
+export type CurrentCertificate = Extract<Certificate, { format: typeof CERTIFICATE_FORMAT }>;
 
 /** What a certificate must match at decision time. */
 export interface CertificationContext {
@@ -103,8 +132,8 @@ export class CertificateStore {
    * Whether a certificate qualifies this question now: it must be of the current format and
    * bind the current question (version, digest, option order), the window policy, the window
    * kind, the request contract, the evaluator, the requested and the served model, and carry
-   * gold n > 0 and kappa at or above the minimum. A certificate's reason is its first mismatch
-   * in that order.
+   * gold n > 0 and a 95 % interval for kappa whose lower bound is at or above the minimum. A
+   * certificate's reason is its first mismatch in that order.
    */
   certify(ctx: CertificationContext): Certification {
     const list = this.#byQuestion.get(ctx.questionId);
@@ -160,7 +189,7 @@ function mismatchOf(cert: Certificate, ctx: CertificationContext, checkServedMod
   if (cert.evaluatorDigest !== ctx.evaluatorDigest) return 'certificate-evaluator-mismatch';
   if (cert.requestedModel !== ctx.requestedModel) return 'certificate-model-mismatch';
   if (checkServedModel && (ctx.servedModel === null || cert.servedModel !== ctx.servedModel)) return 'certificate-served-model-mismatch';
-  if (cert.goldN <= 0 || cert.kappa < ctx.minKappa) return 'certificate-below-minimum';
+  if (cert.goldN <= 0 || cert.kappaInterval.lower < ctx.minKappa) return 'certificate-below-minimum';
   return undefined;
 }
 

@@ -18,6 +18,7 @@ import { underDataDir, type JudgeConfig } from './config.ts';
 import { Emitter, provenanceOf } from './emit.ts';
 import { FaultReporter, type OnFault } from './fault.ts';
 import { invoke, type Invocation } from './invoke.ts';
+import { keepForLabeling } from './label-hook.ts';
 import { LabelWindowStore, type LabelWindowStats } from './label-windows.ts';
 import { bump, newCounters, type BudgetName, type DecisionPointStats, type JudgeCall, type JudgeCounters, type LedgerStats } from './judge-stats.ts';
 import { Ledger } from './ledger.ts';
@@ -344,7 +345,7 @@ export class DecisionPoints {
       points,
     );
     const roles = toolRoles(t, this.#checksCfg);
-    const p = walk({ t, checks, roles, stopEarly: this.#cfg.walk.stopEarly, maxWindowsPerLayer: this.#cfg.walk.maxWindowsPerLayer, policyDigest: this.#id.windowPolicyDigest }, reader).then((outcome) => {
+    const p = walk({ t, checks, roles, checksCfg: this.#checksCfg, stopEarly: this.#cfg.walk.stopEarly, maxWindowsPerLayer: this.#cfg.walk.maxWindowsPerLayer, policyDigest: this.#id.windowPolicyDigest }, reader).then((outcome) => {
       if (outcome.earlyExit !== null) stats.earlyExits++;
       stats.conflicts += outcome.conflicts.length;
       stats.downgrades += outcome.sites.filter((s) => s.result.answers[0]?.recommendation.action === 'act' && s.recommendation.action !== 'act').length;
@@ -377,6 +378,7 @@ export class DecisionPoints {
       },
       job,
     );
+    keepForLabeling(this.#labelWindows, this.#queue, this.#faults, job.window);
     job.done({ kind: 'judged', result });
   }
 
@@ -387,8 +389,7 @@ export class DecisionPoints {
       job,
     );
     const ids = this.#emitter.emit(job.t, job.checks, job.window, result, job.provenance);
-    // Labeling hook (issue 20): the window as sent, for `trajwatch label`; a failure is a fault, never the window's fate.
-    if (this.#labelWindows !== undefined) this.#queue.track(this.#labelWindows.put(job.window).catch((err: unknown) => this.#faults.report('label-windows', err)));
+    keepForLabeling(this.#labelWindows, this.#queue, this.#faults, job.window);
     job.settle({ fate: 'judged', finding_ids: ids, ...(result.failure === null ? {} : { reason: result.failure.kind }) });
   }
 

@@ -2,7 +2,7 @@ import { open, readFile } from 'node:fs/promises';
 import { StorageError } from '../errors.ts';
 import { GoldRowSchema, type GoldRow } from './calibrate.ts';
 import { LABEL_FORMAT, LabelInputSchema, LabelRowSchema, type LabelRow } from './label-record.ts';
-import { questionById } from './questions.ts';
+import { labelQuestionById } from './question-catalog.ts';
 
 /** What a gold file append needs to know of a window: that it was judged, and what the labeler saw. */
 export interface LabelableWindow {
@@ -11,6 +11,8 @@ export interface LabelableWindow {
   stateDigest: string;
   /** Event ids of the window, in order; `unresolved` is always allowed too. */
   eventIds: readonly string[];
+  /** The questions asked of it (a verifier's as the layer question it asks again): only these may be labeled there. */
+  questionIds: readonly string[];
 }
 
 export type ObserveResult =
@@ -20,6 +22,8 @@ export type ObserveResult =
   | { kind: 'invalid'; issues: string[] }
   | { kind: 'unknown-window'; windowId: string }
   | { kind: 'unknown-question'; questionId: string }
+  /** A question trajwatch asks, but not of this window: its label would be a missing prediction in calibration. */
+  | { kind: 'not-asked'; questionId: string; asked: readonly string[] }
   | { kind: 'unknown-support'; support: string; allowed: string[] }
   /** This labeler already labelled the question on the window differently: refused, the first kept. */
   | { kind: 'conflict'; prior: GoldRow };
@@ -82,9 +86,10 @@ export class GoldStore {
     const parsed = LabelInputSchema.safeParse(input);
     if (!parsed.success) return { kind: 'invalid', issues: parsed.error.issues.map((i) => `${i.path.join('.') || '(body)'}: ${i.message}`) };
     const l = parsed.data;
-    if (questionById(l.questionId) === undefined) return { kind: 'unknown-question', questionId: l.questionId };
+    if (labelQuestionById(l.questionId) === undefined) return { kind: 'unknown-question', questionId: l.questionId };
     const w = windowOf(l.windowId);
     if (w === undefined) return { kind: 'unknown-window', windowId: l.windowId };
+    if (!w.questionIds.includes(l.questionId)) return { kind: 'not-asked', questionId: l.questionId, asked: w.questionIds };
     const allowed = [...w.eventIds, 'unresolved'];
     if (l.support !== null && !allowed.includes(l.support)) return { kind: 'unknown-support', support: l.support, allowed };
     const prior = this.labelOf(l.labeler, l.questionId, l.windowId);

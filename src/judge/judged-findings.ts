@@ -1,7 +1,7 @@
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults } from '../checks/check-result.ts';
 import { TrajwatchError } from '../errors.ts';
-import type { EvidenceRef } from '../core/evidence-ref.ts';
+import { spanRef, type EvidenceRef } from '../core/evidence-ref.ts';
 import { makeFinding, type FindingDraft } from '../findings/make-finding.ts';
 import type { Provenance } from '../findings/provenance/provenance.ts';
 import type { Finding, Severity } from '../findings/schema.ts';
@@ -79,6 +79,18 @@ function refsOf(w: TraceWindow, eventIds?: readonly string[]): EvidenceRef[] {
 }
 
 /**
+ * What a judged answer rests on: the window, led by its anchor span (`evidence_refs[0]`, the
+ * span an OTLP evaluation event is parented to), then every event's refs in window order. The
+ * model's selected support id is recorded in the observation (`support`), never promoted into
+ * evidence: a support choice is a record-only classification, not grounding (the seed's rule).
+ */
+export function windowEvidence(w: TraceWindow): EvidenceRef[] {
+  const [traceId, spanId] = w.anchor.split('/') as [string, string];
+  const anchor = spanRef(traceId, spanId);
+  return [anchor, ...refsOf(w).filter((r) => r.uri !== anchor.uri)];
+}
+
+/**
  * One finding per semantic question of a judged window (also for a failed call: the answer is
  * then null and the recommendation escalates), built from the durable result record alone so
  * an exact replay produces the same findings (same ids, same answers), marked as a replay.
@@ -103,9 +115,7 @@ export function judgedFindings(t: Trajectory, w: TraceWindow, result: ResultReco
         id_basis: [...windowBasis(w), `question:${a.questionId}@${a.questionVersion}`],
         severity: SEVERITY[a.recommendation.action],
         method: { kind: 'judged', name: `${JUDGE_ANALYST_ID}.${a.questionId}`, version: a.questionVersion },
-        evidence_refs: [...refsOf(w, selected === null ? undefined : [selected]), ...refsOf(w)].filter(
-          (r, i, all) => all.findIndex((x) => x.uri === r.uri) === i,
-        ),
+        evidence_refs: windowEvidence(w),
         observation: {
           kind: 'record',
           name: 'trace-question',
@@ -198,6 +208,8 @@ export function repetitionFinding(t: Trajectory, w: TraceWindow, _checks: CheckR
           question_version: REPETITION_QUESTION.version,
           status,
           groups,
+          // Why absence could not be claimed: the capture limits, the gaps touching the window.
+          ...(status === 'unavailable' && rep.status === 'unavailable' ? { reasons: [...rep.reasons] } : {}),
           support: { selected: eventIds.length > 0 ? eventIds : UNRESOLVED_EVENT_ID },
           recommendation: { action: 'record', route: null, reason: 'computed' },
           window_id: w.id,

@@ -45,7 +45,7 @@ function panel(q: QuestionReliability, x0: number, y0: number): string {
   const X = (p: number) => x0 + left + p * size;
   const Y = (a: number) => y0 + top + (1 - a) * size;
   const out: string[] = [
-    `<text x="${x0 + 10}" y="${y0 + 18}" font-size="13" font-weight="bold" fill="#111">${esc(q.target.questionId)}</text>`,
+    `<text x="${x0 + 10}" y="${y0 + 18}" font-size="13" font-weight="bold" fill="#111">${esc(q.target.questionId + (q.recordOnly ? ' (record-only)' : ''))}</text>`,
     `<text x="${x0 + 10}" y="${y0 + 35}" font-size="11" fill="#444">${esc(`${q.target.windowKind ?? '-'} · labeled ${q.labeled}/${q.decisions} · failed ${q.failed} · agree ${q.accuracy === null ? 'n/a' : q.accuracy.toFixed(2)}`)}</text>`,
     `<rect x="${X(0)}" y="${Y(1)}" width="${size}" height="${size}" fill="#fafafa" stroke="#999"/>`,
   ];

@@ -2,7 +2,8 @@ import { canonicalDigest } from '../core/digest.ts';
 import type { WindowKind } from '../windows/window.ts';
 import { targetOf, type CalibrationTarget, type GoldRow } from './calibrate.ts';
 import type { LedgerRecord } from './ledger-record.ts';
-import { questionById, SEMANTIC_QUESTIONS, supportQuestionId } from './questions.ts';
+import { goldQuestionId, isRecordOnly, reportedQuestionById, reportOrder } from './question-catalog.ts';
+import { supportQuestionId } from './questions.ts';
 
 /** Said with every reliability report, in every form. */
 export const KAPPA_CAVEAT =
@@ -39,6 +40,8 @@ export interface ThresholdRow {
 
 export interface QuestionReliability {
   target: ReliabilityTarget;
+  /** A record-only question (L4's gap kind): its curve is drawn, it never routes or holds a certificate. */
+  recordOnly: boolean;
   servedModels: string[];
   /** Decisions (judged windows) recorded for this target. */
   decisions: number;
@@ -83,7 +86,8 @@ export interface ReliabilityReport {
 
 /**
  * The seed's `reliability()`: outcome labels (gold rows; `GoldStore.observe` records them)
- * joined to the decisions in the ledger. Pure. Per question and target: sample counts, the
+ * joined to the decisions in the ledger. Pure. Every question — trace, layer, verifier (scored
+ * against the gold of the question it asks again), record-only — per target: sample counts, the
  * empirical curve of the chosen option's probability against agreement with the label (null
  * below two labels), and threshold accuracy. Failed calls stay in the denominator. The support
  * choices are record-only: listed apart, never on a curve. Threshold tables are evidence for
@@ -95,8 +99,9 @@ export function reliability(records: readonly LedgerRecord[], gold: readonly Gol
   const labels = new Map<string, { label: string | null; support: string | null } | 'conflict'>();
   const lk = (q: string, w: string) => `${q}\u0000${w}`;
   for (const g of gold) {
-    if (questionById(g.questionId) === undefined) continue;
-    const k = lk(g.questionId, g.windowId);
+    if (reportedQuestionById(g.questionId) === undefined) continue;
+    // A verifier's answers are scored against the gold of the question it asks again.
+    const k = lk(goldQuestionId(g.questionId), g.windowId);
     const prior = labels.get(k);
     const mine = { label: g.label, support: g.support ?? null };
     if (prior === undefined) labels.set(k, mine);
@@ -122,7 +127,7 @@ export function reliability(records: readonly LedgerRecord[], gold: readonly Gol
       const s = support.get(a.questionId) ?? { questionId: supportQuestionId(a.questionId), decisions: 0, labeled: 0, agreement: null, agree: 0 };
       support.set(a.questionId, s);
       s.decisions++;
-      const l = labels.get(lk(a.questionId, windowId));
+      const l = labels.get(lk(goldQuestionId(a.questionId), windowId));
       if (l === undefined || l === 'conflict') continue;
       if (l.label === null || l.label === 'unsure') {
         g.q.excluded++;
@@ -161,10 +166,10 @@ export function reliability(records: readonly LedgerRecord[], gold: readonly Gol
   };
 }
 
-const order = (id: string) => SEMANTIC_QUESTIONS.findIndex((q) => q.id === id);
+const order = reportOrder;
 
 function emptyQuestion(target: ReliabilityTarget): QuestionReliability {
-  return { target, servedModels: [], decisions: 0, labeled: 0, failed: 0, withoutProbabilities: 0, excluded: 0, accuracy: null, curve: null, thresholds: [] };
+  return { target, recordOnly: isRecordOnly(target.questionId), servedModels: [], decisions: 0, labeled: 0, failed: 0, withoutProbabilities: 0, excluded: 0, accuracy: null, curve: null, thresholds: [] };
 }
 
 function finish(q: QuestionReliability, pairs: { p: number | null; correct: boolean }[]): QuestionReliability {

@@ -3,6 +3,7 @@ import { attrText, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
 import { genaiRequestedToolCalls } from './requested-tool-calls.ts';
+import { genaiToolNameFromSpanName } from './span-name-tool.ts';
 import type { Step, StepKind } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -46,6 +47,7 @@ export const genaiMapper: ConventionMapper = {
     const kind = genaiKind(idAttr(attributes, 'gen_ai.operation.name') ?? '');
     const step = baseStep(span, 'genai', kind);
     readGenaiFacts(span, step);
+    if (kind === 'tool') fill(step, 'toolName', genaiToolNameFromSpanName(span.name));
     return step;
   },
 };

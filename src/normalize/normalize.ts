@@ -2,6 +2,7 @@ import type { Span } from '../ingest/span.ts';
 import { applyContentEvents } from './content-events.ts';
 import { genaiMapper } from './genai.ts';
 import { genericMapper } from './generic.ts';
+import { langfuseMapper } from './langfuse.ts';
 import type { ConventionMapper } from './mapper.ts';
 import { openinferenceMapper } from './openinference.ts';
 import { openllmetryMapper } from './openllmetry.ts';
@@ -16,13 +17,16 @@ import { vercelAiMapper } from './vercel-ai.ts';
  * 3. openllmetry — `traceloop.span.kind` / `llm.request.type`; before genai for the same
  *    reason (its decorator args live in `traceloop.entity.input`).
  * 4. genai — `gen_ai.operation.name` (GenAI ≥1.37, AI SDK 7, pydantic-ai, ADK, Strands).
- * 5. generic — everything else.
+ * 5. langfuse — `langfuse.observation.type` (Langfuse's OTel SDKs); after genai, because an
+ *    app may set Langfuse attributes on GenAI spans, whose GenAI reading is the richer one.
+ * 6. generic — everything else; it marks spans of unread conventions (`unread-convention.ts`).
  */
 export const MAPPERS: readonly ConventionMapper[] = [
   openinferenceMapper,
   vercelAiMapper,
   openllmetryMapper,
   genaiMapper,
+  langfuseMapper,
   genericMapper,
 ];
 

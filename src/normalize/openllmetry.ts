@@ -4,6 +4,7 @@ import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
 import type { ConventionMapper } from './mapper.ts';
 import { indexedRequestedToolCalls, OPENLLMETRY_COMPLETION_LAYOUT } from './requested-tool-calls.ts';
+import { traceloopToolNameFromSpanName } from './span-name-tool.ts';
 import type { Step, StepKind } from './step.ts';
 import { addToolSchema, structuredValue, type ToolSchemas } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
@@ -52,7 +53,7 @@ function decoratorStep(span: Span, spanKind: string): Step {
   const entityName = idAttr(attributes, 'traceloop.entity.name');
   fill(step, 'result', textAttr(attributes, 'traceloop.entity.output'));
   if (kind === 'tool') {
-    fill(step, 'toolName', idAttr(attributes, 'gen_ai.tool.name') ?? entityName);
+    fill(step, 'toolName', idAttr(attributes, 'gen_ai.tool.name') ?? entityName ?? traceloopToolNameFromSpanName(span.name));
     const input = attributes['traceloop.entity.input'];
     if (input !== undefined && input !== null) step.args = toToolArgs(input);
     return step;

@@ -22,10 +22,22 @@ export interface ToolArgs {
    */
   parsed?: unknown;
   /**
-   * `kwargs`: `raw` is a recorded call and `parsed` its keyword arguments, unwrapped. Absent:
-   * `parsed` is `raw` parsed as it is.
+   * `kwargs`: `raw` is a recorded call and `parsed` its keyword arguments, unwrapped.
+   * `wrapped`: `raw` is a framework's wrapper around the call (a callback envelope
+   * `{input_str, tags, metadata, inputs, kwargs}`, an argument list `{input, options}`) and
+   * `parsed` the member at `wrappedAt`, which equals the arguments of the LLM request the step
+   * answers (`linkRequests`): confirmed, never guessed. Absent: `parsed` is `raw` parsed as it is.
    */
-  recorded?: 'kwargs';
+  recorded?: 'kwargs' | 'wrapped';
+  /** With `recorded: 'wrapped'`: where in `raw` the arguments are, e.g. `inputs`, `args[0]`. */
+  wrappedAt?: string;
+  /**
+   * `python-literal`: the captured text (`captured`, or the member at `wrappedAt`) is not JSON
+   * but a Python literal (`repr`, e.g. `{'city': 'Lisbon'}`) whose value equals the request's
+   * JSON arguments: a capture defect of the instrumentation, not the agent's, so it is no
+   * `malformed-structure`; counted in the manifest's `capture.notes`.
+   */
+  capturedAs?: 'python-literal';
   /**
    * sha256 hex of the canonical form of the call's arguments: canonical JSON of `parsed`
    * (sorted keys, normalized numbers, no insignificant whitespace; so one call has one digest
@@ -106,6 +118,12 @@ export interface Step {
   toolSchemas?: Record<string, unknown>;
   /** llm steps: the tool calls the model's output asked for, in output order. */
   requestedToolCalls?: RequestedToolCall[];
+  /**
+   * A short hint (e.g. `mlflow.spanType=TOOL`) that the span looks like tool or model work in a
+   * convention trajwatch does not read: what it did is not in this step (an `unread-convention`
+   * capture gap). Absent when the span was read or looks like nothing of the kind.
+   */
+  unreadConvention?: string;
   startTimeUnixNano: bigint;
   endTimeUnixNano: bigint;
   /** Span status code (0 unset, 1 ok, 2 error). */

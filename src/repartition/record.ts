@@ -46,11 +46,13 @@ const NanosSchema = z
 const ToolArgsSchema = z.strictObject({
   raw: z.string(),
   parsed: z.unknown().optional(),
-  recorded: z.literal('kwargs').optional(),
+  recorded: z.enum(['kwargs', 'wrapped']).optional(),
+  wrappedAt: z.string().optional(),
   digest: z.string(),
   declared: z.enum(['json', 'text']).optional(),
   source: z.literal('request').optional(),
   captured: z.string().optional(),
+  capturedAs: z.literal('python-literal').optional(),
 });
 
 const StepSchema = z.strictObject({
@@ -80,6 +82,7 @@ const StepSchema = z.strictObject({
   requestedToolCalls: z
     .array(z.strictObject({ id: z.string().optional(), name: z.string().optional(), arguments: AttrValueSchema.optional() }))
     .optional(),
+  unreadConvention: z.string().optional(),
   startTimeUnixNano: NanosSchema,
   endTimeUnixNano: NanosSchema,
   statusCode: z.union([z.literal(0), z.literal(1), z.literal(2)]),

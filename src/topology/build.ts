@@ -14,7 +14,9 @@ import type { KafkaSourceConfig } from '../ingest/kafka-source-config.ts';
 import { KAFKA_SESSIONS_SOURCE_PREFIX } from '../ingest/kafka-source-metrics.ts';
 import { type Clock, Pipeline, type PipelineOptions } from '../pipeline.ts';
 import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
-import { type AudienceLog, withAudience } from '../sinks/audience-sink.ts';
+import { registerAudienceRefusalMetrics } from '../sinks/audience-refusal-metrics.ts';
+import { AudienceRefusals } from '../sinks/audience-refusals.ts';
+import { anyExternal, withAudience } from '../sinks/audience-sink.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
@@ -34,6 +36,7 @@ import { judgeComponent } from './components/judge.ts';
 import { KafkaSourceComponent } from './components/kafka-source.ts';
 import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
 import { RepartitionComponent, sessionRecordReader, sessionStageSourceConfig } from './components/repartition.ts';
+import { audienceRefusalsComponent } from './components/audience-refusals.ts';
 import { sinkComponent } from './components/sink.ts';
 import { SpanWalComponent } from './components/span-wal.ts';
 import { trajectoryLogComponent } from './components/trajectory-log.ts';
@@ -76,6 +79,8 @@ export interface Topology {
   running: RunningTopology;
   /** Whether a Kafka source runs (it commits below open trajectories on stop). */
   kafkaSource: boolean;
+  /** Every record an external view refused, kept in the quarantine log (`replay` reports them). */
+  audienceRefusals: AudienceRefusals;
 }
 
 /**
@@ -101,7 +106,7 @@ export async function buildTopology(config: Config, plan: Plan, telemetry: Telem
     const sources = buildSources(ctx, traceStage?.pipeline ?? pipeline, wal?.ingest ?? pipeline);
     const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], ...sessions, sources];
     registerBacklogMetrics(ctx.registry, layers.flat());
-    return { pipeline, running: new RunningTopology(layers, telemetry.logger), kafkaSource: plan.sources?.kafka === true };
+    return { pipeline, running: new RunningTopology(layers, telemetry.logger), kafkaSource: plan.sources?.kafka === true, audienceRefusals: outputs.refusals };
   } catch (err) {
     // Built is not started: each stop only closes what its build opened.
     for (const c of built.reverse()) await c.stop().catch(() => undefined);
@@ -124,10 +129,11 @@ function keep<C extends Component>(ctx: Context, c: C): C {
 }
 
 /** The trajectory log and the findings sinks (local log, Kafka, OTLP evaluation events): the first layer, closed last. */
-async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined }> {
+async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: FindingSink[]; trajectoryLog: JsonlLog | undefined; refusals: AudienceRefusals }> {
   const { config, plan } = ctx;
   const layer: Component[] = [];
   const sinks: FindingSink[] = [];
+  const refusals = await openRefusals(ctx);
   const trajectoryLog =
     plan.trajectoriesPath === undefined
       ? undefined
@@ -138,7 +144,7 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
     const { findingsPath, alarmsPath, truncate } = plan.findings;
     const { findings, alarms } = plan.retention ?? {};
     const logs = await LocalLogSink.openFiles(findingsPath, alarmsPath, config.sinks.maxPendingBytes, { truncate, findings, alarms });
-    const local = withAudience(logs, config.sinks.localLog.audience, audienceLog(ctx, 'sinks.local-log'));
+    const local = withAudience(logs, config.sinks.localLog.audience, refusals);
     sinks.push(local);
     layer.push(keep(ctx, sinkComponent(local)));
     localLogs.push(...logs.logs());
@@ -150,7 +156,7 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
       log: levelLog(ctx.log('sinks.kafka')),
       metrics: ctx.registry,
     });
-    const viewed = withAudience(kafka, config.kafka.audience, audienceLog(ctx, 'sinks.kafka'));
+    const viewed = withAudience(kafka, config.kafka.audience, refusals);
     sinks.push(viewed);
     layer.push(keep(ctx, sinkComponent(viewed, { records: config.kafka.maxOutboxRecords, bytes: config.kafka.maxOutboxBytes })));
   }
@@ -159,18 +165,31 @@ async function buildOutputs(ctx: Context): Promise<{ layer: Component[]; sinks: 
       outboxDir: join(config.dataDir, 'outbox', 'otlp-evaluations'),
       log: levelLog(ctx.log('sinks.otlp-evaluations')),
       metrics: ctx.registry,
+      refusals,
     });
     sinks.push(otlp);
     const { maxOutboxRecords, maxOutboxBytes } = config.otlpEvaluations;
     layer.push(keep(ctx, sinkComponent(otlp, { records: maxOutboxRecords, bytes: maxOutboxBytes })));
   }
-  return { layer, sinks, trajectoryLog };
+  if (refusals.quarantinePath !== undefined) layer.push(keep(ctx, audienceRefusalsComponent(refusals)));
+  return { layer, sinks, trajectoryLog, refusals };
 }
 
-/** A refused external view, as an error line of the sink's logger. */
-function audienceLog(ctx: Context, component: string): AudienceLog {
-  const log = ctx.log(component);
-  return (message, context) => log.error(context, message);
+/**
+ * The process's refusals of external views. With some stream external, refused records are kept
+ * whole in `<dataDir>/audience-refused.jsonl` (appended across runs); each sink's first refusal is
+ * an error line of the `sinks.audience` logger, the rest are counted.
+ */
+async function openRefusals(ctx: Context): Promise<AudienceRefusals> {
+  const { config, plan } = ctx;
+  const external =
+    (plan.findings !== undefined && anyExternal(config.sinks.localLog.audience)) ||
+    (plan.kafkaSink && config.kafka !== undefined && anyExternal(config.kafka.audience)) ||
+    ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations?.audience === 'external');
+  const log = ctx.log('sinks.audience');
+  const refusals = new AudienceRefusals(external ? await JsonlLog.open(join(config.dataDir, 'audience-refused.jsonl')) : undefined, (message, context) => log.error(context, message));
+  registerAudienceRefusalMetrics(ctx.registry, refusals);
+  return refusals;
 }
 
 /** The judge (decision points, its ledger opened) and the pipeline that consults it. */

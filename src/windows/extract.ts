@@ -9,6 +9,7 @@ import type { WindowPolicy } from './policy.ts';
 import { redactSecrets } from '../core/redact.ts';
 import { sampledByRate, type Sampling } from './sampling.ts';
 import type { TraceWindow, WindowEvent, WindowKind, WindowRefusal, WindowTrigger } from './window.ts';
+import { gapLimitations, windowGaps } from './window-gaps.ts';
 
 /** A window asked for: its kind, the index of its anchor step in `t.steps`, and why. */
 export interface WindowRequest {
@@ -152,6 +153,12 @@ function buildWindow(
     if (s.startTimeUnixNano < start) start = s.startTimeUnixNano;
     if (s.endTimeUnixNano > end) end = s.endTimeUnixNano;
   }
+  // The capture gaps that touch what the window could have held, a requested call missing
+  // before it included: the judge is told of each.
+  const held = new Set(steps);
+  const eventOf = new Map<string, string>();
+  steps.forEach((s, n) => eventOf.has(s.id) || eventOf.set(s.id, `e${n + 1}`));
+  limitations.push(...gapLimitations(windowGaps(t, (s) => held.has(s), end), (id) => eventOf.get(id)));
   const agent = anchor.agentName ?? enclosingAgent(t, req.anchorIndex)?.agentName;
   const anchorId = `${anchor.traceId}/${anchor.id}`;
   const window: TraceWindow = {

@@ -138,3 +138,21 @@ describe('what a tool span leaves out', () => {
     expect('captureGaps' in trajectoryToJson(makeTrajectory([genaiTool(1, 'get_weather')]))).toBe(false);
   });
 });
+
+describe('a span in a convention trajwatch does not read', () => {
+  it('is an unread-convention gap naming the hint, and a hidden call of any tool', () => {
+    // Hand-built steps: the hint is the normalizer's (test/normalize/unread-convention.test.ts).
+    const unread: Step = { ...read(1, { 'mlflow.spanType': 'TOOL' }), unreadConvention: 'mlflow.spanType=TOOL' };
+    const second: Step = { ...read(2, { 'mlflow.spanType': 'CHAT_MODEL' }), unreadConvention: 'mlflow.spanType=CHAT_MODEL' };
+    const third: Step = { ...read(3, { 'mlflow.spanType': 'TOOL' }), unreadConvention: 'mlflow.spanType=TOOL' };
+    const steps = [unread, genaiTool(2, 'get_weather'), second, third];
+    expect(captureGaps(steps)).toEqual([
+      { reason: 'unread-convention', spanIds: [unread.id, second.id, third.id], conventions: ['mlflow.spanType=TOOL', 'mlflow.spanType=CHAT_MODEL'] },
+    ]);
+    // What it did could have been any tool call: claims about a tool of any name are not made.
+    expect(hiddenToolCalls(steps)).toEqual({ unnamed: true, names: new Set() });
+    expect(trajectoryToJson(makeTrajectory([unread]))['captureGaps']).toEqual([{ reason: 'unread-convention', spanIds: [unread.id], conventions: ['mlflow.spanType=TOOL'] }]);
+    // The gap follows the hint, not the attributes: the same step without it is no gap.
+    expect(captureGaps([{ ...unread, unreadConvention: undefined }])).toEqual([]);
+  });
+});

@@ -1,6 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { CAPTURE_GAP_REASONS } from '../../src/assemble/capture-gaps.ts';
 import type { L0CheckDefinition } from '../../src/checks/l0-check.ts';
 import { indexChecks, L0_CHECKS, L0_PATTERNS } from '../../src/checks/registry.ts';
 import { TrajwatchError } from '../../src/errors.ts';
@@ -37,6 +38,8 @@ function registrationProblems(found: readonly { file: string; definition: L0Chec
   return problems;
 }
 
+const fakeRow = Object.fromEntries(CAPTURE_GAP_REASONS.map((k) => [k, { hides: true, why: '-' }])) as L0CheckDefinition['hiddenBy'];
+
 const fake = (pattern: string): L0CheckDefinition => ({
   pattern,
   run: () => [],
@@ -44,6 +47,7 @@ const fake = (pattern: string): L0CheckDefinition => ({
   claim: (a) => a,
   absence: 'none',
   silentOnIncomplete: '-',
+  hiddenBy: fakeRow,
 });
 
 describe('the L0 check registry', () => {

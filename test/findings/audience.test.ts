@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { audienceView, AudienceError, INTERNAL_FIELDS, internalPaths, stripInternal } from '../../src/findings/audience.ts';
 import { internalField } from '../../src/findings/internal-field.ts';
 import { findingJsonSchema, manifestJsonSchema, recordJsonSchema } from '../../src/findings/json-schema.ts';
-import type { Finding } from '../../src/findings/schema.ts';
+import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
 import { z } from 'zod';
 import { allRecords, expectExternalView, expectInternalView, failedJudgedFinding, judgedFinding, l0Findings, MARKERS, replayedFinding, sampleManifest } from './audience-fixture.ts';
 
@@ -56,7 +56,9 @@ describe('the audience rule: one strip, read from the schema marks', () => {
     (undeclared.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://internal';
     expect(() => audienceView(undeclared, 'external')).toThrow(AudienceError);
     expect(() => audienceView(undeclared, 'external')).toThrow(/judge_endpoint/);
-    const unknown = { ...f, observation: { kind: 'record', name: 'other-analyst', values: { model: 'x' } } } as Finding;
+    // The finding schema accepts only declared names; one read from elsewhere is still refused.
+    const unknown = { ...f, observation: { kind: 'record', name: 'other-analyst', values: { model: 'x' } } } as unknown as Finding;
+    expect(FindingSchema.safeParse(unknown).success).toBe(false);
     expect(() => audienceView(unknown, 'external')).toThrow(/other-analyst.*no declared audience/);
     // A judged finding whose internal fields were already gone: the strip would remove nothing.
     const bare = stripInternal(f).view;

@@ -60,7 +60,14 @@ describe('buildManifest', () => {
     const byCheck = Object.fromEntries(buildManifest(input(t)).checks.map((c) => [c.check, c]));
     expect(byCheck['malformed-structure']).toMatchObject({ status: 'unavailable', reason: 'tool-args-not-captured' });
     expect(byCheck['tool-repetition']).toMatchObject({ status: 'unavailable', reason: 'tool-args-not-captured' });
-    expect(byCheck['error-output']!.status).toBe('none-observed');
+    // Its result was not captured either: it may have been an error payload.
+    expect(byCheck['error-output']).toMatchObject({ status: 'unavailable', reason: 'tool-result-not-captured' });
+    // With the arguments and result captured, nothing hides a failure.
+    const captured = trajectory([
+      step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' }),
+      step({ id: '0000000000000002', parentId: '0000000000000001', toolName: 'lookup', args: { raw: '{}', parsed: {}, digest: 'd0' }, result: 'ok' }),
+    ]);
+    expect(buildManifest(input(captured)).checks.find((c) => c.check === 'error-output')!.status).toBe('none-observed');
   });
 
   it('a complete capture whose gaps kept an absence check from running says so, never none-observed', () => {
@@ -75,7 +82,8 @@ describe('buildManifest', () => {
     const byCheck = Object.fromEntries(buildManifest(input(t)).checks.map((c) => [c.check, c]));
     expect(byCheck['unguarded-send']).toMatchObject({ status: 'unavailable', reason: 'tool-call-not-captured' });
     expect(byCheck['out-of-order-gate']).toMatchObject({ status: 'unavailable', reason: 'tool-call-not-captured' });
-    expect(byCheck['error-output']!.status).toBe('none-observed');
+    // The approval that never became a tool span may have failed.
+    expect(byCheck['error-output']).toMatchObject({ status: 'unavailable', reason: 'tool-call-not-captured' });
 
     const nameless = trajectory([
       step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' }),
@@ -84,6 +92,21 @@ describe('buildManifest', () => {
     const m = Object.fromEntries(buildManifest(input(nameless)).checks.map((c) => [c.check, c]));
     expect(m['malformed-structure']).toMatchObject({ status: 'unavailable', reason: 'tool-name-not-captured' });
     expect(m['fault-passthrough']).toMatchObject({ status: 'unavailable', reason: 'tool-name-not-captured' });
+  });
+
+  it('a requested send that never became a tool span: unguarded-send and error-output are unavailable (tool-call-not-captured), never none-observed', () => {
+    // The model asked to send an email; no tool span followed (the tool is not traced, or the span was lost).
+    const t = trajectory([
+      step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent', result: 'Email sent.' }),
+      step({ id: '0000000000000002', parentId: '0000000000000001', kind: 'llm', name: 'chat', requestedToolCalls: [{ id: 'c1', name: 'send_email' }] }),
+    ]);
+    expect(t.complete).toBe(true);
+    const byCheck = Object.fromEntries(buildManifest(input(t)).checks.map((c) => [c.check, c]));
+    // The hidden call may have been the send (unguarded), and may have failed.
+    for (const check of ['error-output', 'fault-passthrough', 'malformed-structure', 'unguarded-send', 'out-of-order-gate', 'tool-repetition']) {
+      expect(byCheck[check], check).toMatchObject({ status: 'unavailable', reason: 'tool-call-not-captured' });
+    }
+    expect(byCheck['unguarded-send']!.detail).toMatch(/send_email/);
   });
 
   it('a run holding a failure whose answer cannot be read: fault-passthrough is unavailable, not none-observed', () => {

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { Span } from '../../src/ingest/span.ts';
 import type { StepRow } from '../clients/harness.ts';
 import { captureOf, evaluate, type Evidence, type FindingRow, type FrameworkSpec, type TrajectoryFileRow } from './harness.ts';
+import type { ManifestRow } from './unread-row.ts';
 
 const SPEC: FrameworkSpec = { id: 'fake', title: 'Fake', venv: 'fake', script: 'fake', instrumentation: 'OpenInference', packages: [], session: { kind: 'session' } };
 const CALLS = [
@@ -83,6 +84,16 @@ describe('evaluating one framework run', () => {
     expect(row.cells.session).toEqual({ status: 'no', detail: 'want one key "sess", got a trace id (3 steps), a trace id (1 steps)' });
   });
 
+  it("keeps a trajectory of `other` steps only (OpenLIT's create_agent span, made before the conversation) apart from the turns, and names it", () => {
+    const [t] = evidence().trajectories;
+    const setup = { ...t!, key: 'd'.repeat(32), steps: [{ id: 's9', kind: 'other', name: 'create_agent default', convention: 'genai' }] };
+    const row = evaluate(SPEC, evidence({ trajectories: [setup, t!] }));
+    expect(row.cells.session).toEqual({ status: 'yes', detail: 'key = session id; apart, of other steps only: a trace id (1 steps)' });
+    // a second trajectory that holds a turn still fails
+    const split = evaluate(SPEC, evidence({ trajectories: [{ ...t!, key: 'b'.repeat(32), steps: t!.steps.slice(0, 3) }, setup, { ...t!, steps: t!.steps.slice(3) }] }));
+    expect(split.cells.session.status).toBe('no');
+  });
+
   it('fails args that keep a wrapper around the call', () => {
     const [t] = evidence().trajectories;
     const wrapped = t!.steps.map((s) => ({ ...s, args: { raw: '', parsed: { kwargs: s.args!.parsed }, digest: '' } }));
@@ -100,5 +111,24 @@ describe('evaluating one framework run', () => {
     const both = evaluate(spec, evidence({ findings: [], raw: captureOf([]), trajectories: [{ ...llmOnly, captureGaps: gap(['get_weather', 'lookup_order']) }] }));
     expect(both.problems).toEqual([]);
     expect([both.cells.args.status, both.cells.repetition.status, both.cells.failure.status]).toEqual(['n/a', 'n/a', 'n/a']);
+  });
+
+  it('in an unread convention, asks that every tool span is an unread-convention gap and the manifest claims no tool absence', () => {
+    const spec: FrameworkSpec = { ...SPEC, unreadConvention: 'its own attributes' };
+    const [t] = evidence().trajectories;
+    const other = { ...t!, steps: t!.steps.map((s) => ({ ...s, kind: 'other', toolName: undefined, args: undefined })) };
+    const unavailable = (check: string) => ({ check, status: 'unavailable', reason: 'unread-convention' });
+    const manifest = (checks: ManifestRow['checks']): ManifestRow[] => [{ subject: { trajectory_key: 'sess', revision: 1 }, checks }];
+    const all = manifest(['tool-repetition', 'unguarded-send', 'out-of-order-gate'].map(unavailable));
+    const gap = (spanIds: string[]) => [{ reason: 'unread-convention', spanIds }];
+
+    const partial = evaluate(spec, evidence({ findings: [failure], trajectories: [{ ...other, captureGaps: gap(['s1', 's2', 's3']) }], manifests: all }));
+    expect(partial.cells.toolNames).toEqual({ status: 'no', detail: 'tool spans not in an unread-convention gap: get_weather s4' });
+    const claimed = manifest([unavailable('tool-repetition'), { check: 'unguarded-send', status: 'none-observed' }, unavailable('out-of-order-gate')]);
+    const silent = evaluate(spec, evidence({ findings: [failure], trajectories: [{ ...other, captureGaps: gap(['s1', 's2', 's3', 's4']) }], manifests: claimed }));
+    expect(silent.cells.repetition.detail).toBe('manifest of sess: unguarded-send is none-observed, want unavailable (unread-convention)');
+    const honest = evaluate(spec, evidence({ findings: [failure], trajectories: [{ ...other, captureGaps: gap(['s1', 's2', 's3', 's4']) }], manifests: all }));
+    expect(honest.problems).toEqual([]);
+    expect([honest.cells.toolNames.status, honest.cells.args.status, honest.cells.repetition.status, honest.cells.failure.status]).toEqual(['n/a', 'n/a', 'n/a', 'yes']);
   });
 });

@@ -12,6 +12,7 @@ import type { AttrValue, Span } from '../../src/ingest/span.ts';
 import type { StepRow } from '../clients/harness.ts';
 import { startServe } from '../helpers/serve.ts';
 import { type Recorded, startRecordingProxy } from './recording-proxy.ts';
+import { type ManifestRow, unreadConventionCells } from './unread-row.ts';
 import { ORDER_ERROR_MESSAGE, ORDER_ERROR_TYPE, startStandInModel, TURN_1, TURN_2, WEATHER_TEXT } from './stand-in-model.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
@@ -46,10 +47,17 @@ export interface FrameworkSpec {
    * a capture gap (`tool-call-not-captured`), so no absence is claimed over them.
    */
   noToolSpans?: string;
+  /**
+   * Set when the instrumentation writes its tool and model spans in a convention trajwatch
+   * does not read (the text says whose): then no tool step, args, repetition or failure can be
+   * read, and what is asserted instead is that every tool span of the capture is an
+   * `unread-convention` capture gap and the manifest claims no tool absence (`unread-row.ts`).
+   */
+  unreadConvention?: string;
 }
 
 /** What {@link evaluate} reads of a spec: the same for a Python scenario process and a JS scenario run in-process. */
-export type MatrixSpec = Pick<FrameworkSpec, 'id' | 'title' | 'instrumentation' | 'session' | 'noToolSpans'>;
+export type MatrixSpec = Pick<FrameworkSpec, 'id' | 'title' | 'instrumentation' | 'session' | 'noToolSpans' | 'unreadConvention'>;
 
 export const COLUMNS = ['session', 'toolNames', 'args', 'repetition', 'failure', 'falseFindings'] as const;
 export type Column = (typeof COLUMNS)[number];
@@ -144,11 +152,12 @@ export async function runFramework(spec: FrameworkSpec, python: string): Promise
 
   const trajectories = latestRevisions(await readJsonl<TrajectoryFileRow>(join(serve.dataDir, 'trajectories.jsonl')));
   const findings = await readFindings(serve.dataDir);
+  const manifests = await readManifests(serve.dataDir);
   const raw = rawSpans(proxy.recorded, proxy.bodies);
   await writeFile(join(captureDir, 'spans.json'), JSON.stringify(raw.spans, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 1));
   const logBodies = proxy.bodies.filter((_, i) => proxy.recorded[i]!.path.endsWith('/logs'));
   const row: MatrixRow = {
-    ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies }),
+    ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies, manifests }),
     versions: await pinnedVersions(spec),
     exportStatuses: statuses(proxy.recorded),
     scenarioOutput: output.trim().split('\n').slice(-4).join('\n'),
@@ -203,6 +212,18 @@ export async function readJsonl<T>(path: string): Promise<T[]> {
 export async function readFindings(dataDir: string): Promise<FindingRow[]> {
   const rows = await readJsonl<FindingRow & { record_kind?: string }>(join(dataDir, 'findings.jsonl'));
   return dedupe(rows.filter((r) => r.record_kind === undefined));
+}
+
+/** The analysis manifests serve wrote, the latest revision per trajectory key. */
+export async function readManifests(dataDir: string): Promise<ManifestRow[]> {
+  const rows = await readJsonl<ManifestRow & { record_kind?: string }>(join(dataDir, 'findings.jsonl'));
+  const byKey = new Map<string, ManifestRow>();
+  for (const r of rows) {
+    if (r.record_kind !== 'analysis-manifest') continue;
+    const had = byKey.get(r.subject.trajectory_key);
+    if (had === undefined || r.subject.revision >= had.subject.revision) byKey.set(r.subject.trajectory_key, r);
+  }
+  return [...byKey.values()];
 }
 
 export function latestRevisions<T extends TrajectoryFileRow>(rows: T[]): T[] {
@@ -266,7 +287,13 @@ export function captureOf(spans: Span[]): RawCapture {
   for (const s of spans) {
     const a = s.attributes;
     const isTool =
-      a['openinference.span.kind'] === 'TOOL' || a['gen_ai.operation.name'] === 'execute_tool' || a['traceloop.span.kind'] === 'tool' || a['ai.operationId'] === 'ai.toolCall';
+      a['openinference.span.kind'] === 'TOOL' ||
+      a['gen_ai.operation.name'] === 'execute_tool' ||
+      a['traceloop.span.kind'] === 'tool' ||
+      a['ai.operationId'] === 'ai.toolCall' ||
+      // MLflow writes every attribute as JSON text: its span type is `"TOOL"`, quotes included.
+      a['mlflow.spanType'] === '"TOOL"' ||
+      a['langfuse.observation.type'] === 'tool';
     if (!isTool) continue;
     const name = str(a['tool.name']) ?? str(a['gen_ai.tool.name']) ?? str(a['traceloop.entity.name']) ?? str(a['ai.toolCall.name']) ?? s.name;
     tools.push({ spanId: s.spanId, name, start: s.startTimeUnixNano });
@@ -293,6 +320,8 @@ export interface Evidence {
   findings: FindingRow[];
   raw: RawCapture;
   logBodies: Buffer[];
+  /** The latest analysis manifest per trajectory key (read by the unread-convention rows). */
+  manifests?: ManifestRow[];
 }
 
 /**
@@ -315,13 +344,20 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
 
   // session
   // A trace id as key differs on every run: named by what it is, so the doc stays stable.
-  const keys = ev.trajectories.map((t) => `${/^[0-9a-f]{32}$/.test(t.key) ? 'a trace id' : `"${t.key}"`} (${t.steps.length} steps)`);
+  const named = (t: TrajectoryFileRow) => `${/^[0-9a-f]{32}$/.test(t.key) ? 'a trace id' : `"${t.key}"`} (${t.steps.length} steps)`;
+  // A trajectory of `other` steps only holds no turn (OpenLIT's `create_agent` span, made when
+  // the graph is compiled, before the conversation): named apart, not counted as a key. Steps
+  // in an unread convention are `other` too, yet hold the turn: an unread-convention gap counts.
+  const turns = ev.trajectories.filter((t) => t.steps.length === 0 || t.steps.some((s) => s.kind !== 'other') || (t.captureGaps ?? []).some((g) => g.reason === 'unread-convention'));
+  const apart = ev.trajectories.filter((t) => !turns.includes(t));
+  const keys = turns.map(named);
+  const besides = apart.length === 0 ? '' : `; apart, of other steps only: ${apart.map(named).join(', ')}`;
   if (spec.session.kind === 'session') {
-    const ok = ev.trajectories.length === 1 && ev.trajectories[0]!.key === ev.sessionId;
-    cells.session = { status: ok ? 'yes' : 'no', detail: ok ? `key = session id` : `want one key "${ev.sessionId}", got ${keys.join(', ') || 'none'}` };
+    const ok = turns.length === 1 && turns[0]!.key === ev.sessionId;
+    cells.session = { status: ok ? 'yes' : 'no', detail: (ok ? `key = session id` : `want one key "${ev.sessionId}", got ${keys.join(', ') || 'none'}`) + besides };
   } else {
-    const ok = ev.trajectories.length === 1;
-    cells.session = { status: ok ? 'yes' : 'no', detail: ok ? `one key (no session id: ${spec.session.reason})` : `want one key, got ${keys.join(', ') || 'none'}` };
+    const ok = turns.length === 1;
+    cells.session = { status: ok ? 'yes' : 'no', detail: (ok ? `one key (no session id: ${spec.session.reason})` : `want one key, got ${keys.join(', ') || 'none'}`) + besides };
   }
 
   // toolNames: raw tool spans ↔ steps
@@ -386,6 +422,7 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
   for (const t of ev.trajectories) {
     if (!t.complete || t.closedBy === 'shutdown') problems.push(`capture: trajectory ${t.key} closed by ${t.closedBy}, complete=${t.complete} ${t.incompleteReasons.join(', ')}`);
   }
+  if (spec.unreadConvention !== undefined) Object.assign(cells, unreadConventionCells(spec.unreadConvention, ev));
   if (spec.noToolSpans !== undefined) {
     // No tool spans: the calls can only be seen as requests in the llm messages. What must hold
     // is that trajwatch says so (a capture gap naming each scripted tool), never claims absence.

@@ -38,9 +38,10 @@ export class Browser {
     });
   }
 
-  static async launch(): Promise<Browser> {
+  /** `args`: extra Chromium switches (e.g. `--host-resolver-rules` to point a name at loopback). */
+  static async launch(args: readonly string[] = []): Promise<Browser> {
     const dir = await mkdtemp(join(tmpdir(), 'trajwatch-chromium-'));
-    const proc = spawn(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${dir}`, '--window-size=1280,900', 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${dir}`, '--window-size=1280,900', ...args, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
     const port = await new Promise<number>((resolve, reject) => {
       let err = '';
       const timer = setTimeout(() => reject(new Error(`chromium did not open DevTools in 60 s: ${err}`)), 60_000);

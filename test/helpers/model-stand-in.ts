@@ -42,8 +42,8 @@ export function startModelStandIn(): Promise<ScriptedServer> {
 }
 
 /**
- * Issues a certificate for {@link CERTIFIED_QUESTION} the way an operator would: judges a
- * handful of agent runs through the stand-in, labels them (gold rows that agree with the
+ * Issues a certificate for {@link CERTIFIED_QUESTION} the way an operator would: judges
+ * twenty agent runs through the stand-in, labels them (gold rows that agree with the
  * stand-in: these are wiring labels, not a calibration), and runs `trajwatch calibrate`.
  * `judge` is the same judge configuration `serve` will run with, so the certificate binds
  * the same model and window policy. Returns the directory holding the certificate.
@@ -55,8 +55,11 @@ export async function calibrateWithStandIn(judge: Record<string, unknown>): Prom
   const checks = checksConfigSchema.parse({});
   const findings: Finding[] = [];
   const dp = await DecisionPoints.open(dir, cfg, { checks, onFindings: (f) => findings.push(...f) });
-  const done = new Set(['cal-1', 'cal-3']);
-  for (const key of ['cal-1', 'cal-2', 'cal-3', 'cal-4', 'cal-5']) {
+  // Twenty runs, ten claiming done: twenty agreeing labels put the lower bound of kappa's 95 %
+  // interval at 0.678, above 0.6 (five, as before, gave 0.095: no certificate).
+  const keys = [...Array(20).keys()].map((i) => `cal-${i + 1}`);
+  const done = new Set(keys.filter((_, i) => i % 2 === 0));
+  for (const key of keys) {
     const t = { ...agentRun(1, () => (done.has(key) ? `all finished, ${CLAIMS_DONE}` : 'still working')), key };
     dp.consider(t, runChecks(t, checks), []);
   }

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { calibrate, certificateFor, type GoldRow } from '../../src/judge/calibrate.ts';
 import { CertificateSchema } from '../../src/judge/certificate.ts';
 import type { LedgerRecord, ResultRecord } from '../../src/judge/ledger-record.ts';
+import { KAPPA_INTERVAL_METHOD } from '../../src/judge/kappa-interval.ts';
+import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { layerResult } from './layer-records.ts';
 
 const H = (c: string) => c.repeat(64);
 const Q0 = SEMANTIC_QUESTIONS[0]!.id;
@@ -65,16 +68,20 @@ describe('calibrate', () => {
   });
 
   it('qualifies a question with enough agreement and writes a valid certificate for it only', () => {
-    const records = ['w1', 'w2', 'w3', 'w4'].map((w, i) => result(w, i < 2 ? 'yes' : 'no'));
-    const rows = [gold('w1', 'yes'), gold('w2', 'yes'), gold('w3', 'no'), gold('w4', 'no')];
+    // 20 agreeing labels, balanced: the interval's lower bound (Wilson, 20/20) is 0.678, above 0.6.
+    const windows = [...Array(20).keys()].map((i) => `w${i}`);
+    const records = windows.map((w, i) => result(w, i < 10 ? 'yes' : 'no'));
+    const rows = windows.map((w, i) => gold(w, i < 10 ? 'yes' : 'no'));
     const report = calibrate(rows, records, 0.6);
     const q = report.questions.find((x) => x.target.questionId === Q0)!;
-    expect(q).toMatchObject({ n: 4, kappa: 1, qualifies: true });
+    expect(q).toMatchObject({ n: 20, kappa: 1, qualifies: true });
+    expect(q.kappaInterval!.lower).toBeCloseTo(0.678, 3);
     // Other questions have no gold: they do not qualify.
     expect(report.questions.filter((x) => x.qualifies)).toHaveLength(1);
     const cert = certificateFor(q, 0.6, [{ kind: 'artifact', uri: 'file:/gold.jsonl' }], '2026-01-01T00:00:00Z');
     expect(CertificateSchema.safeParse(cert).success).toBe(true);
-    expect(cert).toMatchObject({ questionId: Q0, goldN: 4, kappa: 1, servedModel: 'served-1', windowPolicyDigest: H('b') });
+    expect(cert).toMatchObject({ questionId: Q0, goldN: 20, kappa: 1, servedModel: 'served-1', windowPolicyDigest: H('b') });
+    expect(cert.kappaInterval).toEqual({ level: 0.95, method: KAPPA_INTERVAL_METHOD, lower: q.kappaInterval!.lower, upper: 1 });
     expect(cert).toMatchObject({ windowKind: 'event', requestContractDigest: H('c'), evaluatorDigest: H('e') });
   });
 
@@ -92,6 +99,26 @@ describe('calibrate', () => {
     expect(q0.map((q) => q.missingPredictions)).toEqual([1, 1]);
     expect(q0[0]!.disagreements.map((d) => d.windowId)).toEqual(['m1']);
     expect(q0[1]!.disagreements.map((d) => d.windowId)).toEqual(['t1', 't2', 't3', 't4', 'm1']);
+  });
+
+  it('issues no certificate from a tiny sample: n 5 at kappa 0.615 is refused on its lower bound, with the interval and an estimate of the labels needed', () => {
+    // gold yes 3, no 2; the judge agrees on 4 of 5: po 0.8, pe 0.48, kappa 0.615, above 0.6.
+    const labels: [string, GoldRow['label'], 'yes' | 'no'][] = [['w1', 'yes', 'yes'], ['w2', 'yes', 'yes'], ['w3', 'yes', 'no'], ['w4', 'no', 'no'], ['w5', 'no', 'no']];
+    const q = calibrate(labels.map(([w, g]) => gold(w, g)), labels.map(([w, , p]) => result(w, p)), 0.6).questions.find((x) => x.target.questionId === Q0)!;
+    expect(q.kappa).toBeCloseTo(0.615, 3);
+    expect(q.qualifies).toBe(false);
+    expect(q.kappaInterval!.lower).toBeLessThan(0);
+    expect(q.kappaInterval!.upper).toBe(1);
+    expect(q.labelsNeeded).toMatchObject({ kind: 'estimate' });
+    const total = (q.labelsNeeded as { total: number }).total;
+    expect(total).toBeGreaterThan(100);
+    expect(q.reasons.join('; ')).toMatch(new RegExp(`lower bound -?0\\.\\d{3} of the 95 % interval \\[-?0\\.\\d{3}, 1\\.000\\] is below 0\\.6.*roughly ${total - 5} more labels`));
+  });
+
+  it('says when no number of labels would do: the observed kappa itself below the minimum', () => {
+    const q = calibrate([gold('w1', 'yes'), gold('w2', 'no'), gold('w3', 'yes')], [result('w1', 'yes'), result('w2', 'yes'), result('w3', 'no')], 0.6).questions.find((x) => x.target.questionId === Q0)!;
+    expect(q.labelsNeeded).toEqual({ kind: 'unreachable' });
+    expect(q.reasons.join('; ')).toMatch(/kappa -?0\.\d{3} below 0\.6/);
   });
 
   it('issues no certificate from answers recorded before the layer, contract and evaluator were bound', () => {
@@ -119,5 +146,34 @@ describe('calibrate', () => {
     expect(empty.questions.find((x) => x.target.questionId === Q0)).toMatchObject({ n: 0, kappa: null, agreement: null, qualifies: false });
     const conflict = calibrate([gold('w1', 'yes'), gold('w1', 'no')], [result('w1', 'yes')], 0.6);
     expect(conflict.conflictingGold).toEqual([{ questionId: Q0, windowId: 'w1' }]);
+  });
+
+  it('calibrates layer and verifier questions like trace questions: the verifier is scored against the gold of the question it asks again', () => {
+    const windows = [...Array(20).keys()].map((i) => `l${i}`);
+    const truth = (i: number): 'yes' | 'no' => (i % 2 === 0 ? 'yes' : 'no');
+    const V1 = verifierQuestion(L1_OUTCOME).id;
+    const records = windows.flatMap((w, i) => [layerResult(w, L1_OUTCOME.point, [[L1_OUTCOME.id, truth(i)]]), layerResult(w, `verify-${L1_OUTCOME.point}`, [[V1, truth(i)]])]);
+    // One label per window, on the layer's question: the verifier asks the same question of the same window.
+    const rows = windows.map((w, i) => ({ questionId: L1_OUTCOME.id, windowId: w, label: truth(i), source: 'reviewer-a' }));
+    const report = calibrate(rows, records, 0.6);
+    const layer = report.questions.find((q) => q.target.questionId === L1_OUTCOME.id)!;
+    const verifier = report.questions.find((q) => q.target.questionId === V1)!;
+    expect(layer).toMatchObject({ n: 20, kappa: 1, qualifies: true, recordOnly: false });
+    expect(verifier).toMatchObject({ n: 20, kappa: 1, qualifies: true, recordOnly: false });
+    expect(verifier.target.requestContractDigest).toBe(H('d'));
+    expect(report.unknownQuestionRows).toBe(0);
+  });
+
+  it("never certifies the record-only L4 gap-kind companion, however well it agrees; it is still reported", () => {
+    const windows = [...Array(20).keys()].map((i) => `c${i}`);
+    const truth = (i: number): 'yes' | 'no' => (i % 2 === 0 ? 'yes' : 'no');
+    const records = windows.map((w, i) => layerResult(w, L4_CONTEXT.point, [[L4_CONTEXT.id, truth(i)], [L4_GAP_KIND.id, truth(i)]]));
+    const rows = windows.flatMap((w, i) => [L4_CONTEXT.id, L4_GAP_KIND.id].map((questionId) => ({ questionId, windowId: w, label: truth(i), source: 'reviewer-a' })));
+    const report = calibrate(rows, records, 0.6);
+    expect(report.questions.find((q) => q.target.questionId === L4_CONTEXT.id)).toMatchObject({ n: 20, kappa: 1, qualifies: true });
+    const gap = report.questions.find((q) => q.target.questionId === L4_GAP_KIND.id)!;
+    expect(gap).toMatchObject({ n: 20, kappa: 1, qualifies: false, recordOnly: true });
+    expect(gap.reasons).toEqual(['record-only question (a companion classification that never routes): never certified']);
+    expect(() => certificateFor(gap, 0.6, [{ kind: 'artifact', uri: 'file:/gold.jsonl' }], '2026-01-01T00:00:00Z')).toThrow(/record-only/);
   });
 });

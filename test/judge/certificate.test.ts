@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { CERTIFICATE_FORMAT, loadCertificates, OUTDATED_CERTIFICATE_FORMAT, type CertificationContext } from '../../src/judge/certificate.ts';
-import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { L4_GAP_KIND } from '../../src/judge/layers/layer-questions.ts';
+import { questionDigest, SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { validCertificate } from './certificate-fixture.ts';
 
 const Q = SEMANTIC_QUESTIONS[0]!;
@@ -56,7 +57,7 @@ describe('certificates', () => {
   });
 
   it('loads a certificate of the first format (no layer, contract or evaluator binding) but never lets it qualify', async () => {
-    const { windowKind: _k, requestContractDigest: _r, evaluatorDigest: _e, ...old } = validCertificate() as Record<string, unknown>;
+    const { windowKind: _k, requestContractDigest: _r, evaluatorDigest: _e, kappaInterval: _i, ...old } = validCertificate() as Record<string, unknown>;
     const store = await loadCertificates(await dirWith({ 'old.json': { ...old, format: OUTDATED_CERTIFICATE_FORMAT } }));
     expect(store.size).toBe(1);
     expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-format-outdated' });
@@ -73,8 +74,34 @@ describe('certificates', () => {
   });
 
   it('keeps a well-formed certificate below the bar installed but not qualifying (gold n 0, low kappa)', async () => {
-    const store = await loadCertificates(await dirWith({ 'a.json': validCertificate({ goldN: 0 }), 'b.json': validCertificate({ kappa: 0.3 }) }));
+    const low = { ...validCertificate().kappaInterval, lower: 0.1, upper: 0.5 };
+    const store = await loadCertificates(await dirWith({ 'a.json': validCertificate({ goldN: 0 }), 'b.json': validCertificate({ kappa: 0.3, kappaInterval: low }) }));
     expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-below-minimum' });
+  });
+
+  it('qualifies on the lower bound of the 95 % interval, not on kappa: kappa 0.72 with a lower bound of 0.41 (a small sample) does not', async () => {
+    const small = validCertificate({ goldN: 12, kappa: 0.72, kappaInterval: { ...validCertificate().kappaInterval, lower: 0.41, upper: 1 } });
+    const store = await loadCertificates(await dirWith({ 'small.json': small }));
+    expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-below-minimum' });
+    expect(store.certify({ ...ctx, minKappa: 0.4 })).toEqual({ valid: true, certificateId: 'small' });
+    // An interval that does not hold its kappa is malformed: start-up is refused, naming it.
+    const err = await loadCertificates(await dirWith({ 'odd.json': validCertificate({ kappa: 0.3 }) })).catch((e: unknown) => e);
+    expect((err as ConfigError).issues.join()).toMatch(/odd\.json: kappaInterval/);
+  });
+
+  it('loads a certificate of the second format (issued on kappa alone, without an interval) but never lets it qualify', async () => {
+    const { kappaInterval: _i, ...second } = validCertificate() as Record<string, unknown>;
+    const store = await loadCertificates(await dirWith({ 'second.json': { ...second, format: 'trajwatch.certificate/2' } }));
+    expect(store.size).toBe(1);
+    expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-format-outdated' });
+    expect(store.qualifies(ctx)).toBe(false);
+  });
+
+  it('refuses a certificate for the record-only L4 gap kind at start-up: that question never routes, so nothing can certify it', async () => {
+    const gap = validCertificate({ questionId: L4_GAP_KIND.id, questionVersion: L4_GAP_KIND.version, questionDigest: questionDigest(L4_GAP_KIND) });
+    const err = await loadCertificates(await dirWith({ 'gap.json': gap })).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).issues.join()).toMatch(/gap\.json: questionId/);
   });
 
   it('refuses malformed certificates at start-up, naming each file and problem', async () => {

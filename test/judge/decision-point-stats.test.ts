@@ -8,7 +8,7 @@ import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints, type JudgeCall } from '../../src/judge/decision-points.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { agentRun } from '../windows/builders.ts';
-import { installBoundCertificates } from './certificate-fixture.ts';
+import { installBoundCertificates, validCertificate } from './certificate-fixture.ts';
 import { answers, completion, startScriptedServer, type ScriptedServer } from './scripted-chat-server.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint, which cannot run here.
@@ -67,7 +67,7 @@ describe('decision point stats for metrics', () => {
   });
 
   it('does not count a certificate below the minimum kappa as certified', async () => {
-    const { stats } = await judgeRuns({}, 0, { kappa: 0.4 });
+    const { stats } = await judgeRuns({}, 0, { kappa: 0.4, kappaInterval: { ...validCertificate().kappaInterval, lower: 0.2, upper: 0.6 } });
     expect(Object.values(stats.certified).every((ok) => !ok)).toBe(true);
   });
 });

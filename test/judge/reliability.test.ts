@@ -11,7 +11,9 @@ import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { readLedger } from '../../src/judge/ledger.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { KAPPA_CAVEAT, reliability } from '../../src/judge/reliability.ts';
+import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
 import { agentRun } from '../windows/builders.ts';
+import { layerResult } from './layer-records.ts';
 import { CHROMIUM } from '../helpers/cdp.ts';
 import { answers, completion, startScriptedServer, type ScriptedServer } from './scripted-chat-server.ts';
 import { CHECKS } from './judge-harness.ts';
@@ -128,4 +130,36 @@ describe('reliability(): outcome labels joined to decisions', () => {
       expect(bytes.length).toBeGreaterThan(20_000);
     }
   }, 120_000);
+});
+
+describe('reliability() of layer and verifier questions', () => {
+  it('reads their gold as it reads a trace question\'s: layer, verifier (against the gold of the question it asks again) and the record-only gap kind, marked so', () => {
+    const V1 = verifierQuestion(L1_OUTCOME).id;
+    const ws = [...Array(10).keys()].map((i) => `l${i}`);
+    const truth = (i: number): 'yes' | 'no' => (i < 5 ? 'yes' : 'no');
+    // The judge is right on 8 of 10 (wrong on l0 and l9), the verifier on all 10, the gap kind on 9.
+    const said = (i: number): 'yes' | 'no' => (i === 0 ? 'no' : i === 9 ? 'yes' : truth(i));
+    const records = ws.flatMap((w, i) => [
+      layerResult(w, L1_OUTCOME.point, [[L1_OUTCOME.id, said(i)]], 0.9),
+      layerResult(w, `verify-${L1_OUTCOME.point}`, [[V1, truth(i)]], 0.8),
+      layerResult(`c${i}`, L4_CONTEXT.point, [[L4_CONTEXT.id, truth(i)], [L4_GAP_KIND.id, i === 3 ? 'no' : truth(i)]], 0.7),
+    ]);
+    const gold: GoldRow[] = ws.flatMap((w, i) => [
+      { questionId: L1_OUTCOME.id, windowId: w, label: truth(i), source: 'reviewer-a' },
+      { questionId: L4_CONTEXT.id, windowId: `c${i}`, label: truth(i), source: 'reviewer-a' },
+      { questionId: L4_GAP_KIND.id, windowId: `c${i}`, label: truth(i), source: 'reviewer-a' },
+    ]);
+    const r = reliability(records, gold);
+    const of = (id: string) => r.questions.find((q) => q.target.questionId === id)!;
+    expect(of(L1_OUTCOME.id)).toMatchObject({ decisions: 10, labeled: 10, accuracy: 0.8, recordOnly: false });
+    expect(of(L1_OUTCOME.id).curve).toEqual([{ lo: expect.closeTo(0.9, 12), hi: 1, n: 10, meanProbability: expect.closeTo(0.9, 12), accuracy: 0.8 }]);
+    expect(of(V1)).toMatchObject({ decisions: 10, labeled: 10, accuracy: 1, recordOnly: false });
+    expect(of(L4_CONTEXT.id)).toMatchObject({ labeled: 10, accuracy: 1 });
+    expect(of(L4_GAP_KIND.id)).toMatchObject({ labeled: 10, accuracy: 0.9, recordOnly: true });
+    expect(r.labeledDecisions).toBe(20);
+    // Catalog order: trace questions, then the layers', then the verifiers'.
+    const order = r.questions.map((q) => q.target.questionId);
+    expect(order.indexOf(L1_OUTCOME.id)).toBeLessThan(order.indexOf(L4_GAP_KIND.id));
+    expect(order.indexOf(L4_GAP_KIND.id)).toBeLessThan(order.indexOf(V1));
+  });
 });

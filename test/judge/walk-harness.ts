@@ -92,3 +92,12 @@ export function failedToolRun(key = 'failed-tool-run'): Trajectory {
 export const valuesOf = (f: Finding) => (f.observation as unknown as { values: Record<string, unknown> }).values;
 export const summaryOf = (fs: readonly Finding[], key: string) => fs.find((f) => f.area === 'walk.summary' && f.subject.trajectory_key === key);
 export const layerFindings = (fs: readonly Finding[], key: string) => fs.filter((f) => f.analyst_id === 'layered-walk' && f.area.startsWith('layer.') && f.subject.trajectory_key === key);
+
+/**
+ * The clean run with a capture gap: its lookup's tool name was not captured (OpenInference JS
+ * `traceTool`). Nothing fires, L1 can pass, and the gap silences the checks that read tool names.
+ */
+export function gapRun(key = 'gap-run'): Trajectory {
+  const t = cleanRun(key);
+  return { ...t, steps: t.steps.map((s) => (s.kind === 'tool' ? { ...s, toolName: undefined } : s)) };
+}

@@ -1,12 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { captureGaps } from '../../src/assemble/capture-gaps.ts';
+import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { checksConfigSchema } from '../../src/checks/config.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';
 import { toolRoles } from '../../src/checks/tool-roles.ts';
 import type { LayerVerdict } from '../../src/findings/schema.ts';
 import type { Recommendation } from '../../src/judge/decision-policy.ts';
 import { layerConflicts } from '../../src/judge/layers/conflicts.ts';
-import { layerSites } from '../../src/judge/layers/layer-sites.ts';
+import { layerSites, PATTERN_LAYER } from '../../src/judge/layers/layer-sites.ts';
 import { criteriaAfterL1, stopAfterL1 } from '../../src/judge/layers/stopping-rules.ts';
 import { verifiedRecommendation, type VerifierReading } from '../../src/judge/layers/verifier.ts';
 import type { ResultRecord } from '../../src/judge/ledger-record.ts';
@@ -15,10 +17,10 @@ import { extractWindows } from '../../src/windows/extract.ts';
 import { WindowPolicySchema, windowPolicyDigest } from '../../src/windows/policy.ts';
 import { at, NO_CHECKS, toolArgs, traj } from '../windows/builders.ts';
 import { deployRun } from './judge-harness.ts';
-import { cleanRun, failedToolRun } from './walk-harness.ts';
+import { cleanRun, failedToolRun, gapRun } from './walk-harness.ts';
 
 const CHECKS = checksConfigSchema.parse({});
-const criteriaOf = (t = cleanRun()) => criteriaAfterL1(t, runChecks(t, CHECKS), toolRoles(t, CHECKS));
+const criteriaOf = (t = cleanRun()) => criteriaAfterL1(t, runChecks(t, CHECKS), toolRoles(t, CHECKS), CHECKS);
 const pass = { verdict: 'pass', reason: 'answer:no' } as const;
 
 describe('the stopping rule after L1', () => {
@@ -62,6 +64,62 @@ describe('the stopping rule after L1', () => {
 
   it('never stops with stopEarly off (every layer asked)', () => {
     expect(stopAfterL1(pass, criteriaOf(), false)).toEqual({ stop: false, reason: 'stop-early-off' });
+  });
+});
+
+/** One complete capture per capture gap kind the assembler produces today, nothing else wrong with it. */
+const GAP_RUNS: Record<string, () => Trajectory> = {
+  'tool-name-not-captured': () => gapRun(),
+  'tool-call-not-captured': () => {
+    const t = cleanRun('requested-run');
+    return { ...t, steps: t.steps.map((s) => (s.id === '0000000000000002' ? { ...s, requestedToolCalls: [{ name: 'lookup_population', id: 'call_9' }] } : s)) };
+  },
+  'tool-args-not-captured': () => {
+    const t = cleanRun('no-args-run');
+    return { ...t, steps: t.steps.map((s) => (s.kind === 'tool' ? { ...s, args: undefined } : s)) };
+  },
+  'tool-result-not-captured': () => {
+    const t = cleanRun('no-result-run');
+    return { ...t, steps: t.steps.map((s) => (s.kind === 'tool' ? { ...s, result: undefined } : s)) };
+  },
+};
+
+describe('the stopping rule over a capture gap', () => {
+  it('descends on an L1 pass when a gap silenced checks: one criterion per silenced check, naming the layer that settles it', () => {
+    const t = gapRun();
+    const checks = runChecks(t, CHECKS);
+    // The scenario of the issue: the gap leaves checks unavailable, nothing fired.
+    expect(checks.l0).toEqual([]);
+    expect(checks.silenced.length).toBeGreaterThanOrEqual(3);
+    const criteria = criteriaOf(t);
+    for (const s of checks.silenced) {
+      expect(criteria).toContainEqual({ id: `silenced:${s.pattern}`, answerable: false, reason: `silenced-check:${s.pattern}:${s.reason}`, needs: PATTERN_LAYER[s.pattern] });
+    }
+    // tool-repetition is unavailable too: a check that cannot claim absence is not answered.
+    expect(criteria).toContainEqual({ id: 'unavailable:tool-repetition', answerable: false, reason: 'unavailable-check:tool-repetition:tool-name-not-captured', needs: 'L3' });
+    const stop = stopAfterL1(pass, criteria);
+    expect(stop.stop).toBe(false);
+    expect(stop.reason).toMatch(/^unanswerable:.*silenced-check:malformed-structure:tool-name-not-captured/);
+  });
+
+  it('every capture gap is a criterion of its own, with the layer that could read it, and the walk never stops over one', () => {
+    for (const [reason, build] of Object.entries(GAP_RUNS)) {
+      const t = build();
+      expect(captureGaps(t.steps).map((g) => g.reason), reason).toEqual([reason]);
+      const gap = captureGaps(t.steps)[0]!;
+      const criteria = criteriaOf(t);
+      expect(criteria, reason).toContainEqual({ id: `capture-gap:${reason}`, answerable: false, reason: `capture-gap:${reason}@${gap.spanIds.join(',')}`, needs: 'L3' });
+      expect(stopAfterL1(pass, criteria), reason).toMatchObject({ stop: false });
+    }
+  });
+
+  it('a gap at a send — a requested send never captured, a send without arguments — needs L4, the layer that reads sends', () => {
+    const requested = cleanRun('requested-send');
+    requested.steps = requested.steps.map((s) => (s.id === '0000000000000004' ? { ...s, requestedToolCalls: [{ name: 'send_email', id: 'call_1' }] } : s));
+    expect(criteriaOf(requested)).toContainEqual({ id: 'capture-gap:tool-call-not-captured', answerable: false, reason: 'capture-gap:tool-call-not-captured@0000000000000004', needs: 'L4' });
+    const t = deployRun('send-no-args');
+    t.steps = t.steps.map((s) => (s.toolName === 'send_email' ? { ...s, args: undefined } : s));
+    expect(criteriaOf(t)).toContainEqual({ id: 'capture-gap:tool-args-not-captured', answerable: false, reason: 'capture-gap:tool-args-not-captured@0000000000000004', needs: 'L4' });
   });
 });
 

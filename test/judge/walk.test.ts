@@ -16,7 +16,7 @@ import { readLedger } from '../../src/judge/ledger.ts';
 import { installBoundCertificates } from './certificate-fixture.ts';
 import { deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';
 import { completion, type ScriptedServer } from './scripted-chat-server.ts';
-import { cleanRun, failedToolRun, installLayerCertificate, layerFindings, requestOf, summaryOf, valuesOf, walkScript } from './walk-harness.ts';
+import { cleanRun, failedToolRun, gapRun, installLayerCertificate, layerFindings, requestOf, summaryOf, valuesOf, walkScript } from './walk-harness.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint (no LLM can run
 // here); windows, HTTP client, ledger files, certificates and findings are the real thing.
@@ -71,6 +71,18 @@ describe('the layered walk', () => {
     expect(s.layer_verdicts![1]!.windows).toEqual([expect.objectContaining({ kind: 'turn', fate: 'judged', answer: 'no' })]);
     expect(s.emissions!.missing).toEqual([]);
     expect(dp.walkStats()).toMatchObject({ walks: 1, earlyExits: 1, calls: { L1: 1 } });
+  });
+
+  it('does not stop over a capture gap: the silenced checks are unanswerable criteria, so L2 and L3 are asked', async () => {
+    const h = await walking();
+    const { findings } = await judgeAll(h.dataDir, h.cfg, [gapRun()]);
+    const asked = layerRequests(h).map((r) => r.questionIds[0]);
+    expect(asked).toEqual(expect.arrayContaining([L1_OUTCOME.id, 'layer.l2-trajectory', L3_TOOL_OUTPUTS.id]));
+    const s = summaryOf(findings, 'gap-run')!;
+    expect(s.early_exit).toBeNull();
+    expect(s.layers_engaged).toEqual(['L0', 'L1', 'L2', 'L3', 'L4']);
+    expect(s.layer_verdicts!.some((v) => v.reason === 'l1-passed-all-answerable')).toBe(false);
+    expect(valuesOf(s).stop).toEqual({ stop: false, reason: expect.stringContaining('capture-gap:tool-name-not-captured@0000000000000003') });
   });
 
   it('descends when L1 fails: every layer is asked in order, the ones with nothing to read are not-applicable', async () => {
@@ -255,7 +267,7 @@ describe('the layered walk', () => {
     expect(h.server.requests.length).toBe(before);
     const ids = (fs: Finding[]) => fs.filter((f) => f.analyst_id === 'layered-walk').map((f) => f.finding_id).sort();
     expect(ids(again.findings)).toEqual(ids(first.findings));
-    expect(valuesOf(summaryOf(again.findings, 'failed-tool-run')!).cost).toEqual({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 });
+    expect(valuesOf(summaryOf(again.findings, 'failed-tool-run')!).cost).toEqual({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, unknown_usage_attempts: 0 });
     expect(layerFindings(again.findings, 'failed-tool-run').every((f) => f.replay?.new_physical_calls === 0)).toBe(true);
   });
 

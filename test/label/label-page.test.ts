@@ -13,7 +13,9 @@ import { judgeWindows, serveLabels } from './label-fixture.ts';
 
 const Q0 = SEMANTIC_QUESTIONS[0]!.id;
 const Q1 = SEMANTIC_QUESTIONS[1]!.id;
-const KEYS: [string, boolean][] = [['run-a', true], ['run-b', false], ['run-c', true], ['run-d', false], ['run-e', true], ['run-f', false]];
+// Sixteen windows, half claiming done: sixteen agreeing labels put the lower bound of kappa's
+// 95 % interval at 0.613 (Wilson, 16 of 16), the fewest that clear 0.6 (six would give 0.22).
+const KEYS: [string, boolean][] = [...Array(16).keys()].map((i) => [`run-${String.fromCharCode(97 + i)}`, i % 2 === 0]);
 const haveChromium = existsSync(CHROMIUM);
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {
@@ -84,7 +86,7 @@ describe.skipIf(!haveChromium)('the labeling page in real headless Chromium', ()
       // The review, reached by keyboard, shows the same kappa calibrate computes.
       await b.press('r');
       const review = await b.waitFor<string>(`document.querySelector('.review-question[data-question="${Q0}"]')?.textContent`);
-      expect(review).toContain(agree ? 'kappa = 1.000' : 'kappa = -1.000');
+      expect(review).toContain(agree ? 'kappa = 1.000 (95 % interval 0.613 to 1.000)' : 'kappa = -1.000');
       expect(review).toContain(agree ? 'No disagreements.' : 'does not qualify');
 
       const certDir = join(j.dataDir, 'judge', 'certificates');
@@ -95,7 +97,7 @@ describe.skipIf(!haveChromium)('the labeling page in real headless Chromium', ()
       const q1 = report.questions.find((q) => q.target.questionId === Q1)!;
       expect(q1).toMatchObject({ n: 0, excludedGold: 1, qualifies: false });
       if (agree) {
-        expect(q0).toMatchObject({ n: KEYS.length, kappa: 1, qualifies: true });
+        expect(q0).toMatchObject({ n: KEYS.length, kappa: 1, kappaInterval: { lower: expect.closeTo(0.613, 3) }, qualifies: true });
         const files = await readdir(certDir);
         expect(files).toHaveLength(1);
         expect(CertificateSchema.parse(JSON.parse(await readFile(join(certDir, files[0]!), 'utf8')))).toMatchObject({ questionId: Q0, goldN: KEYS.length, kappa: 1 });

@@ -7,6 +7,7 @@ import { windowStateDigest } from '../../src/judge/label-windows.ts';
 import { readLedger } from '../../src/judge/ledger.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { judgeWindows, serveLabels, type Judged } from './label-fixture.ts';
+import { rawRequest } from './raw-request.ts';
 
 const Q0 = SEMANTIC_QUESTIONS[0]!.id;
 const cleanups: (() => Promise<void>)[] = [];
@@ -23,8 +24,9 @@ async function setup(o: Parameters<typeof serveLabels>[1] = {}) {
   return { j, s, ids };
 }
 
+/** A write as the page sends it: with its own origin (a browser sends Origin on every POST). */
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(new URL('/api/labels', url), { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  fetch(new URL('/api/labels', url), { method: 'POST', headers: { 'content-type': 'application/json', origin: new URL(url).origin, ...headers }, body: JSON.stringify(body) });
 // Replies are read as loose JSON: the assertions say what they must hold.
 type Loose = any;
 const body = async (r: Response | Promise<Response>): Promise<Loose> => (await r).json();
@@ -115,6 +117,33 @@ describe('the label server', () => {
     const r = await post(s.url, { windowId: ids[0], questionId: Q0, label: 'no', support: null, labeler: 'ann' });
     expect(r.status).toBe(409);
     expect(await gold(j)).toEqual(kept);
+  });
+
+  it('answers only to its own host names and takes a write only with its own Origin: another Host (DNS rebinding) or a missing or cross-origin Origin is refused, and nothing is written', async () => {
+    const { j, s, ids } = await setup();
+    const port = new URL(s.url).port;
+    const own = `127.0.0.1:${port}`;
+    const evil = `evil.example:${port}`;
+    const label = JSON.stringify({ windowId: ids[0], questionId: Q0, label: 'yes', support: null, labeler: 'mallory' });
+    for (const path of ['/', '/app.js', '/api/config', '/api/windows?labeler=x', `/api/windows/${ids[0]}?labeler=x`, '/api/review']) {
+      const r = await rawRequest(s.url, 'GET', path, { host: evil });
+      expect([path, r.status, r.json.error]).toEqual([path, 403, 'host-not-allowed']);
+      expect(r.json.message).toContain('evil.example');
+    }
+    const rebound = await rawRequest(s.url, 'POST', '/api/labels', { host: evil, origin: `http://${evil}`, 'content-type': 'application/json' }, label);
+    expect([rebound.status, rebound.json.error]).toEqual([403, 'host-not-allowed']);
+    expect((await rawRequest(s.url, 'GET', '/api/windows', {})).status).toBe(200); // Node sends its own Host
+    for (const origin of [undefined, '', 'http://evil.example', 'null', `https://attacker.test:${port}`, `http://127.0.0.1:${Number(port) + 1}`, `http://${own}/path`]) {
+      const r = await rawRequest(s.url, 'POST', '/api/labels', { host: own, 'content-type': 'application/json', ...(origin === undefined ? {} : { origin }) }, label);
+      expect([origin, r.status, r.json.error]).toEqual([origin, 403, origin === undefined || origin === '' ? 'origin-required' : 'origin-not-allowed']);
+      expect(r.json.message.length).toBeGreaterThan(20);
+    }
+    expect(await gold(j)).toEqual([]);
+    // Its own names still work: reads under each loopback name, a write from its own origin.
+    for (const host of [own, `localhost:${port}`, `LOCALHOST:${port}`]) expect((await rawRequest(s.url, 'GET', '/api/windows?labeler=x', { host })).status).toBe(200);
+    const ok = await rawRequest(s.url, 'POST', '/api/labels', { host: `localhost:${port}`, origin: `http://localhost:${port}`, 'content-type': 'application/json' }, label);
+    expect(ok.status).toBe(201);
+    expect(await gold(j)).toHaveLength(1);
   });
 
   it('asks for the same token as the receivers when one is configured; the page itself holds no data and loads nothing from another host', async () => {

@@ -43,6 +43,69 @@ const OPTIONAL_FACTS = [
 const weatherSchema = { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] };
 
 const CASES: Record<string, ContractCase[]> = {
+  langfuse: [
+    {
+      title: '@observe(as_type="tool") with a recorded keyword call, its output and the propagated session',
+      span: makeSpan({
+        name: 'get_weather',
+        attributes: {
+          'langfuse.observation.type': 'tool',
+          'langfuse.observation.input': '{"args": [], "kwargs": {"city": "Paris"}}',
+          'langfuse.observation.output': 'Sunny',
+          'session.id': 'conv-7',
+        },
+      }),
+      expected: {
+        kind: 'tool',
+        toolName: 'get_weather',
+        args: { raw: '{"args": [], "kwargs": {"city": "Paris"}}', parsed: { city: 'Paris' }, recorded: 'kwargs', digest: jsonDigest({ city: 'Paris' }) },
+        result: 'Sunny',
+        sessionId: 'conv-7',
+      },
+      absent: ['toolCallId', 'error', 'model', 'input', 'agentName'],
+    },
+    {
+      title: 'a tool that raised: level ERROR with the OTel status the SDK sets, no output',
+      span: makeSpan({
+        name: 'lookup_order',
+        status: { code: 2, message: 'order service timed out after 30s' },
+        attributes: {
+          'langfuse.observation.type': 'tool',
+          'langfuse.observation.input': '{"args": [], "kwargs": {"order_id": "42"}}',
+          'langfuse.observation.level': 'ERROR',
+          'langfuse.observation.status_message': 'order service timed out after 30s',
+        },
+      }),
+      expected: { kind: 'tool', toolName: 'lookup_order', error: { source: 'status', message: 'order service timed out after 30s' }, statusCode: 2 },
+      absent: ['result', 'toolCallId', 'sessionId'],
+    },
+    {
+      title: 'a generation with its model, input messages and output',
+      span: makeSpan({
+        name: 'OpenAI-generation',
+        attributes: {
+          'langfuse.observation.type': 'generation',
+          'langfuse.observation.model.name': 'gpt-4o-mini',
+          'langfuse.observation.input': '[{"role": "user", "content": "weather?"}]',
+          'langfuse.observation.output': '{"role": "assistant", "content": "sunny"}',
+        },
+      }),
+      expected: { kind: 'llm', model: 'gpt-4o-mini', input: '[{"role": "user", "content": "weather?"}]', result: '{"role": "assistant", "content": "sunny"}' },
+      absent: ['toolName', 'args', 'agentName', 'requestedToolCalls'],
+    },
+    {
+      title: 'an agent observation named by its span, and a plain span that is other',
+      span: makeSpan({ name: 'weather_turn', attributes: { 'langfuse.observation.type': 'agent', 'langfuse.observation.input': '{"args": ["Paris?"], "kwargs": {}}' } }),
+      expected: { kind: 'agent', agentName: 'weather_turn', input: '{"args": ["Paris?"], "kwargs": {}}' },
+      absent: ['toolName', 'args', 'result', 'model'],
+    },
+    {
+      title: 'a span-type observation is other',
+      span: makeSpan({ name: 'prepare', attributes: { 'langfuse.observation.type': 'span' } }),
+      expected: { kind: 'other' },
+      absent: ['toolName', 'args', 'result', 'input', 'agentName'],
+    },
+  ],
   genai: [
     {
       title: 'execute_tool with JSON-string args, result, call id, conversation and agent',

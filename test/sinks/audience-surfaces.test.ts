@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config-schema.ts';
+import { AudienceRefusals, refusalLines } from '../../src/sinks/audience-refusals.ts';
 import { AudienceSink, withAudience } from '../../src/sinks/audience-sink.ts';
+import { JsonlLog } from '../../src/sinks/jsonl-log.ts';
 import type { Finding } from '../../src/findings/schema.ts';
 import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
 import { KafkaFindingSink } from '../../src/sinks/kafka/kafka-finding-sink.ts';
@@ -43,25 +45,41 @@ describe('audience on the local logs: sinks.localLog.audience', () => {
     alarms.forEach((r, i) => expectInternalView(r, records()[i]!));
   });
 
-  it('a record whose external view cannot be trusted is refused, counted and logged, never written; the sink then refuses new input', async () => {
+  it('a record whose external view cannot be trusted is kept whole in the quarantine log, counted and named, never written to the external log, and stalls nothing', async () => {
     const dir = await tempDir();
     const logged: Record<string, unknown>[] = [];
-    const sink = new AudienceSink(await LocalLogSink.open(dir, 1 << 20), { findings: 'external', alarms: 'internal' }, (message, context) => logged.push({ message, ...context }));
+    const quarantine = await JsonlLog.open(join(dir, 'audience-refused.jsonl'));
+    const refusals = new AudienceRefusals(quarantine, (message, context) => logged.push({ message, ...context }));
+    const sink = new AudienceSink(await LocalLogSink.open(dir, 1 << 20), { findings: 'external', alarms: 'internal' }, refusals);
     const bad = judgedFinding();
     (bad.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://judge.internal';
     const good = l0Findings()[0]!;
     expect(sink.backpressure()).toBeUndefined();
     sink.write([bad, good] as Finding[], 'findings');
-    expect(sink.refused).toBe(1);
-    expect(sink.backpressure()).toBe('audience-strip-failed');
-    expect(logged).toEqual([expect.objectContaining({ id: bad.finding_id, reason: expect.stringMatching(/judge_endpoint/) })]);
+    sink.write([bad] as Finding[], 'findings');
+    expect(sink.refused).toBe(2);
+    // Not backpressure: ingestion carries on, the rest of the stream is written.
+    expect(sink.backpressure()).toBeUndefined();
+    expect(refusals.count).toBe(2);
+    expect(refusals.counts()).toEqual([{ sink: 'local-log', kind: 'trace-questions/trace-question', count: 2 }]);
+    // The first refusal of the sink is logged, the second counted.
+    expect(logged).toEqual([expect.objectContaining({ id: bad.finding_id, reason: expect.stringMatching(/judge_endpoint/), quarantine: quarantine.path })]);
+    expect(refusalLines(refusals)[0]).toMatch(/^2 record\(s\) refused by an external view \(audience-strip-failed\)/);
+    expect(refusalLines(refusals)[1]).toContain(`finding ${bad.finding_id} (trace-questions/trace-question)`);
     // The internal stream is the record itself: no strip, nothing refused.
     sink.write([bad], 'alarms');
     await sink.close();
+    await refusals.close();
     const text = await readFile(join(dir, 'findings.jsonl'), 'utf8');
     expect(text).not.toContain('judge.internal');
     expect(text.trim().split('\n').map((l) => (JSON.parse(l) as Finding).finding_id)).toEqual([good.finding_id]);
     expect(await readFile(join(dir, 'alarms.jsonl'), 'utf8')).toContain('judge.internal');
+    const kept = (await readFile(quarantine.path, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { refusal: string; sink: string; stream: string; id: string; record: Finding });
+    expect(kept.map((k) => [k.refusal, k.sink, k.stream, k.id])).toEqual([
+      ['audience-strip-failed', 'local-log', 'findings', bad.finding_id],
+      ['audience-strip-failed', 'local-log', 'findings', bad.finding_id],
+    ]);
+    expect(kept[0]!.record).toEqual(bad);
   });
 
   it('is strict configuration: an unknown stream or view is an error', () => {

@@ -1,3 +1,4 @@
+import { AudienceRefusals } from '../../src/sinks/audience-refusals.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -102,16 +103,18 @@ describe('OtlpEvaluationSink: off by default, bounded, durable, failures in metr
     await second.close();
   }, 30_000);
 
-  it('an external event that cannot be stripped is refused and counted, never exported; the sink then refuses new input', async () => {
+  it('an external event that cannot be stripped is refused, counted and handed to the quarantine, never exported; the sink keeps taking input', async () => {
     const r = await receiver();
     const registry = new Registry();
-    const sink = await OtlpEvaluationSink.open(parseOtlpEvaluationConfig({ endpoint: r.url, audience: 'external' }), { outboxDir: await tempDir(), metrics: registry });
+    const refusals = new AudienceRefusals();
+    const sink = await OtlpEvaluationSink.open(parseOtlpEvaluationConfig({ endpoint: r.url, audience: 'external' }), { outboxDir: await tempDir(), metrics: registry, refusals });
     const bad = judgedFinding();
     (bad.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://judge.internal';
     const good = l0Findings()[0]!;
     sink.write([bad, good], 'findings');
     await sink.flushed();
-    expect(sink.backpressure()).toBe('audience-strip-failed');
+    expect(sink.backpressure()).toBeUndefined();
+    expect(refusals.listed()).toEqual([expect.objectContaining({ sink: 'otlp-evaluations', stream: 'findings', id: bad.finding_id, reason: expect.stringMatching(/judge_endpoint/) })]);
     expect((await registry.metrics())).toMatch(/^trajwatch_otlp_evaluations_refused_total\{reason="audience"\} 1$/m);
     expect(r.records.map((x) => x.attributes['trajwatch.finding_id'])).toEqual([good.finding_id]);
     await sink.close();

@@ -57,7 +57,7 @@ describe('serve with OTLP evaluation events and an external local log', () => {
       otlpEvaluations: { endpoint: receiver.url, audience: 'external' },
       sinks: { localLog: { audience: { findings: 'external' } } },
     });
-    expect(t.running.layers[0]!.map((c) => c.name)).toEqual(['local-log', 'otlp-evaluations']);
+    expect(t.running.layers[0]!.map((c) => c.name)).toEqual(['local-log', 'otlp-evaluations', 'audience-quarantine']);
     expect(await t.registry.metrics()).toMatch(/^trajwatch_otlp_evaluations_backlog_records 0$/m);
     await t.running.start();
     const traceId = '7b000000000000000000000000000001';

@@ -105,13 +105,21 @@ describe('window extraction', () => {
     });
   });
 
-  it('states capture limitations: incomplete trajectory, content not captured', () => {
+  it('states capture limitations: incomplete trajectory, content not captured, the capture gaps of its steps', () => {
     const t = traj([at(1, { kind: 'agent', agentName: 'a' }), at(2, { parentId: '0000000000000001' })], {
       complete: false,
       incompleteReasons: ['idle-timeout', 'orphan-parents'],
     });
     const { windows } = extract(t, [{ kind: 'agent', anchorIndex: 0, triggers: ['sampled'] }]);
-    expect(windows[0]!.limitations).toEqual(['incomplete-trajectory:idle-timeout,orphan-parents', 'content-not-captured:e1', 'content-not-captured:e2']);
+    // The tool step with no name, arguments or result is also named by each capture gap it carries.
+    expect(windows[0]!.limitations).toEqual([
+      'incomplete-trajectory:idle-timeout,orphan-parents',
+      'content-not-captured:e1',
+      'content-not-captured:e2',
+      'tool-name-not-captured:e2',
+      'tool-args-not-captured:e2',
+      'tool-result-not-captured:e2',
+    ]);
   });
 
   it('redacts secrets in event content and counts them', () => {

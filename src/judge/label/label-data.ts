@@ -6,7 +6,8 @@ import type { GoldStore, LabelableWindow } from '../gold-store.ts';
 import { readStoredWindow, storedWindowIds, type StoredWindow } from '../label-windows.ts';
 import { readLedger } from '../ledger.ts';
 import type { AnswerRecord, IntentRecord, LedgerRecord, ResultRecord } from '../ledger-record.ts';
-import { OPTION_MEANINGS, SEMANTIC_QUESTIONS } from '../questions.ts';
+import { goldQuestionId, isRecordOnly, labelQuestionById, reportOrder } from '../question-catalog.ts';
+import { OPTION_MEANINGS, type SemanticQuestion } from '../questions.ts';
 
 /** Where `trajwatch label` reads and writes, all under one data directory. */
 export interface LabelPaths {
@@ -14,9 +15,28 @@ export interface LabelPaths {
   windows: string;
 }
 
+/** A judged window: its intent, and the result of every decision point that judged it (trace questions, layers, verifiers). */
 interface Judged {
   intent: IntentRecord;
-  result: ResultRecord;
+  results: ResultRecord[];
+}
+
+/**
+ * The questions a labeler is asked of a judged window: those its decision points asked, a
+ * verifier's as the layer question it asks again (one label scores both), in report order.
+ */
+function questionsOf(j: Judged): SemanticQuestion[] {
+  const ids = new Set(j.results.flatMap((r) => r.answers.map((a) => goldQuestionId(a.questionId))));
+  return [...ids].flatMap((id) => labelQuestionById(id) ?? []).sort((a, b) => reportOrder(a.id) - reportOrder(b.id));
+}
+
+/** The answer (and its result) that the labeler's question is compared with: the question's own, never a verifier's. */
+function answerOf(j: Judged, questionId: string): { a: AnswerRecord | undefined; r: ResultRecord } {
+  for (const r of j.results) {
+    const a = r.answers.find((x) => x.questionId === questionId);
+    if (a !== undefined) return { a, r };
+  }
+  return { a: undefined, r: j.results[0]! };
 }
 
 /** A judged window in the list a labeler picks from. */
@@ -30,7 +50,7 @@ export interface WindowSummary {
   /** Questions this labeler has labeled on it, of `questions`. */
   labeled: number;
   questions: number;
-  /** The call failed: the judge gave no answer (it still counts in calibration). */
+  /** A call on it failed: the judge gave no answer there (it still counts in calibration). */
   failed: boolean;
 }
 
@@ -68,7 +88,10 @@ export class LabelData {
       if (r.type === 'intent') intents.set(r.window.windowId, r);
       else if (r.type === 'result') {
         const intent = intents.get(r.key.invocationId);
-        if (intent !== undefined) judged.set(r.key.invocationId, { intent, result: r });
+        if (intent === undefined) continue;
+        const j = judged.get(r.key.invocationId) ?? { intent, results: [] };
+        judged.set(r.key.invocationId, j);
+        j.results.push(r);
       }
     }
     this.#cache = { stamp, records, judged };
@@ -88,7 +111,8 @@ export class LabelData {
       } catch {
         w = null; // tampered or unreadable: opening it says why
       }
-      const labeled = labeler === null ? 0 : SEMANTIC_QUESTIONS.filter((q) => this.gold.labelOf(labeler, q.id, id) !== undefined).length;
+      const questions = questionsOf(j);
+      const labeled = labeler === null ? 0 : questions.filter((q) => this.gold.labelOf(labeler, q.id, id) !== undefined).length;
       windows.push({
         windowId: id,
         kind: j.intent.window.kind,
@@ -97,8 +121,8 @@ export class LabelData {
         storedAt: w?.storedAt ?? '',
         events: j.intent.window.eventMap.length,
         labeled,
-        questions: SEMANTIC_QUESTIONS.length,
-        failed: j.result.failure !== null,
+        questions: questions.length,
+        failed: j.results.some((r) => r.failure !== null),
       });
     }
     windows.sort((a, b) => (a.storedAt < b.storedAt ? -1 : a.storedAt > b.storedAt ? 1 : a.windowId < b.windowId ? -1 : 1));
@@ -116,7 +140,6 @@ export class LabelData {
     if (j === undefined) return null;
     const w = await readStoredWindow(this.#paths.windows, windowId, j.intent.digests.state);
     if (w === null) return null;
-    const answers = new Map<string, AnswerRecord>(j.result.answers.map((a) => [a.questionId, a]));
     return {
       windowId,
       kind: w.kind,
@@ -126,18 +149,20 @@ export class LabelData {
       limitations: w.limitations,
       redactions: w.redactions,
       events: w.events.map((e) => ({ id: e.id, content: e.content })),
-      failure: j.result.failure === null ? null : j.result.failure.kind,
-      questions: SEMANTIC_QUESTIONS.map((q) => {
+      failure: j.results.find((r) => r.failure !== null)?.failure?.kind ?? null,
+      questions: questionsOf(j).map((q) => {
         const mine = labeler === null ? undefined : this.gold.labelOf(labeler, q.id, windowId);
-        const a = answers.get(q.id);
+        const { a, r } = answerOf(j, q.id);
         const show = reveal || mine !== undefined;
         return {
           id: q.id,
           version: q.version,
+          /** A companion classification (L4's gap kind): labeled and scored, never certified. */
+          recordOnly: isRecordOnly(q.id),
           text: q.text,
           options: q.options.map((o) => ({ value: o, meaning: OPTION_MEANINGS[o] })),
           label: mine === undefined ? null : { label: mine.label, support: mine.support ?? null, labeledAt: mine.labeledAt ?? null },
-          judge: show ? judgeAnswer(a, j.result) : 'hidden',
+          judge: show ? judgeAnswer(a, r) : 'hidden',
         };
       }),
     };
@@ -150,12 +175,14 @@ export class LabelData {
     if (j === undefined) return undefined;
     const w = await readStoredWindow(this.#paths.windows, windowId, j.intent.digests.state);
     if (w === null) return undefined;
-    return { windowId, stateDigest: j.intent.digests.state, eventIds: w.events.map((e) => e.id) };
+    return { windowId, stateDigest: j.intent.digests.state, eventIds: w.events.map((e) => e.id), questionIds: questionsOf(j).map((q) => q.id) };
   }
 
   async judgeAnswerOf(windowId: string, questionId: string) {
     const j = (await this.#ledger()).judged.get(windowId);
-    return j === undefined ? null : judgeAnswer(j.result.answers.find((a) => a.questionId === questionId), j.result);
+    if (j === undefined) return null;
+    const { a, r } = answerOf(j, questionId);
+    return judgeAnswer(a, r);
   }
 
   /** The disagreement review: the same `calibrate()` as `trajwatch calibrate`, over the gold so far. */

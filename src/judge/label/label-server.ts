@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { StorageError } from '../../errors.ts';
 import type { AuthCheck } from '../../ingest/auth.ts';
 import type { LabelData } from './label-data.ts';
+import { allowedHostNames, checkHost, checkWriteOrigin } from './request-origin.ts';
 
 /** The page's files, served as they are: no build step, nothing from a CDN. */
 const STATIC: Record<string, { file: string; type: string }> = {
@@ -32,12 +33,18 @@ export interface LabelServerOptions {
   authRequired: boolean;
   /** Show the judge's answers before a label is recorded (default: blind). */
   reveal: boolean;
+  /**
+   * Host names the server answers to (`allowedHostNames`); any other `Host` is refused, page
+   * and API (DNS rebinding). `startLabelServer` defaults it from the listen address.
+   */
+  allowedHosts: readonly string[];
 }
 
 /**
  * The labeling page's HTTP handler. Static files need no token (they hold no data); every
- * `/api/` request does when one is configured. Bad input gets a 4xx with a JSON
- * `{error, message}`; nothing is written unless the gold store accepted the label.
+ * `/api/` request does when one is configured. Every request must name an allowed `Host`, and
+ * a write must carry its own `Origin` (`request-origin.ts`), token or not. Bad input gets a 4xx
+ * with a JSON `{error, message}`; nothing is written unless the gold store accepted the label.
  */
 export function labelHandler(o: LabelServerOptions): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
@@ -50,6 +57,13 @@ export function labelHandler(o: LabelServerOptions): (req: IncomingMessage, res:
 
 async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://label');
+  const host = headerOf(req, 'host');
+  const wrongHost = checkHost(host, o.allowedHosts);
+  if (wrongHost !== null) return send(res, wrongHost.status, { error: wrongHost.error, message: wrongHost.message });
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    const wrongOrigin = checkWriteOrigin(headerOf(req, 'origin'), host!);
+    if (wrongOrigin !== null) return send(res, wrongOrigin.status, { error: wrongOrigin.error, message: wrongOrigin.message });
+  }
   const page = STATIC[url.pathname];
   if (page !== undefined && req.method === 'GET') {
     const body = await readFile(new URL(page.file, STATIC_DIR));
@@ -95,7 +109,9 @@ async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: Serve
     case 'unknown-window':
       return send(res, 404, { error: 'unknown-window', message: `window ${r.windowId} is not a judged window held for labeling` });
     case 'unknown-question':
-      return send(res, 404, { error: 'unknown-question', message: `trajwatch asks no question ${r.questionId}` });
+      return send(res, 404, { error: 'unknown-question', message: `trajwatch labels no question ${r.questionId} (a verifier's question is labeled as the layer question it asks again)` });
+    case 'not-asked':
+      return send(res, 422, { error: 'question-not-asked', message: `${r.questionId} was not asked of this window; it was asked ${r.asked.join(', ') || 'nothing'}` });
     case 'unknown-support':
       return send(res, 422, { error: 'unknown-support', message: `support ${r.support} is not one of ${r.allowed.join(', ')}` });
     case 'conflict':
@@ -128,9 +144,9 @@ function send(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body));
 }
 
-/** Listens on `host:port` (port 0: any free one). */
-export async function startLabelServer(o: LabelServerOptions, host: string, port: number): Promise<{ server: Server; url: string }> {
-  const server = createServer(labelHandler(o));
+/** Listens on `host:port` (port 0: any free one); without `allowedHosts`, the listen address's names are allowed. */
+export async function startLabelServer(o: Omit<LabelServerOptions, 'allowedHosts'> & { allowedHosts?: readonly string[] }, host: string, port: number): Promise<{ server: Server; url: string }> {
+  const server = createServer(labelHandler({ ...o, allowedHosts: o.allowedHosts ?? allowedHostNames(host) }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve());

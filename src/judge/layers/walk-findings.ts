@@ -6,7 +6,7 @@ import { makeFinding, type FindingDraft } from '../../findings/make-finding.ts';
 import type { Provenance } from '../../findings/provenance/provenance.ts';
 import type { Finding, RecordObservationSchema, Severity } from '../../findings/schema.ts';
 import { UNRESOLVED_EVENT_ID } from '../../windows/window.ts';
-import { build, SEVERITY } from '../judged-findings.ts';
+import { build, SEVERITY, windowEvidence } from '../judged-findings.ts';
 import type { ResultRecord } from '../ledger-record.ts';
 import type { LayerConflict } from './conflicts.ts';
 import type { SiteOutcome, WalkOutcome } from './walk.ts';
@@ -87,7 +87,7 @@ export function walkFindings(t: Trajectory, outcome: WalkOutcome, provenance: Pr
             stop: outcome.stop === null ? null : { ...outcome.stop },
             criteria: outcome.criteria.map((c) => ({ id: c.id, answerable: c.answerable, reason: c.reason, ...(c.needs === undefined ? {} : { needs: c.needs }) })),
             conflicts: outcome.conflicts.length,
-            cost: walkCost(outcome),
+            cost: { ...walkCost(outcome) },
           },
         },
         layer_verdicts: outcome.verdicts,
@@ -104,16 +104,37 @@ export function walkFindings(t: Trajectory, outcome: WalkOutcome, provenance: Pr
   return { findings, alarms };
 }
 
+/** What a walk paid for: new calls and attempts, tokens as reported (null once any attempt's usage is unknown). */
+export interface WalkCost {
+  calls: number;
+  attempts: number;
+  /** Summed over every new attempt; null when some attempt's usage was not reported (unknown is not 0). */
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  /** New attempts whose usage the provider did not report. */
+  unknown_usage_attempts: number;
+}
+
 /** New judge calls and tokens this walk paid for (replays and unanswerable keys paid nothing). */
-export function walkCost(outcome: WalkOutcome): { calls: number; attempts: number; prompt_tokens: number; completion_tokens: number } {
-  const cost = { calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0 };
+export function walkCost(outcome: WalkOutcome): WalkCost {
+  const cost: WalkCost = { calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, unknown_usage_attempts: 0 };
+  const plus = (total: number | null, n: number | null): number | null => (total === null || n === null ? null : total + n);
   const add = (r: ResultRecord, replay: boolean) => {
     if (replay || r.receipt.attempts === 0) return;
     cost.calls++;
     cost.attempts += r.receipt.attempts;
-    for (const a of r.receipt.perAttempt ?? []) {
-      cost.prompt_tokens += a.promptTokens ?? 0;
-      cost.completion_tokens += a.completionTokens ?? 0;
+    const attempts = r.receipt.perAttempt;
+    if (attempts === undefined) {
+      // A record written before attempts were itemised carries only its sums (null when unknown).
+      cost.prompt_tokens = plus(cost.prompt_tokens, r.receipt.promptTokens);
+      cost.completion_tokens = plus(cost.completion_tokens, r.receipt.completionTokens);
+      if (r.receipt.totalTokens === null) cost.unknown_usage_attempts += r.receipt.attempts;
+      return;
+    }
+    for (const a of attempts) {
+      cost.prompt_tokens = plus(cost.prompt_tokens, a.promptTokens);
+      cost.completion_tokens = plus(cost.completion_tokens, a.completionTokens);
+      if (a.totalTokens === null) cost.unknown_usage_attempts++;
     }
   };
   for (const s of outcome.sites) {
@@ -127,8 +148,8 @@ function siteFinding(t: Trajectory, s: SiteOutcome, provenance: Provenance): Fin
   const w = s.window;
   const a = s.result.answers[0]!;
   const selected = a.support !== null && a.support !== UNRESOLVED_EVENT_ID ? a.support : null;
-  const refs = w.events.filter((e) => selected === null || e.id === selected).flatMap((e) => e.evidenceRefs);
-  const all = [...refs, ...w.events.flatMap((e) => e.evidenceRefs)].filter((r, i, xs) => xs.findIndex((x) => x.uri === r.uri) === i);
+  // The selected event is recorded under `support`; the evidence stays the window's (`windowEvidence`).
+  const refs = selected === null ? [] : w.events.filter((e) => e.id === selected).flatMap((e) => e.evidenceRefs);
   const v = s.verifier;
   const verification: Json =
     v === undefined
@@ -161,7 +182,7 @@ function siteFinding(t: Trajectory, s: SiteOutcome, provenance: Provenance): Fin
       severity: SEVERITY[s.recommendation.action],
       layer: w.kind,
       method: { kind: 'judged', name: `${WALK_ANALYST_ID}.${a.questionId}`, version: a.questionVersion },
-      evidence_refs: all,
+      evidence_refs: windowEvidence(w),
       observation: {
         kind: 'record',
         name: 'layer-question',

@@ -1,5 +1,6 @@
 import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { CheckResults } from '../../checks/check-result.ts';
+import type { ChecksConfig } from '../../checks/config.ts';
 import type { ToolRoles } from '../../checks/tool-roles.ts';
 import type { Emissions, LayerVerdict, WalkLayer } from '../../findings/schema.ts';
 import type { TraceWindow } from '../../windows/window.ts';
@@ -59,6 +60,8 @@ export interface WalkInput {
   t: Trajectory;
   checks: CheckResults;
   roles: ToolRoles;
+  /** The inline checks' configuration: which requested tool a capture gap hid is a send. */
+  checksCfg: ChecksConfig;
   stopEarly: boolean;
   maxWindowsPerLayer: number;
   /** The extraction policy's digest: names the windows a layer did not read. */
@@ -91,7 +94,7 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
       windows.push({ window_id: windowId(t.key, t.revision, s.kinds[0]!, anchor, input.policyDigest), kind: s.kinds[0]!, anchor, fate: 'not-read', reason: 'windows-per-layer' });
       missing.push({ key: `${layer}@${anchorOf(t, s.anchorIndex)}`, reason: `not-read:windows-per-layer (${input.maxWindowsPerLayer})` });
     }
-    const verdict = foldLayer(layer, t, plan.sites, readings, plan.notRead.length);
+    const verdict = foldLayer(layer, t, plan.sites, readings, plan.notRead);
     for (const [i, r] of readings.entries()) {
       const key = `${layer}@${anchorOf(t, plan.sites[i]!.anchorIndex)}`;
       if (r.outcome !== undefined) sites.push(r.outcome);
@@ -103,7 +106,7 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
 
   const l1 = await run('L1');
   verdicts.push(l1);
-  const criteria = criteriaAfterL1(t, checks, roles);
+  const criteria = criteriaAfterL1(t, checks, roles, input.checksCfg);
   const stop = stopAfterL1(l1, criteria, input.stopEarly);
   let earlyExit: 'L1' | null = null;
   if (stop.stop) {
@@ -146,15 +149,17 @@ function l0Verdict(t: Trajectory, checks: CheckResults): LayerVerdict {
 /**
  * A layer's verdict from its sites: `fail` when any judged window answered yes; `pass` only
  * when every site was judged `no` and none was left unread; otherwise `undecidable` with the
- * first reason. L3 names the earliest failed output; L4 the gap kind of its first failure.
+ * first reason. L3 names the earliest failed output as the problem's origin, but only when no
+ * earlier candidate went unread or undecided (else `unknown`, with that candidate); L4 the gap
+ * kind of its first failure.
  */
-function foldLayer(layer: JudgedLayer, t: Trajectory, siteList: readonly LayerSite[], readings: readonly Reading[], notRead: number): LayerVerdict {
+function foldLayer(layer: JudgedLayer, t: Trajectory, siteList: readonly LayerSite[], readings: readonly Reading[], notRead: readonly LayerSite[]): LayerVerdict {
   const per = readings.map((r, i) => ({ r, site: siteList[i]! }));
   const failed = per.filter(({ r }) => r.outcome?.result.answers[0]?.option === 'yes').sort((a, b) => a.site.anchorIndex - b.site.anchorIndex);
   if (failed.length > 0) {
     const first = failed[0]!;
     const v: LayerVerdict = { layer, verdict: 'fail', reason: `answer:yes@${anchorOf(t, first.site.anchorIndex)}` };
-    if (layer === 'L3') v.first_problem_origin = anchorOf(t, first.site.anchorIndex);
+    if (layer === 'L3') Object.assign(v, problemOrigin(t, first.site.anchorIndex, per, notRead));
     if (layer === 'L4') {
       const gap = first.r.outcome!.result.answers[1]?.option;
       if (gap === 'yes') v.gap_kind = 'retrieval';
@@ -163,12 +168,40 @@ function foldLayer(layer: JudgedLayer, t: Trajectory, siteList: readonly LayerSi
     return v;
   }
   for (const { r } of per) {
-    if (r.outcome === undefined) return { layer, verdict: 'undecidable', reason: `${r.primary.notJudged?.fate ?? 'refused'}:${r.primary.notJudged?.reason ?? 'unknown'}` };
-    const res = r.outcome.result;
-    if (res.failure !== null) return { layer, verdict: 'undecidable', reason: `failure:${res.failure.kind}` };
-    const option = res.answers[0]?.option ?? null;
-    if (option !== 'no') return { layer, verdict: 'undecidable', reason: `answer:${option ?? 'none'}` };
+    const undecided = undecidedReason(r);
+    if (undecided !== undefined) return { layer, verdict: 'undecidable', reason: undecided };
   }
-  if (notRead > 0) return { layer, verdict: 'undecidable', reason: `not-read:${notRead}` };
+  if (notRead.length > 0) return { layer, verdict: 'undecidable', reason: `not-read:${notRead.length}` };
   return { layer, verdict: 'pass', reason: 'answer:no' };
+}
+
+/** Why a site's reading decided nothing (not judged, failed, or an answer other than no or yes); undefined when it answered no. */
+function undecidedReason(r: Reading): string | undefined {
+  if (r.outcome === undefined) return `${r.primary.notJudged?.fate ?? 'refused'}:${r.primary.notJudged?.reason ?? 'unknown'}`;
+  const res = r.outcome.result;
+  if (res.failure !== null) return `failure:${res.failure.kind}`;
+  const option = res.answers[0]?.option ?? null;
+  return option === 'no' ? undefined : `answer:${option ?? 'none'}`;
+}
+
+/**
+ * Where the L3 problem began: the earliest failed output at `failedAt`, unless a candidate
+ * before it was not read (the windows-per-layer cap) or read without a decision — the problem
+ * may have begun there, so the origin is `unknown` and names the earliest such candidate.
+ */
+function problemOrigin(
+  t: Trajectory,
+  failedAt: number,
+  per: readonly { r: Reading; site: LayerSite }[],
+  notRead: readonly LayerSite[],
+): Pick<LayerVerdict, 'first_problem_origin' | 'first_problem_origin_reason'> {
+  const open: { at: number; reason: string }[] = [
+    ...notRead.filter((s) => s.anchorIndex < failedAt).map((s) => ({ at: s.anchorIndex, reason: `earlier-candidate-not-read@${anchorOf(t, s.anchorIndex)}` })),
+    ...per.flatMap(({ r, site }) => {
+      const undecided = site.anchorIndex < failedAt ? undecidedReason(r) : undefined;
+      return undecided === undefined ? [] : [{ at: site.anchorIndex, reason: `earlier-candidate-undecided@${anchorOf(t, site.anchorIndex)}:${undecided}` }];
+    }),
+  ].sort((a, b) => a.at - b.at);
+  if (open.length === 0) return { first_problem_origin: anchorOf(t, failedAt) };
+  return { first_problem_origin: 'unknown', first_problem_origin_reason: open[0]!.reason };
 }

@@ -23,7 +23,10 @@ export type EventAttributeValue = string | number | boolean | string[];
  * sends it: parented to the finding's anchor span when it names one.
  */
 export interface EvaluationEvent {
-  /** The anchor span: the first span (or span event) the finding's evidence points at. */
+  /**
+   * The anchor span: the first span (or span event) the finding's evidence points at — for a
+   * judged finding its window's anchor (`windowEvidence`), never the model's selected support.
+   */
   parent: { traceId: string; spanId: string } | null;
   /** The finding's `observed_at` (span time), ISO-8601 with nine fractional digits. */
   observedAt: string | null;

@@ -8,6 +8,7 @@ import { StorageError, UpstreamError } from '../../errors.ts';
 import { AudienceError } from '../../findings/audience.ts';
 import type { Finding } from '../../findings/schema.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
+import { AudienceRefusals } from '../audience-refusals.ts';
 import type { FindingSink, FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { SinkLog } from '../kafka/sink.ts';
@@ -21,6 +22,8 @@ export interface OtlpEvaluationSinkOptions {
   outboxDir: string;
   log?: SinkLog;
   metrics?: MetricRegistry;
+  /** Where a finding whose external view cannot be trusted goes (kept whole, counted); the process's one. */
+  refusals?: AudienceRefusals;
 }
 
 const SCOPE = 'trajwatch.evaluations';
@@ -52,6 +55,7 @@ export class OtlpEvaluationSink implements FindingSink {
   readonly #provider: LoggerProvider;
   readonly #capture = new Capture();
   readonly #log: SinkLog;
+  readonly #refusals: AudienceRefusals;
   #overflow: SinkRecord[] = [];
   #draining: Promise<void> | undefined;
   #closed = false;
@@ -65,10 +69,11 @@ export class OtlpEvaluationSink implements FindingSink {
   #listeners = new Set<() => void>();
   #stats = { exported: 0, exportErrors: 0, refusedTooLarge: 0, refusedAudience: 0, failing: false, lastError: undefined as string | undefined };
 
-  private constructor(config: OtlpEvaluationConfig, queue: DurableQueue, log: SinkLog) {
+  private constructor(config: OtlpEvaluationConfig, queue: DurableQueue, log: SinkLog, refusals: AudienceRefusals) {
     this.config = config;
     this.#queue = queue;
     this.#log = log;
+    this.#refusals = refusals;
     this.#exporter = new OTLPLogExporter({ url: config.endpoint, headers: config.headers, timeoutMillis: config.timeoutMs, concurrencyLimit: 1 });
     this.#provider = new LoggerProvider({
       resource: resourceFromAttributes({ 'service.name': config.serviceName }),
@@ -84,7 +89,7 @@ export class OtlpEvaluationSink implements FindingSink {
       maxRecordBytes: config.maxRecordBytes,
       segmentBytes: config.outboxSegmentBytes,
     });
-    const sink = new OtlpEvaluationSink(config, queue, options.log ?? (() => {}));
+    const sink = new OtlpEvaluationSink(config, queue, options.log ?? (() => {}), options.refusals ?? new AudienceRefusals());
     registerOtlpEvaluationMetrics(options.metrics, () => {
       const s = sink.stats();
       return { ...s, backlogRecords: sink.backlog().records };
@@ -113,11 +118,11 @@ export class OtlpEvaluationSink implements FindingSink {
       try {
         event = evaluationEvent(f, stream, this.config.audience);
       } catch (err) {
-        // As the audience decorator does: never export what could not be stripped; count it,
-        // say why, and refuse new input from then on (`audience-strip-failed`).
+        // As the audience decorator does: never export what could not be stripped; keep it
+        // whole in the quarantine log, count it, and carry on (not backpressure).
         if (!(err instanceof AudienceError)) throw err;
         this.#stats.refusedAudience += 1;
-        this.#log('error', 'external view refused: evaluation event not written', { finding_id: f.finding_id, reason: err.message });
+        this.#refusals.refuse(this.name, stream, f, err);
         return [];
       }
       return [{ topic: stream, key: f.subject.trajectory_key, id: f.finding_id, value: JSON.stringify(event), headers: {} }];
@@ -137,7 +142,6 @@ export class OtlpEvaluationSink implements FindingSink {
 
   backpressure(): string | undefined {
     if (this.#closed) return 'otlp-evaluations-closed';
-    if (this.#stats.refusedAudience > 0) return 'audience-strip-failed';
     if (this.#queue.failure !== undefined) return 'otlp-outbox-unwritable';
     if (this.#overflow.length > 0 || !this.#queue.hasRoomFor()) return 'otlp-outbox-full';
     return undefined;

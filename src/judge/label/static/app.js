@@ -106,7 +106,7 @@ function renderWindow() {
   const form = el(
     'form',
     { id: 'label-form', 'aria-labelledby': 'question-title', onsubmit: (ev) => (ev.preventDefault(), record()) },
-    el('h2', { id: 'question-title', text: `Question ${state.q + 1} of ${w.questions.length}: ${question.id}` }),
+    el('h2', { id: 'question-title', text: `Question ${state.q + 1} of ${w.questions.length}: ${question.id}${question.recordOnly ? ' (record-only: scored, never certified)' : ''}` }),
     el('p', { id: 'question-text', text: question.text }),
     el(
       'fieldset',
@@ -209,7 +209,7 @@ async function showReview() {
         'section',
         { class: 'review-question', 'data-question': x.target.questionId },
         el('h3', { text: `${x.target.questionId} (${x.target.windowKind ?? '-'} windows, model ${x.target.servedModel ?? '-'})` }),
-        el('p', { text: `n = ${x.n}, excluded (unsure) = ${x.excludedGold}, agreement = ${fmt(x.agreement)}, kappa = ${fmt(x.kappa)} — ${x.qualifies ? 'would qualify for a certificate' : `does not qualify: ${x.reasons.join('; ')}`}` }),
+        el('p', { text: `n = ${x.n}, excluded (unsure) = ${x.excludedGold}, agreement = ${fmt(x.agreement)}, kappa = ${fmt(x.kappa)}${x.kappaInterval ? ` (95 % interval ${fmt(x.kappaInterval.lower)} to ${fmt(x.kappaInterval.upper)})` : ''} — ${x.qualifies ? 'would qualify for a certificate' : `does not qualify: ${x.reasons.join('; ')}`}` }),
         x.disagreements.length === 0
           ? el('p', { class: 'agree', text: 'No disagreements.' })
           : el(

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { internalField } from './internal-field.ts';
+
+/**
+ * The `values` of the layered walk's record observations (`judge/layers/walk-findings.ts`),
+ * declared key by key with their audience, like `TraceQuestionValuesSchema`: the audience strip
+ * reads a record with these strict schemas, so a key the walk adds without declaring it here
+ * is refused loudly (`AudienceError`) instead of leaking.
+ */
+
+const verdictRecommendation = z.json();
+
+/** The verifier's reading of a layer answer: not asked (null), not judged, or judged. */
+const VerificationSchema = z.union([
+  z.null(),
+  z.strictObject({ fate: z.enum(['refused', 'deferred']), reason: z.string() }),
+  z.strictObject({
+    fate: z.literal('judged'),
+    answer: z.string().nullable(),
+    recommendation: verdictRecommendation.nullable(),
+    certificate_id: internalField(z.string().nullable(), "the verifier's calibration certificate id"),
+    requested_model: internalField(z.string().nullable(), 'the verifier model asked for'),
+    served_model: internalField(z.string().nullable(), 'the verifier model that answered'),
+    failure: internalField(z.json(), "the verifier call's failure (provider text may name models and endpoints)"),
+    ledger_key: internalField(z.json(), "the verifier's durable ledger key"),
+    receipt: internalField(z.json(), 'tokens and cost of the verifier call'),
+  }),
+]);
+
+/** `layer-question`: one layer's answer on one window, its verification and final recommendation. */
+export const LayerQuestionValuesSchema = z.strictObject({
+  walk_layer: z.string(),
+  question_id: z.string(),
+  question_version: z.string(),
+  /** The option the judge chose; null when no valid answer came. */
+  answer: z.string().nullable(),
+  probabilities: z.json(),
+  /** The support id the model selected (recorded, never promoted into evidence) and the event uris. */
+  support: z.json(),
+  /** L4: the gap-kind answer. */
+  gap_answer: z.string().nullable().optional(),
+  recommendation: z.json(),
+  primary_recommendation: z.json(),
+  verification: VerificationSchema,
+  window_id: z.string(),
+  window_kind: z.string(),
+  window_limitations: z.json(),
+  certificate_id: internalField(z.string().nullable(), 'the calibration certificate id'),
+  requested_model: internalField(z.string().nullable(), 'the judge model asked for'),
+  served_model: internalField(z.string().nullable(), 'the judge model that answered'),
+  failure: internalField(z.json(), "the judge call's failure (provider text may name models and endpoints)"),
+  ledger_key: internalField(z.json(), 'the durable ledger key (decision point, run id, invocation id)'),
+  receipt: internalField(z.json(), 'tokens and cost of the judge call'),
+});
+
+/** `layered-walk`: the walk summary's stop decision, its criteria, its conflicts and what it paid. */
+export const LayeredWalkValuesSchema = z.strictObject({
+  stop: z.json(),
+  criteria: z.json(),
+  conflicts: z.number().int().min(0),
+  cost: internalField(z.json(), 'judge calls, attempts and tokens the walk paid for'),
+});
+
+/** `layer-conflict`: two layers that disagree, surfaced for a human. */
+export const LayerConflictValuesSchema = z.strictObject({
+  kind: z.string(),
+  layers: z.array(z.string()),
+  verdicts: z.array(z.string()),
+  detail: z.string(),
+  audience: z.string(),
+  recommendation: z.json(),
+});

@@ -1,0 +1,3 @@
+import { frameworkSuite } from './matrix-suite.ts';
+
+frameworkSuite('openlit-langchain');
