@@ -23,6 +23,8 @@ export const ConfigSchema = z
   .object({
     /** Where trajectories, findings and durable state are written. */
     dataDir: z.string().min(1).default('./data'),
+    /** `serve`'s bound on a SIGTERM/SIGINT stop; past it the process exits 1 (the WAL still holds what was acknowledged). */
+    shutdownTimeoutMs: z.number().int().min(100).default(10_000),
     receiver: ReceiverConfigSchema.prefault({}),
     /** Where spans come from: the OTLP receivers (default) and/or a Kafka topic (docs/scaling-out.md). */
     source: SourceConfigSchema.prefault({}),

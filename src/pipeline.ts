@@ -308,11 +308,11 @@ export class Pipeline implements PipelineInput {
     }
   }
 
-  /** Closes everything still open (end of a replay, or shutdown), then waits for the judge and the sinks. */
+  /** Closes what is open (on shutdown only what no source replays: WAL- or Kafka-held is left to it), then waits for the judge and the sinks. */
   async drain(cause: 'end-of-input' | 'shutdown'): Promise<void> {
     // On shutdown nothing new is paid for: the judge defers what is queued, within a bound.
     if (cause === 'shutdown') this.#options.decisions?.beginShutdown();
-    this.assembler.flush(cause, this.#options.clock === 'event' ? this.#watermarkMs : Date.now());
+    this.assembler.flush(cause, this.#options.clock === 'event' ? this.#watermarkMs : Date.now(), cause === 'shutdown');
     if (cause === 'shutdown') await this.#options.decisions?.close();
     else await this.#options.decisions?.drain();
     await this.#judgedParts();

@@ -271,9 +271,9 @@ export class Assembler {
     return false;
   }
 
-  /** Closes everything still open, e.g. at the end of a replay or on shutdown. */
-  flush(cause: 'end-of-input' | 'shutdown', nowMs: number): void {
-    for (const buffer of [...this.#open.values()]) this.#close(buffer, cause, nowMs);
+  /** Closes what is still open (end of a replay, shutdown); with `leaveHeld`, not those a source replays (they hold a position). */
+  flush(cause: 'end-of-input' | 'shutdown', nowMs: number, leaveHeld = false): void {
+    for (const buffer of [...this.#open.values()]) if (!leaveHeld || buffer.positions === undefined) this.#close(buffer, cause, nowMs);
   }
 
   /** Folds, per partition, the lowest offset still held by an open trajectory into `floor`. */

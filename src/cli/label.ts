@@ -10,6 +10,7 @@ import { startLabelServer } from '../judge/label/label-server.ts';
 import { allowedHostNames } from '../judge/label/request-origin.ts';
 import { LEDGER_FILE } from '../judge/ledger.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { restrictCreatedFiles } from '../core/private-files.ts';
 
 export const GOLD_FILE = 'judge/gold.jsonl';
 
@@ -45,6 +46,8 @@ Exit status: 0 after a clean stop, 1 on invalid configuration, 2 on a malformed 
 `;
 
 export async function labelCommand(args: string[], signal?: AbortSignal, onListening?: (url: string) => void): Promise<number> {
+  // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
+  restrictCreatedFiles();
   const { values } = parseArgs({
     args,
     options: {

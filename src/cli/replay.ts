@@ -6,6 +6,7 @@ import { refusalLines } from '../sinks/audience-refusals.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { buildTopology } from '../topology/build.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { restrictCreatedFiles } from '../core/private-files.ts';
 
 export const REPLAY_HELP = `Usage: trajwatch replay FILE... [options]
 
@@ -31,6 +32,8 @@ refused a record it could not strip: that record is named on stderr and kept who
 const PROGRESS_EVERY_MS = 1_000;
 
 export async function replayCommand(args: string[]): Promise<number> {
+  // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
+  restrictCreatedFiles();
   const { values, positionals } = parseArgs({
     args,
     allowPositionals: true,

@@ -4,6 +4,7 @@ import { createLogger } from '../telemetry/logger.ts';
 import { createMetricRegistry } from '../telemetry/metrics.ts';
 import { buildTopology } from '../topology/build.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { restrictCreatedFiles } from '../core/private-files.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
 
@@ -26,10 +27,9 @@ Options:
   --help                 this text
 `;
 
-/** Bounded means bounded: an open request or a hanging call must not keep the process. */
-const SHUTDOWN_TIMEOUT_MS = 10_000;
-
 export async function serveCommand(args: string[]): Promise<number> {
+  // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
+  restrictCreatedFiles();
   const { values } = parseArgs({
     args,
     options: {
@@ -79,15 +79,18 @@ export async function serveCommand(args: string[]): Promise<number> {
     const stop = (signal: string) => {
       if (stopping) return;
       stopping = true;
-      logger.info(
-        { signal },
-        kafkaSource
-          ? `${signal}: stopping; Kafka offsets committed below open trajectories (replayed by the next owner), others close as incomplete (shutdown)`
-          : `${signal}: stopping; open trajectories close as incomplete (shutdown)`,
-      );
-      void running.stop(SHUTDOWN_TIMEOUT_MS).then((stopped) => {
+      // Open trajectories a source replays are left to it: shutdown's work does not grow with them.
+      const fates = [
+        kafkaSource ? 'Kafka offsets committed below open trajectories (replayed by the next owner)' : undefined,
+        sources.http && config.receiver.wal.enabled ? 'open trajectories stay in the write-ahead log (replayed at the next start)' : undefined,
+        sources.http && !config.receiver.wal.enabled ? 'open trajectories close as incomplete (shutdown)' : undefined,
+      ].filter((f) => f !== undefined);
+      logger.info({ signal }, `${signal}: stopping; ${fates.join('; ')}`);
+      // Bounded means bounded: an open request or a hanging call must not keep the process.
+      const timeoutMs = config.shutdownTimeoutMs;
+      void running.stop(timeoutMs).then((stopped) => {
         if (stopped.outcome === 'timeout') {
-          logger.error({ timeoutMs: SHUTDOWN_TIMEOUT_MS }, `shutdown did not finish within ${SHUTDOWN_TIMEOUT_MS} ms`);
+          logger.error({ timeoutMs }, `shutdown did not finish within ${timeoutMs} ms`);
           process.exit(1);
         }
         if (stopped.outcome === 'failed') {

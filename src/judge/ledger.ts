@@ -4,6 +4,7 @@ import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageError } from '../errors.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
+import { PRIVATE_DIR_MODE } from '../core/private-files.ts';
 import { compactionDue, compactionNeeded, LedgerBoundsSchema, RESULT_RESERVE_BYTES, roomForCall, type LedgerBounds } from './ledger-bounds.ts';
 import { compactLedger, removeStaleCompaction, type CompactionStep, type Span } from './ledger-compaction.ts';
 import { acquireLock, releaseLock } from './ledger-lock.ts';
@@ -113,7 +114,7 @@ export class Ledger {
   }
 
   static async open(dir: string, options: LedgerOptions = {}): Promise<Ledger> {
-    await mkdir(dir, { recursive: true });
+    await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     const owner = randomUUID();
     const lockPath = join(dir, LOCK_FILE);
     const tookOver = await acquireLock(lockPath, owner);

@@ -20,6 +20,20 @@ export interface Batch {
 /** Writes a batch whole and durably, or throws having cut back what it wrote (a record boundary). */
 export type WriteBatch = (batch: Batch) => Promise<void>;
 
+/**
+ * Where a writer is. Every transition happens in one place (`#enter`), so no timer or finished
+ * write can leave a stale one behind:
+ * - `idle`: nothing queued, or (under `refuse`) the queue was rejected; an append starts a write.
+ * - `writing`: one write loop runs; it takes batches until the queue is empty or a batch fails.
+ * - `waiting-retry` (`retry` only): a batch failed and is queued again; one timer, owned by
+ *   this state, starts the next write; `flushed()` or `close()` try at once instead.
+ * - `broken`: a failure that is not retriable (a torn batch could not be cut): nothing more is
+ *   written; appends and `flushed()` reject, and so does what was queued (`refuse`: at once;
+ *   `retry`: at close, counted as pending until then).
+ * - `closed`: `close()` has finished; appends reject.
+ */
+export type WriterState = 'idle' | 'writing' | 'waiting-retry' | 'broken' | 'closed';
+
 interface Entry {
   buffers: Buffer[];
   bytes: number;
@@ -29,10 +43,18 @@ interface Entry {
   done: PromiseWithResolvers<void> | undefined;
 }
 
+/** A `flushed()` call: settles once the entries appended before it are settled. */
+interface FlushWaiter {
+  target: number;
+  resolve: () => void;
+  reject: (err: StorageError) => void;
+}
+
 /**
  * Records appended in one turn of the event loop are written, and made durable, together: one
  * write per batch instead of one per record. A failed batch is retried or refused with bounded
- * exponential backoff (`OnWriteFailure`).
+ * exponential backoff (`OnWriteFailure`). Nothing waits by polling: `flushed()` and `close()`
+ * are settled by the write loop when it gets there.
  *
  * @example
  * const writer = new BatchingWriter((batch) => files.write(batch), 'refuse');
@@ -43,6 +65,12 @@ export class BatchingWriter {
   readonly #policy: OnWriteFailure;
   readonly #backoff: Backoff;
   readonly #maxBatchBytes: number;
+  readonly #failureLabel: string;
+  #state: WriterState = 'idle';
+  /** The retry timer of `waiting-retry`; cleared on every way out of it. */
+  #retryTimer: NodeJS.Timeout | undefined;
+  /** Settles when the running write loop ends (`writing` only). */
+  #loop: Promise<void> | undefined;
   #queue: Entry[] = [];
   #queuedBytes = 0;
   #inWrite = 0;
@@ -50,12 +78,9 @@ export class BatchingWriter {
   #queuedRecords = 0;
   #inWriteRecords = 0;
   #writtenRecords = 0;
-  #writing: Promise<void> | undefined;
   #failure: StorageError | undefined;
-  #failureLabel: string;
-  /** Settles after each batch write attempt, so `flushed()` can stop waiting at its own records. */
-  #batchDone = Promise.withResolvers<void>();
-  #closed = false;
+  #waiters: FlushWaiter[] = [];
+  #closing = false;
 
   /**
    * `maxBatchBytes`: a batch holds records up to this many bytes (at least one record), so a
@@ -67,6 +92,10 @@ export class BatchingWriter {
     this.#policy = policy;
     this.#failureLabel = label;
     this.#backoff = options.backoff ?? new Backoff();
+  }
+
+  get state(): WriterState {
+    return this.#state;
   }
 
   /** Bytes appended and not yet durable (queued or being written). */
@@ -100,9 +129,10 @@ export class BatchingWriter {
   append(buffers: Buffer[], no: number | undefined, track: true, records?: number): Promise<void>;
   append(buffers: Buffer[], no?: number, track?: false, records?: number): undefined;
   append(buffers: Buffer[], no: number | undefined, track = false, records = 1): Promise<void> | undefined {
-    if (this.#failure?.retriable === false) {
+    if (this.#state === 'broken' || this.#state === 'closed') {
       // Nothing more is written; the owner refuses on `failure`, this only keeps the promise honest.
-      return track ? Promise.reject(this.#failure) : undefined;
+      const err = this.#failure ?? new StorageError(`${this.#failureLabel}: closed`);
+      return track ? Promise.reject(err) : undefined;
     }
     let bytes = 0;
     for (const b of buffers) bytes += b.length;
@@ -111,33 +141,38 @@ export class BatchingWriter {
     this.#queuedBytes += bytes;
     this.#queuedRecords += records;
     this.#appended += 1;
-    this.#writing ??= this.#drain();
+    // `writing` takes it in its loop; `waiting-retry` writes it with the failed batch.
+    if (this.#state === 'idle') this.#startLoop(true);
     return done?.promise;
   }
 
   /**
-   * Resolves when every record appended so far is durable, or rejects with the failure. It does
-   * not wait for records appended after the call.
+   * Resolves when every record appended so far is durable; rejects with the failure when a
+   * write of them fails first (or failed and is waiting out its backoff: then it is tried once
+   * at once, so a disk freed since is not reported as still failing). It does not wait for
+   * records appended after the call.
    */
-  async flushed(): Promise<void> {
+  flushed(): Promise<void> {
+    if (this.#state === 'broken') return Promise.reject(this.#failure);
     const target = this.#appended;
-    // A failing batch otherwise waits out its backoff: try it once now, so a disk freed since
-    // (a shutdown right after recovery) is not reported as still failing.
-    if (this.#failure?.retriable === true && this.#writing === undefined && this.#queue.length > 0) this.#writing = this.#drain(false);
-    while (this.#writing !== undefined && (this.#settled() < target || this.#failure !== undefined)) {
-      await Promise.race([this.#writing, this.#batchDone.promise]);
-    }
-    if (this.#failure !== undefined) throw this.#failure;
+    if (this.#settled() >= target) return this.#failure === undefined ? Promise.resolve() : Promise.reject(this.#failure);
+    const waiter = Promise.withResolvers<void>();
+    this.#waiters.push({ target, resolve: waiter.resolve, reject: waiter.reject });
+    if (this.#state === 'waiting-retry') this.#startLoop(false);
+    return waiter.promise;
   }
 
-  /** Waits for the write in progress; records still queued after it (a failing disk) are rejected. */
+  /**
+   * Finishes the write in progress, gives a failing batch one more attempt, then rejects what
+   * is still queued. Bounded: the loop stops at the first failure once closing.
+   */
   async close(): Promise<void> {
-    this.#closed = true;
-    while (this.#writing !== undefined) await this.#writing;
-    const left = this.#queue.splice(0);
-    this.#queuedBytes = 0;
-    this.#queuedRecords = 0;
-    for (const e of left) e.done?.reject(this.#failure ?? new StorageError(`${this.#failureLabel}: closed before the records were written`));
+    this.#closing = true;
+    if (this.#state === 'waiting-retry') this.#startLoop(false);
+    if (this.#state === 'writing') await this.#loop;
+    if (this.#state === 'broken') this.#rejectQueue(this.#failure!);
+    else this.#rejectQueue(this.#failure ?? new StorageError(`${this.#failureLabel}: closed before the records were written`));
+    this.#enter('closed');
   }
 
   /** Written, or (under `refuse`) rejected: either way no longer waiting. */
@@ -145,35 +180,118 @@ export class BatchingWriter {
     return this.#appended - this.#queue.length - this.#inWrite;
   }
 
-  async #drain(yieldFirst = true): Promise<void> {
+  #enter(next: WriterState): void {
+    if (this.#state === 'closed') return;
+    if (this.#retryTimer !== undefined) {
+      clearTimeout(this.#retryTimer);
+      this.#retryTimer = undefined;
+    }
+    this.#state = next;
+    if (next !== 'writing') this.#loop = undefined;
+  }
+
+  /** idle | waiting-retry → writing. */
+  #startLoop(yieldFirst: boolean): void {
+    this.#enter('writing');
+    this.#loop = this.#run(yieldFirst);
+  }
+
+  async #run(yieldFirst: boolean): Promise<void> {
     // Let the rest of this turn's appends join the same write.
     if (yieldFirst) await new Promise<void>((resolve) => setImmediate(resolve));
+    else await Promise.resolve();
     while (this.#queue.length > 0) {
       const entries = this.#takeBatch();
       const batch = toBatch(entries);
       this.#inWrite = entries.length;
       this.#inWriteRecords = batch.records;
       this.#queuedRecords -= batch.records;
+      let error: unknown;
+      let ok = true;
       try {
         await this.#write(batch);
       } catch (err) {
-        this.#inWrite = 0;
-        this.#inWriteRecords = 0;
-        this.#failed(entries, batch, err);
-        if (this.#policy === 'retry' || this.#failure?.retriable === false) break;
-        continue;
+        ok = false;
+        error = err;
       }
       this.#inWrite = 0;
       this.#inWriteRecords = 0;
-      this.#queuedBytes -= batch.bytes;
-      this.#writtenRecords += batch.records;
-      this.#failure = undefined;
-      this.#backoff.reset();
-      for (const e of entries) e.done?.resolve();
-      this.#signalBatch();
+      if (ok) {
+        this.#succeeded(entries, batch);
+        continue;
+      }
+      const failure = this.#failed(entries, batch, error);
+      this.#rejectWaiters(failure);
+      if (this.#state !== 'writing') return; // broken or waiting-retry
+      if (this.#closing) break;
     }
-    this.#writing = undefined;
-    this.#signalBatch();
+    this.#enter('idle');
+  }
+
+  #succeeded(entries: Entry[], batch: Batch): void {
+    this.#queuedBytes -= batch.bytes;
+    this.#writtenRecords += batch.records;
+    this.#failure = undefined;
+    this.#backoff.reset();
+    for (const e of entries) e.done?.resolve();
+    const settled = this.#settled();
+    this.#waiters = this.#waiters.filter((w) => {
+      if (w.target > settled) return true;
+      w.resolve();
+      return false;
+    });
+  }
+
+  /** Records the failure and moves to the state it calls for (still `writing` under `refuse`). */
+  #failed(entries: Entry[], batch: Batch, err: unknown): StorageError {
+    const failure =
+      err instanceof StorageError ? err : new StorageError(`${this.#failureLabel}: ${(err as Error).message}`, { retriable: true, cause: err });
+    this.#failure = failure;
+    if (!failure.retriable) {
+      // The file could not be repaired (a torn batch may remain): writing more would bury it
+      // mid-segment. Refuse from now on; the next open cuts the torn tail.
+      this.#queue = entries.concat(this.#queue);
+      this.#queuedRecords += batch.records;
+      this.#enter('broken');
+      // `refuse`: the sender learns now; `retry`: they stay pending (never durable) until close.
+      if (this.#policy === 'refuse') this.#rejectQueue(failure);
+      return failure;
+    }
+    const delayMs = this.#backoff.next();
+    if (this.#policy === 'retry') {
+      this.#queue = entries.concat(this.#queue);
+      this.#queuedRecords += batch.records;
+      this.#enter('waiting-retry');
+      if (!this.#closing) {
+        this.#retryTimer = setTimeout(() => {
+          this.#retryTimer = undefined;
+          if (this.#state === 'waiting-retry') this.#startLoop(false);
+        }, delayMs);
+        this.#retryTimer.unref();
+      }
+      return failure;
+    }
+    this.#queuedBytes -= batch.bytes;
+    for (const e of entries) e.done?.reject(failure);
+    // Refuse for a while, then let the next record try the disk again.
+    setTimeout(() => {
+      if (this.#failure === failure) this.#failure = undefined;
+    }, delayMs).unref();
+    return failure;
+  }
+
+  /** Rejects every `flushed()` still waiting: a write of their records failed. */
+  #rejectWaiters(failure: StorageError): void {
+    for (const w of this.#waiters.splice(0)) w.reject(failure);
+  }
+
+  #rejectQueue(err: StorageError): void {
+    const left = this.#queue;
+    this.#queue = [];
+    this.#queuedBytes = 0;
+    this.#queuedRecords = 0;
+    for (const e of left) e.done?.reject(err);
+    this.#rejectWaiters(err);
   }
 
   /** The oldest queued records, up to `maxBatchBytes` (at least one). */
@@ -188,61 +306,22 @@ export class BatchingWriter {
     }
     return this.#queue.splice(0, n);
   }
-
-  #failed(entries: Entry[], batch: Batch, err: unknown): void {
-    const failure =
-      err instanceof StorageError ? err : new StorageError(`${this.#failureLabel}: ${(err as Error).message}`, { retriable: true, cause: err });
-    this.#failure = failure;
-    const delayMs = this.#backoff.next();
-    if (!failure.retriable) {
-      // The file could not be repaired (a torn batch may remain): writing more would bury it
-      // mid-segment. Refuse from now on; the next open cuts the torn tail.
-      const left = entries.concat(this.#queue);
-      this.#queue = this.#policy === 'retry' ? left : [];
-      if (this.#policy === 'refuse') {
-        this.#queuedBytes = 0;
-        this.#queuedRecords = 0;
-        for (const e of left) e.done?.reject(failure);
-      } else this.#queuedRecords += batch.records;
-      return;
-    }
-    if (this.#policy === 'retry') {
-      this.#queue = entries.concat(this.#queue);
-      this.#queuedRecords += batch.records;
-      if (this.#closed) return;
-      const timer = setTimeout(() => (this.#writing ??= this.#drain(false)), delayMs);
-      timer.unref();
-      return;
-    }
-    this.#queuedBytes -= batch.bytes;
-    for (const e of entries) e.done?.reject(failure);
-    // Refuse for a while, then let the next record try the disk again.
-    const timer = setTimeout(() => {
-      if (this.#failure === failure) this.#failure = undefined;
-    }, delayMs);
-    timer.unref();
-  }
-
-  #signalBatch(): void {
-    this.#batchDone.resolve();
-    this.#batchDone = Promise.withResolvers<void>();
-  }
 }
 
 function toBatch(entries: readonly Entry[]): Batch {
   const buffers: Buffer[] = [];
   let bytes = 0;
+  let records = 0;
   let firstNo: number | undefined;
   let lastNo: number | undefined;
   for (const e of entries) {
     for (const b of e.buffers) buffers.push(b);
     bytes += e.bytes;
+    records += e.records;
     if (e.no !== undefined) {
       firstNo ??= e.no;
       lastNo = e.no;
     }
   }
-  let records = 0;
-  for (const e of entries) records += e.records;
   return { buffers, bytes, records, firstNo, lastNo };
 }

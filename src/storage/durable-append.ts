@@ -1,5 +1,6 @@
 import { constants } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
+import { PRIVATE_FILE_MODE } from '../core/private-files.ts';
 
 /** A file opened for appending whose writes may already be durable on return. */
 export interface DurableAppendFile {
@@ -17,7 +18,7 @@ export interface DurableAppendFile {
 export async function openDurableAppend(path: string, truncate = false): Promise<DurableAppendFile> {
   const { O_APPEND, O_CREAT, O_DSYNC, O_TRUNC, O_WRONLY } = constants;
   const flags = O_WRONLY | O_CREAT | O_APPEND | (truncate ? O_TRUNC : 0) | (O_DSYNC ?? 0);
-  return { file: await open(path, flags), syncWrites: O_DSYNC !== undefined };
+  return { file: await open(path, flags, PRIVATE_FILE_MODE), syncWrites: O_DSYNC !== undefined };
 }
 
 /** Makes what was written durable: nothing to do when the writes were `O_DSYNC`. */

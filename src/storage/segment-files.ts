@@ -1,5 +1,6 @@
 import { mkdir, open, readdir, rename, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
+import { PRIVATE_DIR_MODE } from '../core/private-files.ts';
 import { StorageError } from '../errors.ts';
 import { openDurableAppend, type DurableAppendFile } from './durable-append.ts';
 import type { RecordCodec } from './record-codec.ts';
@@ -54,7 +55,7 @@ export class SegmentFiles {
     const { naming, codec } = options;
     let names: string[];
     try {
-      await mkdir(dir, { recursive: true });
+      await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
       names = await readdir(dir);
     } catch (err) {
       throw new StorageError(`cannot use ${codec.name} directory ${dir}: ${(err as Error).message}`, { cause: err });

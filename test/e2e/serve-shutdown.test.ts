@@ -6,8 +6,8 @@ import { startScriptedServer } from '../judge/scripted-chat-server.ts';
 import { agentRunRequest, postJson } from '../reliability/agent-run.ts';
 
 describe('serve shutdown', () => {
-  it('on SIGTERM closes open trajectories as incomplete (shutdown) and exits 0', async () => {
-    const serve = await startServe({ assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 60_000 } });
+  it('with the write-ahead log off, on SIGTERM closes open trajectories as incomplete (shutdown) and exits 0', async () => {
+    const serve = await startServe({ assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 60_000 }, receiver: { wal: { enabled: false } } });
     const body = {
       resourceSpans: [
         {
@@ -40,21 +40,28 @@ describe('serve shutdown', () => {
     expect(serve.output()).toMatch(/stopped/);
   });
 
-  it('with 200 open trajectories: flushes every one as shutdown, stops listening, exits 0', async () => {
+  it('with 200 open trajectories and the write-ahead log on: leaves them to the log, stops listening, exits 0; the next start replays and closes every one', async () => {
     const serve = await startServe({ assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 60_000 } });
     const open = 200;
     for (let i = 0; i < open; i++) {
       expect((await postJson(serve.url, agentRunRequest({ traceId: `5d${(i + 1).toString(16).padStart(30, '0')}` }))).status).toBe(200);
     }
     expect(await serve.stop()).toBe(0);
-    const rows = await waitForLines<{ key: string; complete: boolean; incompleteReasons: string[] }>(
-      join(serve.dataDir, 'trajectories.jsonl'),
-      (r) => r.length === open,
-      1_000,
-    );
-    expect(new Set(rows.map((t) => t.key)).size).toBe(open);
-    for (const t of rows) expect(t).toMatchObject({ complete: false, incompleteReasons: ['shutdown'] });
+    expect(serve.output()).toMatch(/SIGTERM: stopping; open trajectories stay in the write-ahead log/);
     await expect(fetch(`${serve.url}/healthz`)).rejects.toThrow();
+    // Nothing closed as `shutdown`: not one of them was written.
+    const written = await readFile(join(serve.dataDir, 'trajectories.jsonl'), 'utf8').catch(() => '');
+    expect(written).toBe('');
+
+    const next = await startServe({ assembler: { quietPeriodMs: 100 } }, ['--data-dir', serve.dataDir]);
+    try {
+      expect(next.output()).toMatch(new RegExp(`replayed ${open} request\\(s\\) from the write-ahead log`));
+      const rows = await waitForLines<{ key: string; complete: boolean }>(join(serve.dataDir, 'trajectories.jsonl'), (r) => r.length === open, 15_000);
+      expect(new Set(rows.map((t) => t.key)).size).toBe(open);
+      for (const t of rows) expect(t).toMatchObject({ complete: true });
+    } finally {
+      expect(await next.stop()).toBe(0);
+    }
   });
 
   it('with a judge call in flight to an endpoint that never answers: SIGTERM cancels it, records it, and serve exits 0 in bounded time', async () => {
@@ -92,6 +99,8 @@ describe('serve shutdown', () => {
     const model = await startScriptedServer(() => ({ hang: true }));
     const serve = await startServe({
       assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 60_000 },
+      // Without the write-ahead log the open trajectory closes at shutdown, so its window is queued then.
+      receiver: { wal: { enabled: false } },
       judge: {
         enabled: true,
         client: { baseUrl: model.baseUrl, model: 'm', apiKeyEnv: null, retries: 0, timeoutMs: 120_000 },

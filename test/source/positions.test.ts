@@ -107,8 +107,20 @@ describe('source positions: what a partitioned source may commit', () => {
     expect(pipeline.dropPartitions([0])).toEqual({ dropped: 1, mixed: 0 });
     expect(pipeline.committable()).toEqual(new Map([[1, 0]]));
     expect(pipeline.assembler.stats().openTrajectories).toBe(1);
+    await pipeline.drain('end-of-input');
+    expect(closed.map((t) => t.key)).toEqual([T2]);
+  });
+
+  it('on shutdown leaves a trajectory holding a source position open (its source replays it) and closes one without', async () => {
+    const { pipeline, closed, gate } = setup();
+    gate.release();
+    pipeline.accept(request(span(T1, 'a1', 'r1')), { partition: 0, offset: 4 });
+    pipeline.accept(request(span(T2, 'b1', 'r2')));
     await pipeline.drain('shutdown');
     expect(closed.map((t) => t.key)).toEqual([T2]);
+    expect(pipeline.assembler.stats().openTrajectories).toBe(1);
+    // The floor stays below it, so the source's next start replays it.
+    expect(pipeline.committable().get(0)).toBe(4);
   });
 
   it('a trajectory fed from two partitions is kept open on revoke (dropping it would lose the kept partition)', () => {

@@ -92,3 +92,21 @@ describe('BatchingWriter', () => {
     expect(b.next()).toBe(100);
   });
 });
+
+describe('BatchingWriter after a retry timer outlives its failure', () => {
+  it('writes records appended after flushed() recovered the failed batch before its retry timer fired', async () => {
+    const t = target(1);
+    const writer = new BatchingWriter(t.write, 'retry', 'test', { backoff: new Backoff(20, 20) });
+    writer.append([Buffer.from('a')]);
+    await tick();
+    expect(writer.failure).toBeInstanceOf(StorageError);
+    // flushed() tries the failed batch at once (the disk is back): the queue is empty before the timer fires.
+    await writer.flushed();
+    expect(t.batches.flat()).toEqual(['a']);
+    await new Promise((r) => setTimeout(r, 60)); // the stale retry timer fires here
+    const b = writer.append([Buffer.from('b')], 1, true);
+    const outcome = await Promise.race([b.then(() => 'written'), new Promise((r) => setTimeout(() => r('stuck'), 500))]);
+    expect(outcome).toBe('written');
+    expect(t.batches.flat()).toEqual(['a', 'b']);
+  });
+});

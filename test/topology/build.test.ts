@@ -50,8 +50,8 @@ describe('buildTopology', () => {
     expect(await t.running.stop(5_000)).toEqual({ outcome: 'stopped' });
   });
 
-  it('runs: what arrives before the stop is closed as shutdown and durable when the stop resolves', async () => {
-    const t = await serveLike({ http: true, kafka: false });
+  it('runs (write-ahead log off): what arrives before the stop is closed as shutdown and durable when the stop resolves', async () => {
+    const t = await serveLike({ http: true, kafka: false }, { receiver: { otlpHttp: '127.0.0.1:0', otlpGrpc: '127.0.0.1:0', wal: { enabled: false } } });
     await t.running.start();
     expect((await postJson(t.url(), agentRunRequest({ traceId: '7a000000000000000000000000000001' }))).status).toBe(200);
     const base = t.url();

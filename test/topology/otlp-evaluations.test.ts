@@ -51,7 +51,12 @@ describe('serve with OTLP evaluation events and an external local log', () => {
 
     const receiver = await OtlpLogReceiver.start();
     cleanup.push(() => receiver.stop());
-    const t = await serve({ otlpEvaluations: { endpoint: receiver.url, audience: 'external' }, sinks: { localLog: { audience: { findings: 'external' } } } });
+    // Write-ahead log off: the open run closes at the stop (with it on, it would be left to the log).
+    const t = await serve({
+      receiver: { otlpHttp: '127.0.0.1:0', otlpGrpc: '127.0.0.1:0', wal: { enabled: false } },
+      otlpEvaluations: { endpoint: receiver.url, audience: 'external' },
+      sinks: { localLog: { audience: { findings: 'external' } } },
+    });
     expect(t.running.layers[0]!.map((c) => c.name)).toEqual(['local-log', 'otlp-evaluations', 'audience-quarantine', 'revision-memory']);
     expect(await t.registry.metrics()).toMatch(/^trajwatch_otlp_evaluations_backlog_records 0$/m);
     await t.running.start();

@@ -1,4 +1,5 @@
 import { mkdir } from 'node:fs/promises';
+import { PRIVATE_DIR_MODE } from '../../core/private-files.ts';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageError } from '../../errors.ts';
@@ -148,7 +149,7 @@ export class Outbox {
    */
   static async open(dir: string, limits: OutboxLimits = DEFAULT_OUTBOX_LIMITS): Promise<Outbox> {
     try {
-      await mkdir(dir, { recursive: true });
+      await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     } catch (err) {
       throw new StorageError(`cannot create outbox directory ${dir}: ${(err as Error).message}`, { cause: err });
     }
