@@ -20,6 +20,8 @@ export interface HttpConnectionLimits extends ConnectionLimits {
 }
 
 export interface GrpcConnectionLimits extends ConnectionLimits {
+  /** A connection that has sent nothing (not even the HTTP/2 preface) this long is closed. */
+  headersTimeoutMs: number;
   maxConnectionAgeMs: number;
   maxConnectionAgeGraceMs: number;
   keepaliveTimeMs: number;
@@ -81,7 +83,10 @@ export function capConnections(server: NetServer, maxConnections: number, observ
  * Deferring the decision to `setImmediate` (after poll) lets such a request be read and
  * answered; a truly idle connection is closed one turn later.
  */
-export function closeIdleAfterPendingReads(server: HttpServer): void {
+export function closeIdleAfterPendingReads(server: HttpServer, silentMs: number): void {
+  // A connection that never sends a request is not covered by Node's header timeout (it
+  // starts with the first byte): it is closed through the same path once silent this long.
+  server.on('connection', (socket: Socket) => socket.setTimeout(silentMs));
   server.on('timeout', (socket: Socket) => {
     const read = socket.bytesRead;
     setImmediate(() => {
@@ -90,4 +95,18 @@ export function closeIdleAfterPendingReads(server: HttpServer): void {
       if (socket.bytesRead === read && (busy === undefined || busy === null)) socket.destroy();
     });
   });
+}
+
+/**
+ * Closes a gRPC connection that has sent nothing at all (not even the HTTP/2 preface) for
+ * `silentMs`: grpc-js's `max_connection_idle` closes a session gracefully (GOAWAY), which a
+ * peer that never spoke HTTP/2 never completes, so such sockets would be held for ever.
+ */
+export function closeSilentConnection(socket: Socket, silentMs: number): void {
+  // A plain timer: the HTTP/2 session takes the socket's own timeout over.
+  const timer = setTimeout(() => {
+    if (socket.bytesRead === 0) socket.destroy();
+  }, silentMs);
+  timer.unref();
+  socket.once('close', () => clearTimeout(timer));
 }

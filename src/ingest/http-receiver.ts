@@ -244,7 +244,7 @@ export function createHttpReceiver(
   const server =
     config.tls === undefined ? createServer(settings, listener) : (createHttpsServer({ ...readTlsFiles(config.tls), ...settings }, listener) as unknown as Server);
   capConnections(server, config.maxConnections, options.connections ?? IGNORE_CONNECTIONS);
-  closeIdleAfterPendingReads(server);
+  closeIdleAfterPendingReads(server, config.headersTimeoutMs);
   return server;
 }
 
