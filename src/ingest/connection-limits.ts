@@ -20,8 +20,6 @@ export interface HttpConnectionLimits extends ConnectionLimits {
 }
 
 export interface GrpcConnectionLimits extends ConnectionLimits {
-  /** A connection that has sent nothing (not even the HTTP/2 preface) this long is closed. */
-  headersTimeoutMs: number;
   maxConnectionAgeMs: number;
   maxConnectionAgeGraceMs: number;
   keepaliveTimeMs: number;
@@ -97,16 +95,3 @@ export function closeIdleAfterPendingReads(server: HttpServer, silentMs: number)
   });
 }
 
-/**
- * Closes a gRPC connection that has sent nothing at all (not even the HTTP/2 preface) for
- * `silentMs`: grpc-js's `max_connection_idle` closes a session gracefully (GOAWAY), which a
- * peer that never spoke HTTP/2 never completes, so such sockets would be held for ever.
- */
-export function closeSilentConnection(socket: Socket, silentMs: number): void {
-  // A plain timer: the HTTP/2 session takes the socket's own timeout over.
-  const timer = setTimeout(() => {
-    if (socket.bytesRead === 0) socket.destroy();
-  }, silentMs);
-  timer.unref();
-  socket.once('close', () => clearTimeout(timer));
-}

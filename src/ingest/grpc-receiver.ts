@@ -11,7 +11,7 @@ import type { Logger } from '../telemetry/logger.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { exportStatus, type ExportOutcome } from './export-status.ts';
 import { callMeter } from './grpc-call-meter.ts';
-import { capConnections, closeSilentConnection, type ConnectionObserver, grpcConnectionOptions, type GrpcConnectionLimits } from './connection-limits.ts';
+import { capConnections, type ConnectionObserver, grpcConnectionOptions, type GrpcConnectionLimits } from './connection-limits.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
 import { INFLIGHT_REFUSAL, InflightBudget } from './inflight-budget.ts';
 import { durabilityRefusal, logsPartialSuccess } from './http-receiver.ts';
@@ -239,16 +239,13 @@ export function bindGrpcReceiver(
   server: grpc.Server,
   address: HostPort,
   tls?: TlsPem,
-  cap?: { maxConnections: number; silentTimeoutMs: number; observer: ConnectionObserver },
+  cap?: { maxConnections: number; observer: ConnectionObserver },
 ): Promise<number> {
   const credentials =
     tls === undefined ? grpc.ServerCredentials.createInsecure() : grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false);
   if (cap !== undefined) {
     const injector = server.createConnectionInjector(credentials);
-    const listener = createNetServer((socket) => {
-      closeSilentConnection(socket, cap.silentTimeoutMs);
-      injector.injectConnection(socket);
-    });
+    const listener = createNetServer((socket) => injector.injectConnection(socket));
     capConnections(listener, cap.maxConnections, cap.observer);
     return new Promise((resolve, reject) => {
       listener.once('error', reject);

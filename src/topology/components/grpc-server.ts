@@ -16,7 +16,7 @@ export class GrpcServerComponent implements Component {
   readonly #address: HostPort;
   readonly #logger: Logger;
   readonly #tls: TlsPem | undefined;
-  readonly #cap: { maxConnections: number; silentTimeoutMs: number; observer: ConnectionObserver };
+  readonly #cap: { maxConnections: number; observer: ConnectionObserver };
   #bound = false;
 
   /**
@@ -35,7 +35,7 @@ export class GrpcServerComponent implements Component {
     this.#address = address;
     this.#logger = logger;
     this.#tls = tls === undefined ? undefined : readTlsFiles(tls);
-    this.#cap = { maxConnections: config.maxConnections, silentTimeoutMs: config.headersTimeoutMs, observer: shared.connections ?? { opened: () => {}, closed: () => {}, refused: () => {} } };
+    this.#cap = { maxConnections: config.maxConnections, observer: shared.connections ?? { opened: () => {}, closed: () => {}, refused: () => {} } };
     this.server = createGrpcReceiver(config, target, observe, { logger, ...(shared.budget === undefined ? {} : { budget: shared.budget }) });
   }
 
