@@ -39,24 +39,33 @@ afterAll(async () => {
 
 const metrics = async () => (await fetch(`${serve.url}/metrics`)).text();
 
-/** Opens `n` raw TCP connections that send nothing; resolves once all are connected or closed. */
+/**
+ * Opens `n` raw TCP connections that send nothing, in batches of 250 (below the listen
+ * backlog, so the kernel never half-opens one serve cannot see); resolves once all are
+ * connected or closed.
+ */
 async function idleSockets(port: number, n: number): Promise<{ sockets: Socket[]; closed: () => number }> {
   let closed = 0;
-  const sockets = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<Socket>((resolve) => {
-          const s = connect(port, '127.0.0.1');
-          s.on('error', () => {});
-          s.once('close', () => {
-            closed++;
-            resolve(s);
-          });
-          s.once('connect', () => resolve(s));
-        }),
-    ),
-  );
+  const sockets: Socket[] = [];
+  for (let at = 0; at < n; at += 250) {
+    const batch = await Promise.all(
+      Array.from(
+        { length: Math.min(250, n - at) },
+        () =>
+          new Promise<Socket>((resolve) => {
+            const s = connect(port, '127.0.0.1');
+            s.on('error', () => {});
+            s.once('close', () => {
+              closed++;
+              resolve(s);
+            });
+            s.once('connect', () => resolve(s));
+          }),
+      ),
+    );
+    sockets.push(...batch);
+    await sleep(50);
+  }
   return { sockets, closed: () => closed };
 }
 
