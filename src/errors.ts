@@ -32,8 +32,8 @@ export class DecodeError extends TrajwatchError {}
 /** Input exceeded a named bound (body bytes, decompressed bytes, nesting depth...). */
 export class LimitError extends TrajwatchError {
   readonly limit: string;
-  constructor(limit: string, message: string) {
-    super(message, { context: { limit } });
+  constructor(limit: string, message: string, context: Record<string, unknown> = {}) {
+    super(message, { context: { ...context, limit } });
     this.limit = limit;
   }
 }

@@ -1,6 +1,7 @@
 import type { Analysis } from './analyze.ts';
 import { Assembler, type KeyBy } from './assemble/assembler.ts';
 import type { AssemblerLimits } from './assemble/limits.ts';
+import { refuseDemand } from './assemble/request-admission.ts';
 import type { RevisionMemory } from './assemble/revision-memory.ts';
 import type { CaptureConflict, IncompleteReason, Trajectory } from './assemble/trajectory.ts';
 import { trajectoryToJson } from './assemble/trajectory-json.ts';
@@ -8,8 +9,9 @@ import { buildManifest } from './findings/manifest.ts';
 import type { AnalysisManifest } from './findings/manifest-schema.ts';
 import type { DerivedProvenance } from './findings/provenance/derive.ts';
 import type { Finding } from './findings/schema.ts';
-import { foldFloor, type LogsAccepted, type PipelineInput, type PositionFloor, type SourcePosition } from './ingest/pipeline-input.ts';
+import { foldFloor, type LogsAccepted, type PipelineInput, type PositionFloor, type RequestDemand, type SourcePosition } from './ingest/pipeline-input.ts';
 import type { DecodedLogsRequest } from './ingest/log-record.ts';
+import { demandOf } from './ingest/request-demand.ts';
 import type { DecodedRequest } from './ingest/span.ts';
 import { isContentEventName, logEventName } from './normalize/content-events.ts';
 import { normalizeSpan } from './normalize/normalize.ts';
@@ -210,6 +212,11 @@ export class Pipeline implements PipelineInput {
     this.#noteOffset(position);
     this.counts.spansAccepted += trace.steps.length;
     if (event) this.assembler.advance(this.#watermarkMs);
+  }
+
+  /** `admission()`, then whether `request` fits the assembler's bounds beside `reserved` (`assemble/request-admission.ts`). */
+  admitRequest(request: DecodedRequest, reserved?: RequestDemand): string | undefined {
+    return this.admission() ?? refuseDemand(this.assembler.stats(), this.#options.limits, demandOf(request), reserved);
   }
 
   /** Takes a decoded request; `position` is where it sits in a replayable source (Kafka record). */

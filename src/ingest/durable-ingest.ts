@@ -1,10 +1,11 @@
-import { DecodeError, StorageError } from '../errors.ts';
+import { DecodeError, LimitError, StorageError } from '../errors.ts';
 import type { DecodedLogsRequest } from './log-record.ts';
 import { decodeOtlpLogsJson } from './otlp-json-logs-decode.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
-import type { LogsAccepted, PipelineInput, PositionedInput, RawRequest } from './pipeline-input.ts';
+import type { LogsAccepted, PipelineInput, PositionedInput, RawRequest, RequestDemand } from './pipeline-input.ts';
+import { demandOf } from './request-demand.ts';
 import type { DecodedRequest } from './span.ts';
 import type { SpanWal, WalRecord, WalSignal } from './span-wal.ts';
 
@@ -15,7 +16,10 @@ export const WAL_PARTITION = -1;
 const RELEASE_INTERVAL_MS = 500;
 
 /** What DurableIngest feeds: an input that tracks positions and takes logs (`Pipeline`). */
-type LoggedInput = PositionedInput & Required<Pick<PipelineInput, 'acceptLogs'>>;
+type LoggedInput = PositionedInput &
+  Required<Pick<PipelineInput, 'acceptLogs'>> & {
+    admitRequest?(request: DecodedRequest, reserved?: RequestDemand): string | undefined;
+  };
 
 /**
  * The OTLP receivers' target when the write-ahead log is on: a request is appended to the log,
@@ -34,6 +38,8 @@ export class DurableIngest implements PipelineInput {
   readonly wal: SpanWal;
   readonly #pipeline: LoggedInput;
   readonly #timer: NodeJS.Timeout;
+  /** What requests admitted and being logged will add to the pipeline (charged against its bounds meanwhile). */
+  readonly #reserved: RequestDemand = { trajectories: 0, bytes: 0 };
 
   constructor(pipeline: LoggedInput, wal: SpanWal, releaseIntervalMs = RELEASE_INTERVAL_MS) {
     this.#pipeline = pipeline;
@@ -48,13 +54,30 @@ export class DurableIngest implements PipelineInput {
     return this.#pipeline.admission();
   }
 
+  /** `admission()`, then the pipeline's bounds for this request beside the requests still being logged. */
+  admitRequest(request: DecodedRequest): string | undefined {
+    return this.admission() ?? this.#pipeline.admitRequest?.(request, this.#reserved);
+  }
+
   /** A request without its body cannot be logged: it goes to the pipeline as it is (not durable). */
   accept(request: DecodedRequest): void {
     this.#pipeline.accept(request);
   }
 
+  /** Refused (before logging) when the request does not fit the bounds beside those being logged; else reserved until accepted. */
   async acceptDurably(request: DecodedRequest, raw: RawRequest): Promise<void> {
-    const seq = await this.#append(raw, 'traces');
+    const refusal = this.admitRequest(request);
+    if (refusal !== undefined) throw new LimitError(refusal, `request refused at ${refusal}`, { reason: refusal });
+    const demand = demandOf(request);
+    this.#reserved.trajectories += demand.trajectories;
+    this.#reserved.bytes += demand.bytes;
+    let seq: number;
+    try {
+      seq = await this.#append(raw, 'traces');
+    } finally {
+      this.#reserved.trajectories -= demand.trajectories;
+      this.#reserved.bytes -= demand.bytes;
+    }
     this.#pipeline.accept(request, { partition: WAL_PARTITION, offset: seq });
   }
 

@@ -47,10 +47,11 @@ const OK = 0;
 const INTERNAL = 13;
 
 /**
- * The assembler's memory bounds (`AdmissionRefusal`): refusing for them is RESOURCE_EXHAUSTED;
+ * The memory bounds (`AdmissionRefusal`: the assembler's, and the receivers' in-flight body
+ * budget): refusing for them is RESOURCE_EXHAUSTED;
  * every other refusal is UNAVAILABLE, the spec's backpressure code.
  */
-export const MEMORY_BOUND_REFUSALS: ReadonlySet<string> = new Set(['max-open-trajectories', 'max-buffered-bytes']);
+export const MEMORY_BOUND_REFUSALS: ReadonlySet<string> = new Set(['max-open-trajectories', 'max-buffered-bytes', 'max-inflight-bytes']);
 
 /** The answer to `outcome` on both transports. */
 export function exportStatus(outcome: ExportOutcome): ExportStatus {

@@ -4,17 +4,21 @@
  * @grpc/grpc-js, feeding the same decoders and pipeline as the HTTP receiver.
  */
 import * as grpc from '@grpc/grpc-js';
+import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { formatHostPort, type HostPort } from '../config/host-port.ts';
 import { DecodeError } from '../errors.ts';
 import type { Logger } from '../telemetry/logger.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
 import { exportStatus, type ExportOutcome } from './export-status.ts';
+import { callMeter } from './grpc-call-meter.ts';
+import { capConnections, type ConnectionObserver, grpcConnectionOptions, type GrpcConnectionLimits } from './connection-limits.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
+import { INFLIGHT_REFUSAL, InflightBudget } from './inflight-budget.ts';
 import { durabilityRefusal, logsPartialSuccess } from './http-receiver.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import { exportResponse } from './otlp-response.ts';
-import type { AdmissionRefusal, LogsAccepted, PipelineInput } from './pipeline-input.ts';
+import type { LogsAccepted, PipelineInput } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 import type { TlsPem } from './tls-files.ts';
 
@@ -22,7 +26,7 @@ import type { TlsPem } from './tls-files.ts';
 export const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
 export const LOGS_EXPORT_PATH = '/opentelemetry.proto.collector.logs.v1.LogsService/Export';
 
-export interface GrpcReceiverConfig {
+export interface GrpcReceiverConfig extends GrpcConnectionLimits {
   /**
    * Cap on one request message after decompression (grpc-js checks it while inflating, so a
    * gzip bomb stops early); above it the call fails with RESOURCE_EXHAUSTED, not retried.
@@ -32,6 +36,8 @@ export interface GrpcReceiverConfig {
   retryAfterSeconds: number;
   /** Token required in the `authorization` (or `apiKeyHeader`) metadata; UNAUTHENTICATED without. */
   auth?: ReceiverAuth | undefined;
+  /** The in-flight body budget when not shared (`options.budget`). */
+  maxInflightBytes: number;
 }
 
 const GRPC_CONTENT_TYPE = 'application/grpc';
@@ -87,39 +93,27 @@ export function createGrpcReceiver(
   config: GrpcReceiverConfig,
   target: PipelineInput,
   observe: GrpcRequestObserver = () => {},
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; budget?: InflightBudget } = {},
 ): grpc.Server {
   const note = (code: grpc.status, spans: number, rejectedSpans: number, reason?: string) =>
     observe({ status: grpc.status[code], contentType: GRPC_CONTENT_TYPE, spans, rejectedSpans, reason });
 
+  const budget = options.budget ?? new InflightBudget(config.maxInflightBytes);
   // grpc-js refuses an oversized or undecompressible message itself, before any handler runs;
-  // this interceptor is the only place such a call can still be counted.
-  const countUndelivered: grpc.ServerInterceptor = (_method, call) => {
-    let delivered = false;
-    let answered = false;
-    return new grpc.ServerInterceptingCall(call, {
-      start: (next) =>
-        next({
-          onReceiveMessage: (message, pass) => {
-            delivered = true;
-            pass(message);
-          },
-          onCancel: () => {
-            if (!delivered && !answered) {
-              observe({ status: 'NOT_DELIVERED', contentType: GRPC_CONTENT_TYPE, spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' });
-            }
-          },
-        }),
-      sendStatus: (status, pass) => {
-        answered = true;
-        pass(status);
-      },
-    });
-  };
+  // the call meter is the only place such a call can still be counted.
+  const meter = callMeter({
+    budget,
+    maxDecompressedBytes: config.maxDecompressedBytes,
+    refusal: (reason) => ({ ...throttled(reason, config.retryAfterSeconds) }),
+    onRefused: () => note(codeOf({ kind: 'refused', reason: INFLIGHT_REFUSAL }), 0, 0, INFLIGHT_REFUSAL),
+    onUndelivered: () =>
+      observe({ status: 'NOT_DELIVERED', contentType: GRPC_CONTENT_TYPE, spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' }),
+  });
 
   const server = new grpc.Server({
     'grpc.max_receive_message_length': config.maxDecompressedBytes,
-    interceptors: [countUndelivered],
+    ...grpcConnectionOptions(config),
+    interceptors: [meter],
   });
 
   const allowed = createAuthCheck(config.auth);
@@ -142,6 +136,8 @@ export function createGrpcReceiver(
       callback({ code: codeOf({ kind: 'undecodable' }), details: `undecodable OTLP protobuf request: ${decoded.message}` });
       return;
     }
+    const over = target.admitRequest?.(decoded);
+    if (over !== undefined) return refuse(over);
     const answer = () => {
       const rejected = decoded.rejected.length;
       note(grpc.status.OK, decoded.spans.length, rejected);
@@ -227,16 +223,39 @@ function throttled(busy: string, retryAfterSeconds: number): { code: grpc.status
   return { code, details, metadata };
 }
 
+/** The listener a capped server was bound on, closed with it. */
+const LISTENERS = new WeakMap<grpc.Server, NetServer>();
+
 /**
  * Binds the server (loopback by default; binding wider is the operator's choice) and resolves
  * with the bound port, which differs from `address.port` when that is 0. With `tls` it serves
  * TLS only (the certificate and key of `receiver.tls`, the same as the HTTP receiver's; no
  * client certificate asked for): a plaintext client's call fails, nothing is taken from it.
- * Without, plaintext.
+ * Without, plaintext. With `cap`, trajwatch owns the listening socket and hands connections to
+ * grpc-js (its connection injector), so connections past `cap.maxConnections` are closed at
+ * accept and reported, like the HTTP receiver's (grpc-js has no cap of its own).
  */
-export function bindGrpcReceiver(server: grpc.Server, address: HostPort, tls?: TlsPem): Promise<number> {
+export function bindGrpcReceiver(
+  server: grpc.Server,
+  address: HostPort,
+  tls?: TlsPem,
+  cap?: { maxConnections: number; observer: ConnectionObserver },
+): Promise<number> {
   const credentials =
     tls === undefined ? grpc.ServerCredentials.createInsecure() : grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false);
+  if (cap !== undefined) {
+    const injector = server.createConnectionInjector(credentials);
+    const listener = createNetServer((socket) => injector.injectConnection(socket));
+    capConnections(listener, cap.maxConnections, cap.observer);
+    return new Promise((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(address.port, address.host, () => {
+        listener.off('error', reject);
+        LISTENERS.set(server, listener);
+        resolve((listener.address() as AddressInfo).port);
+      });
+    });
+  }
   return new Promise((resolve, reject) => {
     server.bindAsync(formatHostPort(address), credentials, (err, port) => {
       if (err === null) resolve(port);
@@ -251,6 +270,7 @@ export function bindGrpcReceiver(server: grpc.Server, address: HostPort, tls?: T
  * up shutdown).
  */
 export function closeGrpcReceiver(server: grpc.Server, graceMs = 5_000): Promise<void> {
+  LISTENERS.get(server)?.close();
   return new Promise((resolve) => {
     const deadline = setTimeout(() => {
       server.forceShutdown();

@@ -2,8 +2,10 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { createServer as createHttpsServer } from 'node:https';
 import { DecodeError, LimitError, TrajwatchError } from '../errors.ts';
 import { createAuthCheck } from './auth.ts';
-import { gunzipCapped, readBody } from './body.ts';
+import { readBody } from './body.ts';
+import { capConnections, closeIdleAfterPendingReads, type ConnectionObserver, httpServerOptions } from './connection-limits.ts';
 import { exportStatus, type ExportOutcome } from './export-status.ts';
+import { INFLIGHT_REFUSAL, InflightBudget, type InflightCharge } from './inflight-budget.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpLogsJson } from './otlp-json-logs-decode.ts';
 import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
@@ -60,6 +62,10 @@ export interface HttpReceiverOptions {
   otlp?: boolean;
   /** Where a request that failed on a bug is logged (default: a process warning). */
   logger?: Logger;
+  /** The in-flight body budget, shared with the gRPC receiver (default: its own, of `config.maxInflightBytes`). */
+  budget?: InflightBudget;
+  /** Told of every connection opened, closed, and refused at `config.maxConnections`. */
+  connections?: ConnectionObserver;
 }
 
 const TRACES_PATH = '/v1/traces';
@@ -84,7 +90,8 @@ export function createHttpReceiver(
 ): Server {
   const allowed = createAuthCheck(config.auth);
   const otlp = options.otlp ?? true;
-  const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const budget = options.budget ?? new InflightBudget(config.maxInflightBytes);
+  const handle = async (req: IncomingMessage, res: ServerResponse, charge: InflightCharge): Promise<void> => {
     const path = (req.url ?? '/').split('?', 1)[0]!;
     if (!otlp && (path === TRACES_PATH || path === LOGS_PATH)) {
       req.resume();
@@ -154,8 +161,8 @@ export function createHttpReceiver(
       return refuse(busy);
     }
 
-    let body = await readBody(req, config.maxBodyBytes);
-    if (!(body instanceof Error) && encoding === 'gzip') body = await gunzipCapped(body, config.maxDecompressedBytes);
+    const body = await readBody(req, config, encoding === 'gzip', charge);
+    if (body === INFLIGHT_REFUSAL) return refuse(body);
     if (body instanceof LimitError) {
       note(413, body.limit);
       res.setHeader('Connection', 'close');
@@ -204,6 +211,8 @@ export function createHttpReceiver(
       note(400, 'undecodable');
       return respond({ kind: 'undecodable' }, `undecodable OTLP ${format} body: ${decoded.message}`);
     }
+    const over = target.admitRequest?.(decoded);
+    if (over !== undefined) return refuse(over);
     if (target.acceptDurably === undefined) target.accept(decoded);
     else {
       try {
@@ -219,17 +228,27 @@ export function createHttpReceiver(
   };
 
   const listener = (req: IncomingMessage, res: ServerResponse) => {
-    handle(req, res).catch((err: unknown) => {
-      // Only a bug reaches here; answer 500 rather than leave the client hanging.
-      if (options.logger !== undefined) options.logger.error({ err, path: req.url }, 'receiver failed on a request');
-      else process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
-      if (!res.headersSent) answer(res, { kind: 'internal' }, 'json', 'internal error');
-      else res.destroy();
-    });
+    const charge = budget.open();
+    handle(req, res, charge)
+      .catch((err: unknown) => {
+        // Only a bug reaches here; answer 500 rather than leave the client hanging.
+        if (options.logger !== undefined) options.logger.error({ err, path: req.url }, 'receiver failed on a request');
+        else process.emitWarning(`receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+        if (!res.headersSent) answer(res, { kind: 'internal' }, 'json', 'internal error');
+        else res.destroy();
+      })
+      .finally(() => charge.release());
   };
+  const settings = httpServerOptions(config);
   // https.Server has every http.Server method; callers listen and close it the same way.
-  return config.tls === undefined ? createServer(listener) : (createHttpsServer(readTlsFiles(config.tls), listener) as unknown as Server);
+  const server =
+    config.tls === undefined ? createServer(settings, listener) : (createHttpsServer({ ...readTlsFiles(config.tls), ...settings }, listener) as unknown as Server);
+  capConnections(server, config.maxConnections, options.connections ?? IGNORE_CONNECTIONS);
+  closeIdleAfterPendingReads(server, config.headersTimeoutMs);
+  return server;
 }
+
+const IGNORE_CONNECTIONS: ConnectionObserver = { opened: () => {}, closed: () => {}, refused: () => {} };
 
 function headerValue(req: IncomingMessage, name: string): string | undefined {
   const value = req.headers[name];

@@ -26,7 +26,15 @@ export function foldFloor(into: PositionFloor, from: ReadonlyMap<number, number>
  * Refusals for a memory bound of the pipeline: answered RESOURCE_EXHAUSTED over gRPC, where
  * every other refusal (a sink or log behind or failing) is UNAVAILABLE. Both are 503 over HTTP.
  */
-export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes';
+export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes' | 'max-inflight-bytes';
+
+/** What a request would add to the assembler's bounds (`assemble/request-admission.ts`). */
+export interface RequestDemand {
+  /** An upper bound on the trajectories it opens: the distinct traces it names. */
+  trajectories: number;
+  /** The encoded bytes of its spans. */
+  bytes: number;
+}
 
 /** A request body as received (after gzip), for an input that logs it before acknowledging. */
 export interface RawRequest {
@@ -58,6 +66,13 @@ export interface DroppedPartitions {
 export interface PipelineInput {
   /** A reason to refuse new work now (answered 503 + Retry-After), or undefined. */
   admission(): string | undefined;
+  /**
+   * Asked after decoding, just before `accept`/`acceptDurably`: `admission()`, then whether
+   * this request's spans fit the memory bounds with what is already held (the bounds are
+   * enforced per span at accept time, not only before the body is read). A reason is answered
+   * like an `admission()` refusal. Absent: only `admission()` is asked.
+   */
+  admitRequest?(request: DecodedRequest): string | undefined;
   /** Takes a decoded request; every span in it is kept or counted as rejected. */
   accept(request: DecodedRequest, position?: SourcePosition): void;
   /** Takes a decoded OTLP logs request. */

@@ -32,6 +32,37 @@ export const ReceiverConfigSchema = z
     maxBodyBytes: z.number().int().min(1).default(16 * 1024 * 1024),
     /** Cap on the body after gzip decompression (the spec recommends 64 MiB); 413 above it. */
     maxDecompressedBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+    /**
+     * Memory budget for request bodies in flight over both receivers together: bytes received
+     * plus bytes inflated, charged as they arrive (`inflight-budget.ts`). A request whose next
+     * bytes would pass it is answered 503 / RESOURCE_EXHAUSTED + retry delay (`max-inflight-bytes`).
+     * At least `maxBodyBytes + maxDecompressedBytes`, so the largest request allowed fits alone.
+     */
+    maxInflightBytes: z.number().int().min(1).default(256 * 1024 * 1024),
+    /** Connections open at once, per listener (HTTP, gRPC); a connection past it is closed at accept, counted and logged. */
+    maxConnections: z.number().int().min(1).default(4_096),
+    /**
+     * An idle connection (no request in progress) is closed after this long: HTTP keep-alive
+     * (announced as `Keep-Alive: timeout=`, closed `keepAliveGraceMs` later), gRPC
+     * `max_connection_idle`. Longer than the idle timeout of common client pools, so the client
+     * lets a connection go before the server does.
+     */
+    idleTimeoutMs: z.number().int().min(1_000).default(65_000),
+    /** How much later than announced an idle HTTP connection is closed, so a client reusing it at the announced limit still gets an answer. */
+    keepAliveGraceMs: z.number().int().min(0).default(5_000),
+    /** An HTTP request must have sent its headers within this long of its first byte; else 408 and the connection is closed. */
+    headersTimeoutMs: z.number().int().min(1_000).default(30_000),
+    /** An HTTP request must have been received whole (headers and body) within this long; else 408 and the connection is closed. */
+    requestTimeoutMs: z.number().int().min(1_000).default(60_000),
+    /** How often the HTTP server checks `headersTimeoutMs` and `requestTimeoutMs` (Node's `connectionsCheckingInterval`). */
+    timeoutCheckIntervalMs: z.number().int().min(100).default(1_000),
+    /** A gRPC connection is asked to go away (GOAWAY) after this long, and cut `maxConnectionAgeGraceMs` later: connections are rebalanced and none lives forever. */
+    maxConnectionAgeMs: z.number().int().min(1_000).default(30 * 60_000),
+    /** How long calls in flight on an aged gRPC connection may finish. */
+    maxConnectionAgeGraceMs: z.number().int().min(0).default(60_000),
+    /** Interval of the server's gRPC keepalive pings; a peer not answering within `keepaliveTimeoutMs` is cut. */
+    keepaliveTimeMs: z.number().int().min(1_000).default(2 * 60 * 60_000),
+    keepaliveTimeoutMs: z.number().int().min(1_000).default(20_000),
     /** Sent with 429/503 answers. */
     retryAfterSeconds: z.number().int().min(1).default(2),
     /** Token required on `/v1/traces`, `/v1/logs`, `/metrics` and both gRPC Exports (401 / UNAUTHENTICATED without); `/healthz` stays open. */
@@ -40,6 +71,18 @@ export const ReceiverConfigSchema = z
     tls: ReceiverTlsSchema.optional(),
     wal: WalConfigSchema.prefault({}),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    if (c.maxInflightBytes < c.maxBodyBytes + c.maxDecompressedBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxInflightBytes'],
+        message: `maxInflightBytes (${c.maxInflightBytes}) must be at least maxBodyBytes + maxDecompressedBytes (${c.maxBodyBytes + c.maxDecompressedBytes}), or the largest request allowed could never be taken`,
+      });
+    }
+    if (c.headersTimeoutMs > c.requestTimeoutMs) {
+      ctx.addIssue({ code: 'custom', path: ['headersTimeoutMs'], message: `headersTimeoutMs (${c.headersTimeoutMs}) must not exceed requestTimeoutMs (${c.requestTimeoutMs})` });
+    }
+  });
 
 export type ReceiverConfig = z.infer<typeof ReceiverConfigSchema>;

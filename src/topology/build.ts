@@ -7,6 +7,8 @@ import type { Config } from '../config-schema.ts';
 import { deriveProvenance } from '../findings/provenance/derive.ts';
 import { DurableIngest } from '../ingest/durable-ingest.ts';
 import type { PipelineInput } from '../ingest/pipeline-input.ts';
+import { InflightBudget } from '../ingest/inflight-budget.ts';
+import { connectionMetrics } from '../ingest/receiver-connection-metrics.ts';
 import { receiverFaults } from '../ingest/receiver-faults.ts';
 import { receiverMetrics, type RequestOutcome, type Transport } from '../ingest/receiver-metrics.ts';
 import { SpanWal } from '../ingest/span-wal.ts';
@@ -343,6 +345,8 @@ function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput): 
     };
   };
   const layer: Component[] = [];
+  const budget = new InflightBudget(config.receiver.maxInflightBytes);
+  const connections = connectionMetrics(registry, budget);
   const httpLogger = ctx.log(sources.http ? 'receiver.http' : 'metrics-endpoint');
   const http = new HttpServerComponent({
     config: config.receiver,
@@ -351,11 +355,14 @@ function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput): 
     routes: metricsEndpoint(registry),
     otlp: sources.http,
     logger: httpLogger,
+    budget,
+    connections: connections('http', httpLogger),
   });
   layer.push(keep(ctx, http));
   if (sources.http) {
     const grpcLogger = ctx.log('receiver.grpc');
-    layer.push(keep(ctx, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger, config.receiver.tls)));
+    const shared = { budget, connections: connections('grpc', grpcLogger) };
+    layer.push(keep(ctx, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger, config.receiver.tls, shared)));
   }
   if (sources.kafka) {
     if (config.source.kafka === undefined) throw new Error('buildTopology: sources.kafka needs config.source.kafka');

@@ -3,8 +3,8 @@ import type { AdmissionRefusal } from '../../src/ingest/pipeline-input.ts';
 import { exportStatus, MEMORY_BOUND_REFUSALS } from '../../src/ingest/export-status.ts';
 
 describe('exportStatus: one answer per outcome for both transports', () => {
-  it('names exactly the assembler memory bounds RESOURCE_EXHAUSTED (a new bound fails to compile here)', () => {
-    const bounds: Record<AdmissionRefusal, true> = { 'max-open-trajectories': true, 'max-buffered-bytes': true };
+  it('names exactly the memory bounds (assembler, in-flight bodies) RESOURCE_EXHAUSTED (a new bound fails to compile here)', () => {
+    const bounds: Record<AdmissionRefusal, true> = { 'max-open-trajectories': true, 'max-buffered-bytes': true, 'max-inflight-bytes': true };
     expect([...MEMORY_BOUND_REFUSALS].sort()).toEqual(Object.keys(bounds).sort());
     for (const reason of Object.keys(bounds)) expect(exportStatus({ kind: 'refused', reason })).toEqual({ grpcCode: 8, httpStatus: 503, retry: true });
   });

@@ -1,6 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import { formatHostPort, type HostPort } from '../../config/host-port.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, type GrpcReceiverConfig, type GrpcRequestObserver } from '../../ingest/grpc-receiver.ts';
+import type { ConnectionObserver } from '../../ingest/connection-limits.ts';
+import type { InflightBudget } from '../../ingest/inflight-budget.ts';
 import type { PipelineInput } from '../../ingest/pipeline-input.ts';
 import type { ReceiverTls } from '../../ingest/receiver-config.ts';
 import { readTlsFiles, type TlsPem } from '../../ingest/tls-files.ts';
@@ -14,18 +16,31 @@ export class GrpcServerComponent implements Component {
   readonly #address: HostPort;
   readonly #logger: Logger;
   readonly #tls: TlsPem | undefined;
+  readonly #cap: { maxConnections: number; observer: ConnectionObserver };
   #bound = false;
 
-  /** `tls`: `receiver.tls`, read here so a missing file stops the build like the HTTP receiver's. */
-  constructor(config: GrpcReceiverConfig, address: HostPort, target: PipelineInput, observe: GrpcRequestObserver, logger: Logger, tls?: ReceiverTls) {
+  /**
+   * `tls`: `receiver.tls`, read here so a missing file stops the build like the HTTP receiver's;
+   * `shared`: the in-flight budget shared with the HTTP receiver, and who is told of connections.
+   */
+  constructor(
+    config: GrpcReceiverConfig,
+    address: HostPort,
+    target: PipelineInput,
+    observe: GrpcRequestObserver,
+    logger: Logger,
+    tls?: ReceiverTls,
+    shared: { budget?: InflightBudget; connections?: ConnectionObserver } = {},
+  ) {
     this.#address = address;
     this.#logger = logger;
     this.#tls = tls === undefined ? undefined : readTlsFiles(tls);
-    this.server = createGrpcReceiver(config, target, observe, { logger });
+    this.#cap = { maxConnections: config.maxConnections, observer: shared.connections ?? { opened: () => {}, closed: () => {}, refused: () => {} } };
+    this.server = createGrpcReceiver(config, target, observe, { logger, ...(shared.budget === undefined ? {} : { budget: shared.budget }) });
   }
 
   async start(): Promise<void> {
-    const port = await bindGrpcReceiver(this.server, this.#address, this.#tls);
+    const port = await bindGrpcReceiver(this.server, this.#address, this.#tls, this.#cap);
     this.#bound = true;
     const shown = formatHostPort({ host: this.#address.host, port });
     const over = this.#tls === undefined ? 'OTLP/gRPC traces and logs' : 'OTLP/gRPC traces and logs, TLS';

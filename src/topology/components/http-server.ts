@@ -2,6 +2,8 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../config/host-port.ts';
 import { createHttpReceiver, type ExtraRoutes, type RequestObserver } from '../../ingest/http-receiver.ts';
+import type { ConnectionObserver } from '../../ingest/connection-limits.ts';
+import type { InflightBudget } from '../../ingest/inflight-budget.ts';
 import type { PipelineInput } from '../../ingest/pipeline-input.ts';
 import type { ReceiverConfig } from '../../ingest/receiver-config.ts';
 import type { Logger } from '../../telemetry/logger.ts';
@@ -21,6 +23,10 @@ export interface HttpServerOptions {
   logger: Logger;
   /** Default {@link HTTP_CLOSE_GRACE_MS}. */
   closeGraceMs?: number;
+  /** The in-flight body budget shared with the gRPC receiver. */
+  budget?: InflightBudget;
+  /** Told of connections opened, closed and refused at `receiver.maxConnections`. */
+  connections?: ConnectionObserver;
 }
 
 /**
@@ -43,7 +49,12 @@ export class HttpServerComponent implements Component {
     this.#config = options.config;
     this.#otlp = options.otlp;
     this.#logger = options.logger;
-    this.server = createHttpReceiver(options.config, options.target, options.observe, options.routes, { otlp: options.otlp, logger: options.logger });
+    this.server = createHttpReceiver(options.config, options.target, options.observe, options.routes, {
+      otlp: options.otlp,
+      logger: options.logger,
+      ...(options.budget === undefined ? {} : { budget: options.budget }),
+      ...(options.connections === undefined ? {} : { connections: options.connections }),
+    });
   }
 
   async start(): Promise<void> {
