@@ -114,11 +114,13 @@ describe(`the package: npm pack, npm install -g into an empty prefix, run on Nod
     });
     const res = await fetch(`${url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     expect(res.status).toBe(200);
+    // The root closes its trajectory after the quiet period; a SIGTERM before that would leave
+    // it to the write-ahead log for the next start (docs/reliability.md, "SIGTERM").
+    const rows = await waitForLines<{ traceIds: string[] }>(join(dataDir, 'trajectories.jsonl'), (r) => r.length >= 1);
+    expect(rows[0]!.traceIds).toEqual(['5b8efff798038103d269b633813fc60c']);
     const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    const rows = await waitForLines<{ traceIds: string[] }>(join(dataDir, 'trajectories.jsonl'), (r) => r.length >= 1);
-    expect(rows[0]!.traceIds).toEqual(['5b8efff798038103d269b633813fc60c']);
 
     const { stdout } = await trajwatch(['tail', '--data-dir', dataDir, '--from-start', '--max', '1', '--timeout-ms', '5000']);
     const [finding] = stdout.trim().split('\n').map((l) => JSON.parse(l) as { area: string; subject: { trajectory_key: string } });
