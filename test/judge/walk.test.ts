@@ -82,7 +82,18 @@ describe('the layered walk', () => {
     expect(s.early_exit).toBeNull();
     expect(s.layers_engaged).toEqual(['L0', 'L1', 'L2', 'L3', 'L4']);
     expect(s.layer_verdicts!.some((v) => v.reason === 'l1-passed-all-answerable')).toBe(false);
-    expect(valuesOf(s).stop).toEqual({ stop: false, reason: expect.stringContaining('capture-gap:tool-name-not-captured@0000000000000003') });
+    expect(valuesOf(s).stop).toEqual({ stop: false, reason: expect.stringContaining('silenced-check:') });
+    expect(JSON.stringify(valuesOf(s).stop)).toContain('tool-name-not-captured');
+  });
+
+  it('L4 with no send to read, on a capture that may hide one, is undecidable, not "no sends"', async () => {
+    const h = await walking();
+    const t = cleanRun('hidden-send');
+    const llm = t.steps.find((x) => x.kind === 'llm')!;
+    t.steps = t.steps.map((x) => (x === llm ? { ...x, requestedToolCalls: [{ name: 'send_email', id: 'call_hidden' }] } : x));
+    const { findings } = await judgeAll(h.dataDir, h.cfg, [t]);
+    const s = summaryOf(findings, 'hidden-send')!;
+    expect(s.layer_verdicts!.find((v) => v.layer === 'L4')).toMatchObject({ verdict: 'undecidable', reason: 'sends-may-be-hidden' });
   });
 
   it('descends when L1 fails: every layer is asked in order, the ones with nothing to read are not-applicable', async () => {

@@ -12,9 +12,10 @@ import type { Criterion } from './criterion.ts';
  * answered by an L1 pass either. Pure.
  * - every silenced check (`checks.silenced`): the layer that settles its pattern;
  * - tool repetition left `unavailable`: L3, which reads the tool calls;
- * - every capture gap, of any kind: L4 when it touches a send (a gap on an outbound step, or a
- *   requested call of an outbound tool that never became a tool span), L3 for the other tool
- *   gaps, else L2, the layer that reads the whole path.
+ * - a capture gap that touches a send (a gap on an outbound step, or a requested call of an
+ *   outbound tool that never became a tool span): L4, the layer that reads sends, even where no
+ *   check was silenced by it. A gap that silences no check and touches no send hides nothing a
+ *   claim rests on, and raises nothing (the silenced checks above carry the rest).
  * An incomplete capture is covered by `capture-complete` already (checks claim nothing there).
  */
 export function captureCriteria(t: Trajectory, checks: CheckResults, roles: ToolRoles, cfg: ChecksConfig): Criterion[] {
@@ -28,17 +29,15 @@ export function captureCriteria(t: Trajectory, checks: CheckResults, roles: Tool
     out.push({ id: 'unavailable:tool-repetition', answerable: false, reason: `unavailable-check:tool-repetition:${[...r.reasons].sort().join(',')}`, needs: 'L3' });
   }
   for (const gap of captureGaps(t.steps)) {
-    out.push({ id: `capture-gap:${gap.reason}`, answerable: false, reason: `capture-gap:${gap.reason}@${gap.spanIds.join(',')}`, needs: gapLayer(t, gap, roles, cfg) });
+    if (!touchesSend(t, gap, roles, cfg)) continue;
+    out.push({ id: `capture-gap:${gap.reason}`, answerable: false, reason: `capture-gap:${gap.reason}@${gap.spanIds.join(',')}`, needs: 'L4' });
   }
   return out;
 }
 
-const TOOL_GAP = /^tool-/;
-
-function gapLayer(t: Trajectory, gap: CaptureGap, roles: ToolRoles, cfg: ChecksConfig): NonNullable<Criterion['needs']> {
+function touchesSend(t: Trajectory, gap: CaptureGap, roles: ToolRoles, cfg: ChecksConfig): boolean {
   const sends = new Set(roles.outbound.map((i) => t.steps[i]!.id));
-  if (gap.spanIds.some((id) => sends.has(id))) return 'L4';
+  if (gap.spanIds.some((id) => sends.has(id))) return true;
   const outbound = compiledRules(cfg).outbound;
-  if ((gap.toolNames ?? []).some((name) => toolClassMatch(name, outbound) !== undefined)) return 'L4';
-  return TOOL_GAP.test(gap.reason) ? 'L3' : 'L2';
+  return (gap.toolNames ?? []).some((name) => toolClassMatch(name, outbound) !== undefined);
 }

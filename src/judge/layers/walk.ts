@@ -1,7 +1,7 @@
 import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { CheckResults } from '../../checks/check-result.ts';
 import type { ChecksConfig } from '../../checks/config.ts';
-import type { ToolRoles } from '../../checks/tool-roles.ts';
+import { roleMayBeHidden, type ToolRoles } from '../../checks/tool-roles.ts';
 import type { Emissions, LayerVerdict, WalkLayer } from '../../findings/schema.ts';
 import type { TraceWindow } from '../../windows/window.ts';
 import type { Recommendation } from '../decision-policy.ts';
@@ -86,7 +86,11 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
   const run = async (layer: JudgedLayer): Promise<LayerVerdict> => {
     engaged.push(layer);
     const plan = layerSites(layer, t, checks, roles, input.maxWindowsPerLayer);
-    if (plan.sites.length === 0) return { layer, verdict: 'not-applicable', reason: plan.none ?? 'nothing-to-read' };
+    if (plan.sites.length === 0) {
+      // No send to read, yet the capture may hide one: that is not "no sends".
+      if (layer === 'L4' && roleMayBeHidden(t, input.checksCfg, ['outbound'])) return { layer, verdict: 'undecidable', reason: 'sends-may-be-hidden' };
+      return { layer, verdict: 'not-applicable', reason: plan.none ?? 'nothing-to-read' };
+    }
     const readings = await Promise.all(plan.sites.map((site) => readSite(layer, site, reader)));
     const windows: WindowRead[] = readings.flatMap((r) => r.primary.reads);
     for (const s of plan.notRead) {
