@@ -56,7 +56,7 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     process.stdout.write(LABEL_HELP);
     return 0;
   }
-  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
+  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const host = values.host ?? '127.0.0.1';
   const port = values.port === undefined ? 4320 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError([`--port: ${values.port} is not a port`], 'command line');

@@ -47,10 +47,10 @@ export async function serveCommand(args: string[]): Promise<number> {
     return 0;
   }
   const resolved = await resolveConfig(values.config, [
-    { path: ['receiver', 'otlpHttp'], value: values['otlp-http'] },
-    { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'] },
-    { path: ['dataDir'], value: values['data-dir'] },
-    { path: ['source', 'kafka', 'brokers'], value: values['kafka-brokers']?.split(',').map((b) => b.trim()) },
+    { path: ['receiver', 'otlpHttp'], value: values['otlp-http'], flag: '--otlp-http' },
+    { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'], flag: '--otlp-grpc' },
+    { path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' },
+    { path: ['source', 'kafka', 'brokers'], value: values['kafka-brokers']?.split(',').map((b) => b.trim()), flag: '--kafka-brokers' },
   ]);
   const sources = chooseSources(values.source, resolved.source.http, resolved.source.kafka !== undefined);
   if (typeof sources === 'string') {

@@ -42,7 +42,7 @@ export async function showCommand(args: string[]): Promise<number> {
     return 2;
   }
   const wanted = positionals[0]!;
-  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
+  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const dataDir = resolve(config.dataDir);
   const trajectoriesPath = join(dataDir, 'trajectories.jsonl');
 
