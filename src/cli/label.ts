@@ -8,6 +8,7 @@ import { GoldStore } from '../judge/gold-store.ts';
 import { LabelData } from '../judge/label/label-data.ts';
 import { startLabelServer } from '../judge/label/label-server.ts';
 import { LEDGER_FILE } from '../judge/ledger.ts';
+import { addressInUseLine } from './address-in-use.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const GOLD_FILE = 'judge/gold.jsonl';
@@ -71,7 +72,16 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     gold,
     config.judge.decision.minKappa,
   );
-  const { server, url } = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true }, host, port);
+  let started: Awaited<ReturnType<typeof startLabelServer>>;
+  try {
+    started = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true }, host, port);
+  } catch (err) {
+    const line = addressInUseLine(err, [{ address: { host, port }, what: 'labeling page', move: '--port N (0: any free port) or --host HOST' }]);
+    if (line === undefined) throw err;
+    process.stderr.write(`trajwatch label: ${line}\n`);
+    return 1;
+  }
+  const { server, url } = started;
   process.stdout.write(`trajwatch label: ${url} (gold file ${gold.path}${values['show-judge'] === true ? ', judge answers shown' : ', blind'})\n`);
   onListening?.(url);
   await new Promise<void>((resolve) => {

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../telemetry/logger.ts';
 import { createMetricRegistry } from '../telemetry/metrics.ts';
 import { buildTopology } from '../topology/build.ts';
+import { addressInUseLine } from './address-in-use.ts';
 import { resolveConfig } from './resolve-config.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
@@ -71,7 +72,17 @@ export async function serveCommand(args: string[]): Promise<number> {
     },
     { registry: createMetricRegistry(), logger },
   );
-  await running.start();
+  try {
+    await running.start();
+  } catch (err) {
+    const line = addressInUseLine(err, [
+      { address: config.receiver.otlpHttp, what: 'OTLP/HTTP', move: '--otlp-http HOST:PORT (env TRAJWATCH_OTLP_HTTP; port 0: any free port)' },
+      { address: config.receiver.otlpGrpc, what: 'OTLP/gRPC', move: '--otlp-grpc HOST:PORT (env TRAJWATCH_OTLP_GRPC; port 0: any free port)' },
+    ]);
+    if (line === undefined) throw err;
+    process.stderr.write(`trajwatch serve: ${line}\n`);
+    return 1;
+  }
   logger.info({ dataDir: config.dataDir, components: running.components.map((c) => c.name) }, `serving; data in ${config.dataDir}`);
 
   return new Promise<number>((resolveExit) => {
