@@ -9,9 +9,10 @@ import { LabelData } from '../judge/label/label-data.ts';
 import { startLabelServer } from '../judge/label/label-server.ts';
 import { LEDGER_FILE } from '../judge/ledger.ts';
 import { addressInUseLine } from './address-in-use.ts';
+import { GOLD_FILE } from './judge-inputs.ts';
 import { resolveConfig } from './resolve-config.ts';
 
-export const GOLD_FILE = 'judge/gold.jsonl';
+export { GOLD_FILE } from './judge-inputs.ts';
 
 export const LABEL_HELP = `Usage: trajwatch label [options]
 
@@ -22,7 +23,7 @@ ids for the supporting event. Each label is appended, with the labeler id and ti
 gold file; the judge's answer stays hidden until the label is recorded (blind), and a review
 shows agreement, disagreements and kappa so far (the same computation as 'trajwatch
 calibrate'). Calibrate from the gold file with:
-  trajwatch calibrate --gold <dataDir>/${GOLD_FILE}
+  trajwatch calibrate --data-dir <dataDir>
 
 The page is keyboard-first (press ? or open Keys), needs no build step and loads nothing from
 another host. The API asks for the same token as the receivers when receiver.auth is set.
