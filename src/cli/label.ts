@@ -11,6 +11,7 @@ import { LEDGER_FILE } from '../judge/ledger.ts';
 import { addressInUseLine } from './address-in-use.ts';
 import { GOLD_FILE } from './judge-inputs.ts';
 import { resolveConfig } from './resolve-config.ts';
+import type { Config } from '../config-schema.ts';
 
 export { GOLD_FILE } from './judge-inputs.ts';
 
@@ -73,9 +74,16 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     gold,
     config.judge.decision.minKappa,
   );
+  const windowsDir = underDataDir(config.dataDir, config.judge.labelWindows.dir);
+  const emptyReason = whyNoWindows(config.judge, values.config ?? (process.env.TRAJWATCH_CONFIG || undefined), windowsDir);
+  if (!config.judge.enabled || !config.judge.labelWindows.enabled) process.stderr.write(`trajwatch label: ${emptyReason}\n`);
   let started: Awaited<ReturnType<typeof startLabelServer>>;
   try {
-    started = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true }, host, port);
+    started = await startLabelServer(
+      { data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, emptyReason },
+      host,
+      port,
+    );
   } catch (err) {
     const line = addressInUseLine(err, [{ address: { host, port }, what: 'labeling page', move: '--port N (0: any free port) or --host HOST' }]);
     if (line === undefined) throw err;
@@ -94,6 +102,22 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     }
   });
   return 0;
+}
+
+/** Why the window list is empty, when it is: the judge off, its windows not kept, or nothing judged yet. */
+function whyNoWindows(judge: Config['judge'], configPath: string | undefined, windowsDir: string): string {
+  const where = configPath === undefined ? 'the embedded defaults (no --config)' : configPath;
+  if (!judge.enabled) {
+    return (
+      `the judge is off (judge.enabled is false in ${where}): serve judges no window, so there is none to label. ` +
+      'Turn it on in the configuration serve runs with: judge.enabled: true and judge.client { baseUrl, model } ' +
+      '(an OpenAI-compatible endpoint; docs/decision-points.md); judged windows then appear here.'
+    );
+  }
+  if (!judge.labelWindows.enabled) {
+    return `judge.labelWindows.enabled is false in ${where}: serve judges windows but keeps none for labeling; set it to true (the default).`;
+  }
+  return `no judged window is held yet in ${windowsDir}: serve keeps each window it judges there. Is --data-dir the directory serve writes to, and has serve judged a window?`;
 }
 
 function isLoopback(host: string): boolean {
