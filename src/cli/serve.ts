@@ -60,7 +60,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const config = { ...resolved, dataDir: resolve(resolved.dataDir) };
   const logger = createLogger({ level: config.log.level });
-  const { running, kafkaSource } = await buildTopology(
+  const { running, kafkaSource, judgeHealth } = await buildTopology(
     config,
     {
       clock: 'arrival',
@@ -83,6 +83,7 @@ export async function serveCommand(args: string[]): Promise<number> {
     process.stderr.write(`trajwatch serve: ${line}\n`);
     return 1;
   }
+  judgeHealth.logStart(config.dataDir);
   logger.info({ dataDir: config.dataDir, components: running.components.map((c) => c.name) }, `serving; data in ${config.dataDir}`);
 
   return new Promise<number>((resolveExit) => {
