@@ -67,9 +67,8 @@ async function main(argv: string[]): Promise<number> {
 function report(name: string, err: unknown): number {
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (err instanceof UsageError || (err instanceof TypeError && code?.startsWith('ERR_PARSE_ARGS_') === true)) {
-    // parseArgs explains on its first line; the rest repeats it for JavaScript callers.
-    const message = err.message.split('\n')[0]!;
-    process.stderr.write(`trajwatch ${name}: ${message}\nRun 'trajwatch ${name} --help' for its options.\n`);
+    // parseArgs's own text says what is wrong and how to write it (`--max=-1`); no stack.
+    process.stderr.write(`trajwatch ${name}: ${err.message}\nRun 'trajwatch ${name} --help' for its options.\n`);
     return 2;
   }
   if (err instanceof ConfigError) {
