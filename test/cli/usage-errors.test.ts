@@ -56,3 +56,13 @@ describe('tail on a data directory without a findings log', () => {
     expect(code).toBe(0);
   });
 });
+
+describe('show on a data directory without a trajectory log', () => {
+  it('says the log is not there (and what writes it), not that the key is absent from it', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'trajwatch-show-empty-'));
+    const { code, stderr } = await runCli(['show', 'abc', '--data-dir', dir], 20_000);
+    expect(stderr).toContain(`no trajectory log at ${join(dir, 'trajectories.jsonl')}`);
+    expect(stderr).not.toContain('no trajectory with key');
+    expect(code).toBe(1);
+  });
+});
