@@ -1,7 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../judge/calibrate.ts';
 import { MIN_KAPPA } from '../judge/decision-policy.ts';
 import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
@@ -36,8 +36,8 @@ Options:
   --json             print the report as JSON instead of a table
   --help             this text
 
-Exit status: 0 when the report was produced; 1 on invalid gold or options, or when the gold file
-or the ledger is not there (named, with what writes it); 2 on usage error.
+Exit status: 0 when the report was produced; 1 on invalid gold, or when the gold file or the
+ledger is not there (named, with what writes it); 2 on a usage error (a flag or its value).
 `;
 
 export async function calibrateCommand(args: string[]): Promise<number> {
@@ -62,7 +62,7 @@ export async function calibrateCommand(args: string[]): Promise<number> {
   }
   const minKappa = values['min-kappa'] === undefined ? MIN_KAPPA : Number(values['min-kappa']);
   if (!Number.isFinite(minKappa) || minKappa < MIN_KAPPA || minKappa > 1) {
-    throw new ConfigError([`--min-kappa: ${values['min-kappa']} must be a number from ${MIN_KAPPA} to 1`], 'command line');
+    throw new UsageError(`--min-kappa: ${values['min-kappa']} must be a number from ${MIN_KAPPA} to 1`);
   }
   const files = await judgeFiles(values['data-dir'], values.config);
   const goldPath = resolve(values.gold ?? files.gold);

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { createAuthCheck } from '../ingest/auth.ts';
 import { underDataDir } from '../judge/config.ts';
 import { GoldStore } from '../judge/gold-store.ts';
@@ -39,7 +39,8 @@ Options:
   --help             this text
 
 Prints the page's address, then serves until interrupted (SIGINT/SIGTERM).
-Exit status: 0 after a clean stop, 1 on invalid configuration, 2 on a malformed gold file.
+Exit status: 0 after a clean stop; 1 on invalid configuration or when the address is in use; 2 on a
+usage error (a flag or its value) or a malformed gold file.
 `;
 
 export async function labelCommand(args: string[], signal?: AbortSignal, onListening?: (url: string) => void): Promise<number> {
@@ -62,7 +63,7 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
   const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const host = values.host ?? '127.0.0.1';
   const port = values.port === undefined ? 4320 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError([`--port: ${values.port} is not a port`], 'command line');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: expected a port from 0 to 65535, got "${values.port}"`);
   const auth = config.receiver.auth;
   if (auth === undefined && !isLoopback(host)) {
     throw new ConfigError([`--host: ${host} is not a loopback address; the labeling page writes gold labels, so another address needs receiver.auth`], 'command line');

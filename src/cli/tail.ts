@@ -64,12 +64,12 @@ export async function tailCommand(args: string[]): Promise<number> {
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : positiveInt(values['timeout-ms'], '--timeout-ms');
   const kind = values.kind ?? 'finding';
   if (kind !== 'finding' && kind !== 'manifest' && kind !== 'all') {
-    throw new ConfigError([`--kind: expected finding, manifest or all, got "${kind}"`], 'tail');
+    throw new UsageError(`--kind: expected finding, manifest or all, got "${kind}"`);
   }
-  const audience = parseAudience(values.audience, 'tail');
+  const audience = parseAudience(values.audience);
   const format = values.format ?? (process.stdout.isTTY === true ? 'text' : 'json');
   if (format !== 'text' && format !== 'json') {
-    throw new ConfigError([`--format: expected text or json, got "${format}"`], 'tail');
+    throw new UsageError(`--format: expected text or json, got "${format}"`);
   }
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
   let printed = 0;

@@ -13,11 +13,16 @@ describe('usage errors are one line and exit 2, never a stack trace', () => {
     [['tail', '--max', '-1']],
     [['replay', '--findings']],
     [['calibrate', '--bogus']],
+    [['tail', '--format', 'yaml']],
+    [['tail', '--kind', 'alarm']],
+    [['schema', 'finding', '--audience', 'partner']],
+    [['label', '--port', '70000']],
+    [['calibrate', '--min-kappa', '0.1']],
   ])('%j', async (args) => {
     const { code, stderr } = await runCli(args, 20_000);
     expect(stderr).not.toMatch(NO_STACK);
     expect(stderr).not.toContain('unexpected failure');
-    expect(stderr).toMatch(new RegExp(`^trajwatch ${args[0]}: .*--(max|findings|bogus)`));
+    expect(stderr).toMatch(new RegExp(`^trajwatch ${args[0]}: .*--(max|findings|bogus|format|kind|audience|port|min-kappa)`));
     expect(stderr).toContain(`trajwatch ${args[0]} --help`);
     expect(code).toBe(2);
   });
