@@ -26,6 +26,9 @@ export class ConfigError extends TrajwatchError {
   }
 }
 
+/** The command line is wrong (a flag without its value, a value out of range): exit 2, with the command's --help named. */
+export class UsageError extends TrajwatchError {}
+
 /** A request body or recorded file could not be decoded as OTLP. Never retriable. */
 export class DecodeError extends TrajwatchError {}
 

@@ -1,5 +1,5 @@
 import { MappingType, type ValueMap } from '@grafana/grafana-foundation-sdk/dashboard';
-import { buildDashboard, type Dashboard, labelVariable, type QuerySpec, stat, table, textboxVariable, timeseries } from './panels.ts';
+import { buildDashboard, countStat, type Dashboard, labelVariable, type QuerySpec, stat, table, textboxVariable, timeseries } from './panels.ts';
 
 const ALARMS = 'trajwatch_coordinator_alarms_total';
 const DECISIONS = 'trajwatch_decisions_total';
@@ -67,12 +67,11 @@ export function coordinatorAlarms(): Dashboard {
       {
         title: 'Alarms',
         panels: [
-          stat('Alarms in range', 'Coordinator alarms raised in the selected time range.', [{ expr: `sum(increase(${ALARMS}{${FILTER}}[$__range]))` }], 'none', 6),
-          stat(
+          countStat('Alarms in range', 'Coordinator alarms raised in the selected time range.', `sum(increase(${ALARMS}{${FILTER}}[$__range]))`, 6),
+          countStat(
             'Escalations in range',
             'Decisions that escalated to a person in the selected time range.',
-            [{ expr: `sum(increase(${DECISIONS}{action="escalate",question=~"$question"}[$__range]))` }],
-            'none',
+            `sum(increase(${DECISIONS}{action="escalate",question=~"$question"}[$__range]))`,
             6,
           ),
           timeseries('Alarm rate by question', 'Alarms per second, by the question that raised them.', withExemplars([{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }]), 'ops', 12),
@@ -81,7 +80,7 @@ export function coordinatorAlarms(): Dashboard {
           table(
             'Latest alarms by question, service and agent',
             'Alarms in the selected range per (question, service, agent), most first.',
-            [{ expr: `sort_desc(sum by (question, service, agent) (increase(${ALARMS}{${FILTER}}[$__range])))` }],
+            [{ expr: `sort_desc(round(sum by (question, service, agent) (increase(${ALARMS}{${FILTER}}[$__range]))))` }],
             24,
           ),
         ],

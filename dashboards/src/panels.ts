@@ -102,6 +102,14 @@ export function stat(title: string, description: string, queries: QuerySpec[], u
     .textMode(common.BigValueTextMode.Auto);
 }
 
+/**
+ * A count of events over the range, as a whole number: increase() extrapolates to the range's
+ * edges and gives fractions (111.36 alarms), so the count is rounded and shown without decimals.
+ */
+export function countStat(title: string, description: string, expr: string, width = 6): StatBuilder {
+  return stat(title, description, [{ expr: `round(${expr})` }], 'none', width).decimals(0);
+}
+
 /** A table of instant values, largest first. */
 export function table(title: string, description: string, queries: QuerySpec[], width = 12): TableBuilder {
   return new TableBuilder()

@@ -1,13 +1,14 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../judge/calibrate.ts';
 import { MIN_KAPPA } from '../judge/decision-policy.ts';
 import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
+import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { sha256Hex } from '../core/digest.ts';
 
-export const CALIBRATE_HELP = `Usage: trajwatch calibrate --gold GOLD.jsonl [options]
+export const CALIBRATE_HELP = `Usage: trajwatch calibrate [options]
 
 Joins independent gold labels with the judge answers recorded in the decision ledger and
 reports, per question and per target (question version, window policy, window kind, request
@@ -28,16 +29,20 @@ Gold rows, one JSON object per line:
   label: yes | no | unavailable | unsure | null   (unsure and null are exclusions, never "no")
 
 Options:
-  --gold FILE        gold rows (JSONL), required
-  --ledger FILE      ledger to read (default ./data/judge/${LEDGER_FILE})
-  --out DIR          where certificates are written (default ./data/judge/certificates)
+  --data-dir DIR     data directory of serve and label (default ./data; env TRAJWATCH_DATA_DIR):
+                     gold DIR/${GOLD_FILE}, ledger DIR/judge/${LEDGER_FILE}, certificates DIR/judge/certificates
+  --config FILE      configuration (as for serve): dataDir, judge.ledgerDir
+  --gold FILE        gold rows (JSONL; default DIR/${GOLD_FILE}, as trajwatch label writes them)
+  --ledger FILE      ledger to read (default DIR/judge/${LEDGER_FILE})
+  --out DIR          where certificates are written (default DIR/judge/certificates)
   --min-kappa N      minimum kappa, at least ${MIN_KAPPA} (default ${MIN_KAPPA})
   --report FILE      also write the full report as JSON
   --dry-run          report only; write no certificate
   --json             print the report as JSON instead of a table
   --help             this text
 
-Exit status: 0 when the report was produced, 1 on invalid gold or options, 2 on usage error.
+Exit status: 0 when the report was produced; 1 on invalid gold, or when the gold file or the
+ledger is not there (named, with what writes it); 2 on a usage error (a flag or its value).
 `;
 
 export async function calibrateCommand(args: string[]): Promise<number> {
@@ -45,6 +50,8 @@ export async function calibrateCommand(args: string[]): Promise<number> {
     args,
     options: {
       gold: { type: 'string' },
+      'data-dir': { type: 'string' },
+      config: { type: 'string' },
       ledger: { type: 'string' },
       out: { type: 'string' },
       'min-kappa': { type: 'string' },
@@ -58,19 +65,27 @@ export async function calibrateCommand(args: string[]): Promise<number> {
     process.stdout.write(CALIBRATE_HELP);
     return 0;
   }
-  if (values.gold === undefined) {
-    process.stderr.write(`calibrate: --gold is required\n\n${CALIBRATE_HELP}`);
-    return 2;
-  }
   const minKappa = values['min-kappa'] === undefined ? MIN_KAPPA : Number(values['min-kappa']);
   if (!Number.isFinite(minKappa) || minKappa < MIN_KAPPA || minKappa > 1) {
-    throw new ConfigError([`--min-kappa: ${values['min-kappa']} must be a number from ${MIN_KAPPA} to 1`], 'command line');
+    throw new UsageError(`--min-kappa: ${values['min-kappa']} must be a number from ${MIN_KAPPA} to 1`);
   }
-  const goldPath = resolve(values.gold);
-  const ledgerPath = resolve(values.ledger ?? join('data', 'judge', LEDGER_FILE));
-  const outDir = resolve(values.out ?? join('data', 'judge', 'certificates'));
+  const files = await judgeFiles(values['data-dir'], values.config);
+  const goldPath = resolve(values.gold ?? files.gold);
+  const ledgerPath = resolve(values.ledger ?? files.ledger);
+  const outDir = resolve(values.out ?? join(files.dataDir, 'judge', 'certificates'));
+  const noGold = missingInput('gold', goldPath);
+  if (noGold !== undefined) {
+    process.stderr.write(`trajwatch calibrate: ${noGold}\n`);
+    return 1;
+  }
   const goldText = await readFile(goldPath, 'utf8');
   const gold = parseGold(goldText, goldPath);
+  // Checked after the gold is: a malformed gold file is reported whatever the ledger.
+  const noLedger = missingInput('ledger', ledgerPath);
+  if (noLedger !== undefined) {
+    process.stderr.write(`trajwatch calibrate: ${noLedger}\n`);
+    return 1;
+  }
   const ledgerText = await readFile(ledgerPath, 'utf8').catch(() => '');
   const records = await readLedger(ledgerPath);
   const report = calibrate(gold, records, minKappa);

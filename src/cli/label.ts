@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { createAuthCheck } from '../ingest/auth.ts';
 import { underDataDir } from '../judge/config.ts';
 import { GoldStore } from '../judge/gold-store.ts';
@@ -9,10 +9,13 @@ import { LabelData } from '../judge/label/label-data.ts';
 import { startLabelServer } from '../judge/label/label-server.ts';
 import { allowedHostNames } from '../judge/label/request-origin.ts';
 import { LEDGER_FILE } from '../judge/ledger.ts';
+import { addressInUseLine } from './address-in-use.ts';
+import { GOLD_FILE } from './judge-inputs.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
+import type { Config } from '../config-schema.ts';
 
-export const GOLD_FILE = 'judge/gold.jsonl';
+export { GOLD_FILE } from './judge-inputs.ts';
 
 export const LABEL_HELP = `Usage: trajwatch label [options]
 
@@ -23,7 +26,7 @@ ids for the supporting event. Each label is appended, with the labeler id and ti
 gold file; the judge's answer stays hidden until the label is recorded (blind), and a review
 shows agreement, disagreements and kappa so far (the same computation as 'trajwatch
 calibrate'). Calibrate from the gold file with:
-  trajwatch calibrate --gold <dataDir>/${GOLD_FILE}
+  trajwatch calibrate --data-dir <dataDir>
 
 The page is keyboard-first (press ? or open Keys), needs no build step and loads nothing from
 another host. The API asks for the same token as the receivers when receiver.auth is set.
@@ -42,7 +45,8 @@ Options:
   --help             this text
 
 Prints the page's address, then serves until interrupted (SIGINT/SIGTERM).
-Exit status: 0 after a clean stop, 1 on invalid configuration, 2 on a malformed gold file.
+Exit status: 0 after a clean stop; 1 on invalid configuration or when the address is in use; 2 on a
+usage error (a flag or its value) or a malformed gold file.
 `;
 
 export async function labelCommand(args: string[], signal?: AbortSignal, onListening?: (url: string) => void): Promise<number> {
@@ -65,10 +69,10 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     process.stdout.write(LABEL_HELP);
     return 0;
   }
-  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
+  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const host = values.host ?? '127.0.0.1';
   const port = values.port === undefined ? 4320 : Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError([`--port: ${values.port} is not a port`], 'command line');
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: expected a port from 0 to 65535, got "${values.port}"`);
   const auth = config.receiver.auth;
   if (auth === undefined && !isLoopback(host)) {
     throw new ConfigError([`--host: ${host} is not a loopback address; the labeling page writes gold labels, so another address needs receiver.auth`], 'command line');
@@ -86,7 +90,23 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     gold,
     config.judge.decision.minKappa,
   );
-  const { server, url } = await startLabelServer({ data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, allowedHosts }, host, port);
+  const windowsDir = underDataDir(config.dataDir, config.judge.labelWindows.dir);
+  const emptyReason = whyNoWindows(config.judge, values.config ?? (process.env.TRAJWATCH_CONFIG || undefined), windowsDir);
+  if (!config.judge.enabled || !config.judge.labelWindows.enabled) process.stderr.write(`trajwatch label: ${emptyReason}\n`);
+  let started: Awaited<ReturnType<typeof startLabelServer>>;
+  try {
+    started = await startLabelServer(
+      { data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, allowedHosts, emptyReason },
+      host,
+      port,
+    );
+  } catch (err) {
+    const line = addressInUseLine(err, [{ address: { host, port }, what: 'labeling page', move: '--port N (0: any free port) or --host HOST' }]);
+    if (line === undefined) throw err;
+    process.stderr.write(`trajwatch label: ${line}\n`);
+    return 1;
+  }
+  const { server, url } = started;
   process.stdout.write(`trajwatch label: ${url} (gold file ${gold.path}${values['show-judge'] === true ? ', judge answers shown' : ', blind'})\n`);
   onListening?.(url);
   await new Promise<void>((resolve) => {
@@ -98,6 +118,22 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     }
   });
   return 0;
+}
+
+/** Why the window list is empty, when it is: the judge off, its windows not kept, or nothing judged yet. */
+function whyNoWindows(judge: Config['judge'], configPath: string | undefined, windowsDir: string): string {
+  const where = configPath === undefined ? 'the embedded defaults (no --config)' : configPath;
+  if (!judge.enabled) {
+    return (
+      `the judge is off (judge.enabled is false in ${where}): serve judges no window, so there is none to label. ` +
+      'Turn it on in the configuration serve runs with: judge.enabled: true and judge.client { baseUrl, model } ' +
+      '(an OpenAI-compatible endpoint; docs/decision-points.md); judged windows then appear here.'
+    );
+  }
+  if (!judge.labelWindows.enabled) {
+    return `judge.labelWindows.enabled is false in ${where}: serve judges windows but keeps none for labeling; set it to true (the default).`;
+  }
+  return `no judged window is held yet in ${windowsDir}: serve keeps each window it judges there. Is --data-dir the directory serve writes to, and has serve judged a window?`;
 }
 
 function isLoopback(host: string): boolean {

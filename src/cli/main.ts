@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { ConfigError, TrajwatchError } from '../errors.ts';
+import { ConfigError, TrajwatchError, UsageError } from '../errors.ts';
 import { calibrateCommand } from './calibrate.ts';
+import { onClosedStdout } from './exit-on-epipe.ts';
 import { labelCommand } from './label.ts';
 import { reliabilityCommand } from './reliability.ts';
 import { replayCommand } from './replay.ts';
@@ -40,6 +41,9 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   show: showCommand,
 };
 
+/** Commands that serve until stopped; the others only print, and end when their reader goes. */
+const SERVING: ReadonlySet<string> = new Set(['serve', 'label']);
+
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
@@ -51,7 +55,29 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`trajwatch: unknown command "${name}"\n\n${HELP}`);
     return 2;
   }
-  return command(rest);
+  onClosedStdout(!SERVING.has(name));
+  try {
+    return await command(rest);
+  } catch (err) {
+    return report(name, err);
+  }
+}
+
+/** One line (or one list) for what the user can fix; a stack only for what they cannot. */
+function report(name: string, err: unknown): number {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (err instanceof UsageError || (err instanceof TypeError && code?.startsWith('ERR_PARSE_ARGS_') === true)) {
+    // parseArgs's own text says what is wrong and how to write it (`--max=-1`); no stack.
+    process.stderr.write(`trajwatch ${name}: ${err.message}\nRun 'trajwatch ${name} --help' for its options.\n`);
+    return 2;
+  }
+  if (err instanceof ConfigError) {
+    process.stderr.write(`trajwatch: ${err.message}\n`);
+    return 1;
+  }
+  if (err instanceof TrajwatchError) process.stderr.write(`trajwatch: ${err.message}\n`);
+  else process.stderr.write(`trajwatch: unexpected failure: ${(err as Error).stack ?? String(err)}\n`);
+  return 2;
 }
 
 main(process.argv.slice(2)).then(
@@ -59,10 +85,7 @@ main(process.argv.slice(2)).then(
     process.exitCode = code;
   },
   (err: unknown) => {
-    if (err instanceof ConfigError || err instanceof TrajwatchError) process.stderr.write(`trajwatch: ${err.message}\n`);
-    else if (err instanceof TypeError && (err as NodeJS.ErrnoException).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-      process.stderr.write(`trajwatch: ${err.message}\n`);
-    } else process.stderr.write(`trajwatch: unexpected failure: ${(err as Error).stack ?? String(err)}\n`);
-    process.exitCode = err instanceof ConfigError ? 1 : 2;
+    process.stderr.write(`trajwatch: unexpected failure: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 2;
   },
 );

@@ -5,6 +5,7 @@ import { readGold } from '../judge/gold-store.ts';
 import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
 import { chartHeight, CHART_WIDTH, reliabilitySvg } from '../judge/reliability-chart.ts';
 import { reliability, type ReliabilityReport } from '../judge/reliability.ts';
+import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { svgToPng } from './rasterize.ts';
 
 export const RELIABILITY_HELP = `Usage: trajwatch reliability [options]
@@ -23,7 +24,9 @@ hold a certificate and still have unreliable probabilities. Threshold tables are
 an explicit policy revision, not tuning by themselves.
 
 Options:
-  --data-dir DIR   data directory (default ./data): ledger DIR/judge/${LEDGER_FILE}, gold DIR/judge/gold.jsonl
+  --data-dir DIR   data directory (default ./data; env TRAJWATCH_DATA_DIR): ledger DIR/judge/${LEDGER_FILE},
+                   gold DIR/${GOLD_FILE}
+  --config FILE    configuration (as for serve): dataDir, judge.ledgerDir
   --ledger FILE    ledger to read
   --gold FILE      gold labels to read
   --png FILE       where the PNG goes (default DIR/judge/reliability.png)
@@ -33,7 +36,8 @@ Options:
   --help           this text
 
 Exit status: 0 when the report and the PNG were produced, 1 when the PNG could not be drawn (the
-report is still printed), 2 on usage error, a corrupt ledger or a malformed gold file.
+report is still printed) or when the ledger or the gold file is not there (named, with what
+writes it; nothing is drawn), 2 on usage error, a corrupt ledger or a malformed gold file.
 `;
 
 export async function reliabilityCommand(args: string[]): Promise<number> {
@@ -41,6 +45,7 @@ export async function reliabilityCommand(args: string[]): Promise<number> {
     args,
     options: {
       'data-dir': { type: 'string' },
+      config: { type: 'string' },
       ledger: { type: 'string' },
       gold: { type: 'string' },
       png: { type: 'string' },
@@ -54,9 +59,18 @@ export async function reliabilityCommand(args: string[]): Promise<number> {
     process.stdout.write(RELIABILITY_HELP);
     return 0;
   }
-  const dataDir = values['data-dir'] ?? 'data';
-  const records = await readLedger(resolve(values.ledger ?? join(dataDir, 'judge', LEDGER_FILE)));
-  const gold = await readGold(resolve(values.gold ?? join(dataDir, 'judge', 'gold.jsonl')));
+  const files = await judgeFiles(values['data-dir'], values.config);
+  const dataDir = files.dataDir;
+  const ledgerPath = resolve(values.ledger ?? files.ledger);
+  const goldPath = resolve(values.gold ?? files.gold);
+  // A curve over no ledger or no labels is an empty picture that reads as a result: refuse it.
+  const missing = missingInput('ledger', ledgerPath) ?? missingInput('gold', goldPath);
+  if (missing !== undefined) {
+    process.stderr.write(`trajwatch reliability: ${missing}\n`);
+    return 1;
+  }
+  const records = await readLedger(ledgerPath);
+  const gold = await readGold(goldPath);
   const report = reliability(records, gold);
   const svg = reliabilitySvg(report);
   if (values.svg !== undefined) await writeFile(values.svg, svg);

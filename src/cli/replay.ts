@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { DecodeError } from '../errors.ts';
+import { DecodeError, UsageError } from '../errors.ts';
 import { readOtlpFile } from '../ingest/otlp-file.ts';
 import type { Pipeline } from '../pipeline.ts';
 import { refusalLines } from '../sinks/audience-refusals.ts';
@@ -22,6 +22,9 @@ Options:
   --alarms OUT.jsonl        also write the coordinator alarms among them (judge enabled)
   --config FILE             JSON configuration file (assembler limits, checks...)
   --help                    this text
+
+Always ends with one line on stderr: the files read, the spans kept (and rejected), the
+trajectories and findings, and the files written (or that nothing was).
 
 Exit status: 0 when every file replayed, 1 when some file could not be read or decoded
 (the others are still replayed and written) or when an external view (sinks.localLog.audience)
@@ -53,6 +56,9 @@ export async function replayCommand(args: string[]): Promise<number> {
     process.stderr.write(`replay: no input files\n\n${REPLAY_HELP}`);
     return 2;
   }
+  if (values.alarms !== undefined && values.findings === undefined) {
+    throw new UsageError('--alarms needs --findings (the alarms are written beside the findings)');
+  }
   const config = await resolveConfig(values.config, []);
   // Replay's own report is its stderr lines below; the log carries what the components say.
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
@@ -72,8 +78,8 @@ export async function replayCommand(args: string[]): Promise<number> {
   await running.start();
 
   let failures = 0;
+  let read = 0;
   let lastProgress = Date.now();
-  const started = lastProgress;
   for (const [i, file] of positionals.entries()) {
     const requests = await readOtlpFile(file);
     if (requests instanceof DecodeError) {
@@ -81,6 +87,7 @@ export async function replayCommand(args: string[]): Promise<number> {
       process.stderr.write(`replay: ${file}: ${requests.message}\n`);
       continue;
     }
+    read++;
     for (const recorded of requests) {
       if (recorded.signal === 'logs') {
         const { unattachable } = pipeline.acceptLogs(recorded.request);
@@ -102,10 +109,20 @@ export async function replayCommand(args: string[]): Promise<number> {
   if (stopped.outcome === 'failed') throw stopped.error;
   const refused = refusalLines(audienceRefusals);
   for (const line of refused) process.stderr.write(`replay: ${line}\n`);
-  if (Date.now() - started >= PROGRESS_EVERY_MS || failures > 0 || refused.length > 0) {
-    process.stderr.write(`replay: done: ${progress(positionals.length, positionals.length, pipeline)}\n`);
-  }
+  // Always said: a replay that prints nothing looks like one that did nothing.
+  const failed = failures === 0 ? '' : `, ${failures} file${failures === 1 ? '' : 's'} failed`;
+  process.stderr.write(`replay: done: ${progress(read, positionals.length, pipeline)}${failed}; ${written(values)}\n`);
   return failures === 0 && refused.length === 0 ? 0 : 1;
+}
+
+/** Where the output went, or that it went nowhere and how to keep it. */
+function written(values: { trajectories?: string | undefined; findings?: string | undefined; alarms?: string | undefined }): string {
+  const parts = [
+    values.trajectories === undefined ? undefined : `trajectories written to ${values.trajectories}`,
+    values.findings === undefined ? undefined : `findings written to ${values.findings}`,
+    values.findings === undefined || values.alarms === undefined ? undefined : `alarms written to ${values.alarms}`,
+  ].filter((p) => p !== undefined);
+  return parts.length === 0 ? 'nothing written: give --trajectories OUT.jsonl and/or --findings OUT.jsonl' : parts.join(', ');
 }
 
 function progress(done: number, total: number, pipeline: Pipeline): string {

@@ -1,14 +1,16 @@
-import { applyEnv, readConfigFile, setPath, withOverrides } from '../config/load.ts';
+import { applyEnv, readConfigFile, setPath, sourceOfIssues, withOverrides } from '../config/load.ts';
+import { ConfigError } from '../errors.ts';
 import { type Config, validateConfig } from '../config-schema.ts';
 
 /**
  * Builds the configuration: embedded defaults, then the config file (`--config`, or
  * `TRAJWATCH_CONFIG`; JSON, or YAML for `.yaml`/`.yml`), then environment overrides, then
- * command-line flags. An error names the file's line only for a value that came from the file.
+ * command-line flags. An error names the file's line for a value that came from the file, and
+ * the variable or flag (`flag`, e.g. `--otlp-http`) for one that came from there.
  */
 export async function resolveConfig(
   configPath: string | undefined,
-  flags: readonly { path: readonly string[]; value: unknown }[],
+  flags: readonly { path: readonly string[]; value: unknown; flag?: string }[],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Config> {
   const path = configPath ?? (env.TRAJWATCH_CONFIG || undefined);
@@ -17,7 +19,12 @@ export async function resolveConfig(
   for (const flag of flags) {
     if (flag.value === undefined) continue;
     setPath(raw.value, flag.path, flag.value);
-    overridden.push(flag.path);
+    overridden.push({ path: flag.path, origin: flag.flag ?? 'a command-line flag' });
   }
-  return validateConfig(withOverrides(raw, overridden));
+  try {
+    return validateConfig(withOverrides(raw, overridden));
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    throw new ConfigError(err.issues, sourceOfIssues(err.issues, raw.source));
+  }
 }

@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../errors.ts';
+import { UsageError } from '../errors.ts';
 import { AUDIENCES, type Audience } from '../findings/audience.ts';
 import { findingJsonSchema, manifestJsonSchema, recordJsonSchema, recordValuesJsonSchema } from '../findings/json-schema.ts';
 import { RECORD_OBSERVATION_NAMES } from '../findings/record-values.ts';
@@ -43,7 +43,7 @@ export async function schemaCommand(args: string[]): Promise<number> {
     process.stdout.write(SCHEMA_HELP);
     return 0;
   }
-  const audience = parseAudience(values.audience, 'schema');
+  const audience = parseAudience(values.audience);
   const make = positionals.length === 1 ? SCHEMAS[positionals[0]!] : undefined;
   if (make === undefined) {
     process.stderr.write(`schema: expected one of ${Object.keys(SCHEMAS).join(', ')}\n\n${SCHEMA_HELP}`);
@@ -54,10 +54,10 @@ export async function schemaCommand(args: string[]): Promise<number> {
 }
 
 /** `--audience`: internal (default) or external. */
-export function parseAudience(value: string | undefined, command: string): Audience {
+export function parseAudience(value: string | undefined): Audience {
   if (value === undefined) return 'internal';
   if (!(AUDIENCES as readonly string[]).includes(value)) {
-    throw new ConfigError([`--audience: expected internal or external, got "${value}"`], command);
+    throw new UsageError(`--audience: expected internal or external, got "${value}"`);
   }
   return value as Audience;
 }

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import { createLogger } from '../telemetry/logger.ts';
 import { createMetricRegistry } from '../telemetry/metrics.ts';
 import { buildTopology } from '../topology/build.ts';
+import { addressInUseLine } from './address-in-use.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
 
@@ -47,10 +48,10 @@ export async function serveCommand(args: string[]): Promise<number> {
     return 0;
   }
   const resolved = await resolveConfig(values.config, [
-    { path: ['receiver', 'otlpHttp'], value: values['otlp-http'] },
-    { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'] },
-    { path: ['dataDir'], value: values['data-dir'] },
-    { path: ['source', 'kafka', 'brokers'], value: values['kafka-brokers']?.split(',').map((b) => b.trim()) },
+    { path: ['receiver', 'otlpHttp'], value: values['otlp-http'], flag: '--otlp-http' },
+    { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'], flag: '--otlp-grpc' },
+    { path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' },
+    { path: ['source', 'kafka', 'brokers'], value: values['kafka-brokers']?.split(',').map((b) => b.trim()), flag: '--kafka-brokers' },
   ]);
   const sources = chooseSources(values.source, resolved.source.http, resolved.source.kafka !== undefined);
   if (typeof sources === 'string') {
@@ -59,7 +60,7 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const config = { ...resolved, dataDir: resolve(resolved.dataDir) };
   const logger = createLogger({ level: config.log.level });
-  const { running, kafkaSource } = await buildTopology(
+  const { running, kafkaSource, judgeHealth } = await buildTopology(
     config,
     {
       clock: 'arrival',
@@ -71,7 +72,18 @@ export async function serveCommand(args: string[]): Promise<number> {
     },
     { registry: createMetricRegistry(), logger },
   );
-  await running.start();
+  try {
+    await running.start();
+  } catch (err) {
+    const line = addressInUseLine(err, [
+      { address: config.receiver.otlpHttp, what: 'OTLP/HTTP', move: '--otlp-http HOST:PORT (env TRAJWATCH_OTLP_HTTP; port 0: any free port)' },
+      { address: config.receiver.otlpGrpc, what: 'OTLP/gRPC', move: '--otlp-grpc HOST:PORT (env TRAJWATCH_OTLP_GRPC; port 0: any free port)' },
+    ]);
+    if (line === undefined) throw err;
+    process.stderr.write(`trajwatch serve: ${line}\n`);
+    return 1;
+  }
+  judgeHealth.logStart(config.dataDir);
   logger.info({ dataDir: config.dataDir, components: running.components.map((c) => c.name) }, `serving; data in ${config.dataDir}`);
 
   return new Promise<number>((resolveExit) => {

@@ -1,6 +1,6 @@
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readLogLines } from './local-log-files.ts';
+import { logFiles, readLogLines } from './local-log-files.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { terminalSafe } from './terminal-text.ts';
 import { type FindingRow, type TrajectoryRow, trajectoryText } from './trajectory-text.ts';
@@ -42,10 +42,15 @@ export async function showCommand(args: string[]): Promise<number> {
     return 2;
   }
   const wanted = positionals[0]!;
-  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
+  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const dataDir = resolve(config.dataDir);
   const trajectoriesPath = join(dataDir, 'trajectories.jsonl');
 
+  // No log is not "no such key": say which file is missing and what writes it.
+  if ((await logFiles(trajectoriesPath)).length === 0) {
+    process.stderr.write(`show: no trajectory log at ${trajectoriesPath}: serve (or replay --trajectories) writes it; is --data-dir the directory serve writes to?\n`);
+    return 1;
+  }
   // The latest revision of each key (a later revision of a trajectory replaces the earlier).
   const latest = new Map<string, TrajectoryRow>();
   let read = 0;

@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { ConfigError } from '../errors.ts';
+import { ConfigError, UsageError } from '../errors.ts';
 import { audienceView, type Audience } from '../findings/audience.ts';
 import type { FindingLogRecord } from '../sinks/finding-sink.ts';
 import { kafkaClientConfig } from '../kafka/client-config.ts';
@@ -58,17 +59,17 @@ export async function tailCommand(args: string[]): Promise<number> {
     process.stdout.write(TAIL_HELP);
     return 0;
   }
-  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'] }]);
+  const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const max = values.max === undefined ? Infinity : positiveInt(values.max, '--max');
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : positiveInt(values['timeout-ms'], '--timeout-ms');
   const kind = values.kind ?? 'finding';
   if (kind !== 'finding' && kind !== 'manifest' && kind !== 'all') {
-    throw new ConfigError([`--kind: expected finding, manifest or all, got "${kind}"`], 'tail');
+    throw new UsageError(`--kind: expected finding, manifest or all, got "${kind}"`);
   }
-  const audience = parseAudience(values.audience, 'tail');
+  const audience = parseAudience(values.audience);
   const format = values.format ?? (process.stdout.isTTY === true ? 'text' : 'json');
   if (format !== 'text' && format !== 'json') {
-    throw new ConfigError([`--format: expected text or json, got "${format}"`], 'tail');
+    throw new UsageError(`--format: expected text or json, got "${format}"`);
   }
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
   let printed = 0;
@@ -102,6 +103,8 @@ export async function tailCommand(args: string[]): Promise<number> {
     follower = new TopicFollower(kafkaClientConfig(config.kafka, process.env, 'kafka.', levelLog(logger)), topic, values['from-start'] === true, print);
   } else {
     const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
+    // A wrong --data-dir must not look like a quiet service: say what is awaited.
+    if (!existsSync(file)) process.stderr.write(`trajwatch tail: waiting for ${file} (not there yet): serve writes it into its --data-dir\n`);
     follower = new FileFollower(file, values['from-start'] === true, print);
   }
   const running = new RunningTopology([[follower]], logger);
@@ -150,6 +153,6 @@ function isManifestLine(line: string): boolean {
 
 function positiveInt(value: string, flag: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n <= 0) throw new ConfigError([`${flag}: expected a positive integer, got "${value}"`], 'tail');
+  if (!Number.isInteger(n) || n <= 0) throw new UsageError(`${flag}: expected a positive integer, got "${value}"`);
   return n;
 }

@@ -54,33 +54,57 @@ export function setPath(target: Record<string, unknown>, path: readonly string[]
   node[path.at(-1)!] = value;
 }
 
-/** Applies the environment overrides to `raw`; returns the paths it set (their values no longer come from the file). */
-export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): (readonly string[])[] {
-  const set: (readonly string[])[] = [];
+/** A value set over the file: its key path, and where it came from (`env TRAJWATCH_DATA_DIR`, `--data-dir`). */
+export interface Override {
+  path: readonly string[];
+  origin: string;
+}
+
+/** Applies the environment overrides to `raw`; returns what it set (those values no longer come from the file). */
+export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Override[] {
+  const set: Override[] = [];
   for (const [name, path] of Object.entries(ENV_OVERRIDES)) {
     const value = env[name];
     if (value !== undefined && value !== '') {
       setPath(raw, path, value);
-      set.push(path);
+      set.push({ path, origin: `env ${name}` });
     }
   }
   for (const [name, path] of Object.entries(ENV_LIST_OVERRIDES)) {
     const value = env[name];
     if (value !== undefined && value !== '') {
       setPath(raw, path, value.split(',').map((v) => v.trim()));
-      set.push(path);
+      set.push({ path, origin: `env ${name}` });
     }
   }
   return set;
 }
 
 /**
- * `raw` with its locator blind to `overridden` paths and everything under them: an error
- * about a value set by the environment or a flag must not point at the file's line.
+ * The source to name in a {@link ConfigError} for `issues`: the variables and flags when every
+ * issue came from one (the file, or the embedded defaults, are then not where to look), else `source`.
  */
-export function withOverrides(raw: RawConfig, overridden: readonly (readonly string[])[]): RawConfig {
+export function sourceOfIssues(issues: readonly string[], source: string): string {
+  const origins = issues.map((issue) => /^[^:]*? \(from ([^)]+)\):/.exec(issue)?.[1]);
+  if (origins.length === 0 || origins.some((o) => o === undefined)) return source;
+  return [...new Set(origins)].join(', ');
+}
+
+/**
+ * `raw` with its locator naming the origin of `overridden` paths and everything under them: an
+ * error about a value set by the environment or a flag names that variable or flag, never the
+ * file's line.
+ */
+export function withOverrides(raw: RawConfig, overridden: readonly Override[]): RawConfig {
+  if (overridden.length === 0) return raw;
   const locate = raw.locate;
-  if (locate === undefined || overridden.length === 0) return raw;
-  const under = (path: ConfigPath) => overridden.some((o) => o.length <= path.length && o.every((k, i) => String(path[i]) === k));
-  return { ...raw, locate: (path) => (under(path) ? null : locate(path)) };
+  const origin = (path: ConfigPath) =>
+    overridden.findLast((o) => o.path.length <= path.length && o.path.every((k, i) => String(path[i]) === k))?.origin;
+  return {
+    ...raw,
+    locate: (path) => {
+      const from = origin(path);
+      return from !== undefined ? { from } : (locate?.(path) ?? undefined);
+    },
+  };
 }

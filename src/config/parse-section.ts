@@ -16,9 +16,10 @@ export function parseSection<S extends z.ZodType>(schema: S, input: unknown, sou
 /**
  * The file line of the key at a path, when the file format keeps positions (`RawConfig.locate`):
  * undefined when the key is not in the file, null when its value came from elsewhere (the
- * environment, a flag), so no line of the file may be named for it.
+ * environment, a flag), so no line of the file may be named for it; `{ from }` names that
+ * elsewhere (`env TRAJWATCH_OTLP_HTTP`, `--otlp-http`).
  */
-export type Locate = (path: readonly PropertyKey[]) => number | undefined | null;
+export type Locate = (path: readonly PropertyKey[]) => number | undefined | null | { from: string };
 
 /** `key.path: message (value: ...)`, or one `key: unknown key` per unrecognized key. */
 export const describeIssue = (issue: z.core.$ZodIssue): string => describeIssueAt(issue, undefined);
@@ -29,18 +30,25 @@ export const describeIssue = (issue: z.core.$ZodIssue): string => describeIssueA
  */
 export function describeIssueAt(issue: z.core.$ZodIssue, locate: Locate | undefined): string {
   const key = issue.path.length === 0 ? '(root)' : issue.path.join('.');
-  const at = (path: readonly PropertyKey[]): string => {
+  const where = (path: readonly PropertyKey[]): { line: string; from: string } => {
     for (let p = path; p.length > 0; p = p.slice(0, -1)) {
-      const line = locate?.(p);
-      if (line === null) return '';
-      if (line !== undefined) return ` (line ${line})`;
+      const found = locate?.(p);
+      if (found === null) return { line: '', from: '' };
+      if (typeof found === 'object') return { line: '', from: ` (from ${found.from})` };
+      if (found !== undefined) return { line: ` (line ${found})`, from: '' };
     }
-    return '';
+    return { line: '', from: '' };
   };
   if (issue.code === 'unrecognized_keys') {
-    return issue.keys.map((k) => `${key === '(root)' ? k : `${key}.${k}`}: unknown key${at([...issue.path, k])}`).join('; ');
+    return issue.keys
+      .map((k) => {
+        const at = where([...issue.path, k]);
+        return `${key === '(root)' ? k : `${key}.${k}`}${at.from}: unknown key${at.line}`;
+      })
+      .join('; ');
   }
   const input = (issue as { input?: unknown }).input;
   const shown = input === undefined ? 'missing' : JSON.stringify(input);
-  return `${key}: ${issue.message} (value: ${shown})${at(issue.path)}`;
+  const at = where(issue.path);
+  return `${key}${at.from}: ${issue.message} (value: ${shown})${at.line}`;
 }

@@ -8,7 +8,7 @@ export interface RawConfig {
   /**
    * The file line of the key at a path, when the file format keeps positions (YAML does,
    * JSON.parse does not): undefined when the key is not in the file, null when its value came
-   * from the environment or a flag.
+   * from the environment or a flag, `{ from }` naming which (`env TRAJWATCH_OTLP_HTTP`, `--otlp-http`).
    */
-  locate?: ((path: ConfigPath) => number | undefined | null) | undefined;
+  locate?: ((path: ConfigPath) => number | undefined | null | { from: string }) | undefined;
 }

@@ -71,13 +71,13 @@ export interface HttpReceiverOptions {
 const TRACES_PATH = '/v1/traces';
 const LOGS_PATH = '/v1/logs';
 /** Liveness stays reachable without the token, so orchestrators need no secret. */
-const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz']);
+const OPEN_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
 
 /**
  * The OTLP/HTTP receiver (opentelemetry-proto spec, CONVENTIONS.md) for traces (`/v1/traces`)
  * and, when the target takes them, logs (`/v1/logs`): protobuf or JSON by Content-Type,
  * optional gzip, answered in the request's content type, with the same limits, status codes
- * and durability for both. With `config.auth` every path but `/healthz` answers 401 without
+ * and durability for both. With `config.auth` every path but `/healthz`, `/readyz` answers 401 without
  * the token; with `config.tls` it serves HTTPS. Throws ConfigError at start when the token or
  * the TLS files cannot be read.
  */

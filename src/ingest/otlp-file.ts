@@ -36,7 +36,14 @@ export async function readOtlpFile(path: string): Promise<RecordedRequest[] | De
   const first = bytes.findIndex((b) => b !== 0x20 && b !== 0x0a && b !== 0x0d && b !== 0x09);
   if (first === -1) return [];
   if (bytes[first] !== 0x7b) {
+    // A file named as JSON, or JSON that is not an object, is not protobuf: say what it is not.
+    if (JSON_NAME.test(basename(path)) || bytes[first] === 0x5b) {
+      return new DecodeError(`not OTLP/JSON: it starts with ${JSON.stringify(bytes.toString('utf8', first, first + 12))}; ${OTLP_JSON_SHAPE}`);
+    }
     const decoded = decodeProtoRequest(bytes, /logs/i.test(basename(path)));
+    if (decoded instanceof DecodeError && looksLikeText(bytes)) {
+      return new DecodeError(`not OTLP: it reads as text, neither OTLP/JSON (${OTLP_JSON_SHAPE}) nor OTLP protobuf`, { cause: decoded });
+    }
     return decoded instanceof DecodeError ? decoded : [decoded];
   }
   const text = bytes.toString('utf8');
@@ -51,6 +58,15 @@ export async function readOtlpFile(path: string): Promise<RecordedRequest[] | De
     requests.push(decoded);
   }
   return requests;
+}
+
+const JSON_NAME = /\.(json|jsonl|ndjson)(\.gz)?$/i;
+const OTLP_JSON_SHAPE = 'an OTLP/JSON file is an export request object, {"resourceSpans": [...]} or {"resourceLogs": [...]}, or one per line';
+
+/** Whether the first bytes are printable text (tabs and line ends allowed): protobuf's field tags are not. */
+function looksLikeText(bytes: Buffer): boolean {
+  const head = bytes.subarray(0, 256);
+  return head.length > 0 && head.every((b) => b === 0x09 || b === 0x0a || b === 0x0d || (b >= 0x20 && b < 0x7f) || b >= 0x80);
 }
 
 function decodeProtoRequest(bytes: Buffer, logsFirst: boolean): RecordedRequest | DecodeError {
@@ -69,12 +85,18 @@ function decodeProtoRequest(bytes: Buffer, logsFirst: boolean): RecordedRequest 
   return other instanceof DecodeError ? decoded : other;
 }
 
+const OTLP_KEYS = ['resourceSpans', 'resource_spans', 'resourceLogs', 'resource_logs'];
+
 function decodeJsonRequest(text: string): RecordedRequest | DecodeError {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch (error) {
     return new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { cause: error });
+  }
+  // Another JSON object (a config, a finding) is not an empty export: name what it has.
+  if (isObject(parsed) && Object.keys(parsed).length > 0 && !OTLP_KEYS.some((k) => k in parsed)) {
+    return new DecodeError(`not OTLP/JSON: an object with ${Object.keys(parsed).slice(0, 5).map((k) => JSON.stringify(k)).join(', ')} and no resourceSpans or resourceLogs; ${OTLP_JSON_SHAPE}`);
   }
   if (isObject(parsed) && (parsed['resourceLogs'] !== undefined || parsed['resource_logs'] !== undefined)) {
     const logs = decodeOtlpLogsJsonValue(parsed);

@@ -71,11 +71,11 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
   let result: ResultRecord;
   if (!outcome.ok) {
     bump(counters.failures, outcome.failure.kind);
-    called(p, { seconds, outcome: outcome.failure.kind, receipt: outcome.receipt });
+    called(p, { seconds, outcome: outcome.failure.kind, receipt: outcome.receipt, failure: outcome.failure });
     result = protocol.unanswered(key, digests, window, outcome.failure, null, outcome.receipt, questions);
   } else {
     const parsed = parseAnswers(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID], questions);
-    called(p, { seconds, outcome: parsed.ok ? 'answered' : 'bad-answer', receipt: outcome.receipt });
+    called(p, { seconds, outcome: parsed.ok ? 'answered' : 'bad-answer', receipt: outcome.receipt, ...(parsed.ok ? {} : { failure: { message: parsed.reason } }) });
     if (!parsed.ok) {
       bump(counters.failures, 'bad-answer');
       result = protocol.unanswered(key, digests, window, { kind: 'bad-answer', message: parsed.reason }, outcome.servedModel, outcome.receipt, questions);

@@ -12,6 +12,8 @@ export interface JudgeCall {
   /** `answered`, a transport failure, or `bad-answer` (an answer that did not parse). */
   outcome: 'answered' | FailureKind | 'bad-answer';
   receipt: Receipt;
+  /** For a failure: the HTTP status, when there was one, and what went wrong. */
+  failure?: { status?: number; message: string };
 }
 
 export interface DecisionPointStats {

@@ -5,17 +5,14 @@ import { OPENMETRICS_CONTENT_TYPE, openMetricsText, prefersOpenMetrics } from '.
 type Route = (req: IncomingMessage, res: ServerResponse) => void;
 
 /**
- * `/metrics` (the exposition of `registry`; every gauge is read from its owner now) and
- * `/healthz` (liveness: 200 while the process serves). Served beside the OTLP routes.
+ * `/metrics` (the exposition of `registry`; every gauge is read from its owner now), served
+ * beside the OTLP routes and `/healthz` (src/topology/health-routes.ts).
  * `/metrics` answers in OpenMetrics, with exemplars, when the `Accept` header prefers it (as
  * Prometheus's does), else in the Prometheus text format, which carries no exemplars and is
  * what it always was.
  */
-export function metricsEndpoint(registry: Registry): Record<'/metrics' | '/healthz', Route> {
+export function metricsEndpoint(registry: Registry): Record<'/metrics', Route> {
   return {
-    '/healthz': (_req, res) => {
-      res.writeHead(200, { 'Content-Type': 'text/plain' }).end('ok\n');
-    },
     '/metrics': (req, res) => {
       const openMetrics = prefersOpenMetrics(req.headers.accept);
       (openMetrics ? openMetricsText(registry) : registry.metrics()).then(

@@ -37,6 +37,10 @@ import type { Component } from './component.ts';
 import { GrpcServerComponent } from './components/grpc-server.ts';
 import { HttpServerComponent } from './components/http-server.ts';
 import { judgeComponent } from './components/judge.ts';
+import { healthRoutes, type HealthSources } from './health-routes.ts';
+import { JudgeHealth } from '../judge/judge-health.ts';
+import { loadCertificates } from '../judge/certificate.ts';
+import { underDataDir } from '../judge/config.ts';
 import { KafkaSourceComponent } from './components/kafka-source.ts';
 import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
 import { openRevisionMemory, restoreRevisionMemory } from './components/revision-memory.ts';
@@ -86,6 +90,8 @@ export interface Topology {
   kafkaSource: boolean;
   /** Every record an external view refused, kept in the quarantine log (`replay` reports them). */
   audienceRefusals: AudienceRefusals;
+  /** The judge's health as its calls show it (`serve` logs its start line; `/healthz` carries it). */
+  judgeHealth: JudgeHealth;
 }
 
 /**
@@ -104,14 +110,16 @@ export async function buildTopology(config: Config, plan: Plan, telemetry: Telem
   const ctx: Context = { config, plan, ...telemetry, built, log: (component) => telemetry.logger.child({ component }) };
   try {
     const outputs = await buildOutputs(ctx);
-    const { pipeline, judge, stage, traceStage } = await buildStage(ctx, outputs);
+    const { pipeline, judge, stage, traceStage, judgeHealth } = await buildStage(ctx, outputs);
     const wal = await buildWal(ctx, pipeline);
     // With sessions repartitioned, the Kafka source feeds stage 1 (by trace), the receivers stage 2.
     const sessions = traceStage === undefined ? [] : traceStage.layers;
-    const sources = buildSources(ctx, traceStage?.pipeline ?? pipeline, wal?.ingest ?? pipeline);
+    const health: HealthSources = { judge: () => judgeHealth.report(), redactJudge: config.receiver.auth !== undefined };
+    const sources = buildSources(ctx, traceStage?.pipeline ?? pipeline, wal?.ingest ?? pipeline, health);
     const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], ...sessions, sources];
     registerBacklogMetrics(ctx.registry, layers.flat());
-    return { pipeline, running: new RunningTopology(layers, telemetry.logger), kafkaSource: plan.sources?.kafka === true, audienceRefusals: outputs.refusals };
+    health.running = new RunningTopology(layers, telemetry.logger);
+    return { pipeline, running: health.running, kafkaSource: plan.sources?.kafka === true, audienceRefusals: outputs.refusals, judgeHealth };
   } catch (err) {
     // Built is not started: each stop only closes what its build opened.
     for (const c of built.reverse()) await c.stop().catch(() => undefined);
@@ -216,17 +224,23 @@ async function openRefusals(ctx: Context): Promise<AudienceRefusals> {
 }
 
 /** The judge (decision points, its ledger opened) and the pipeline that consults it. */
-async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage; traceStage: TraceStage | undefined }> {
+async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage; traceStage: TraceStage | undefined; judgeHealth: JudgeHealth }> {
   const { config, plan, registry } = ctx;
   const observed = pipelineMetrics(registry);
   const judgeErrors = new FaultLog(ctx.log('judge'), 'judge failure');
+  const certificates = config.judge.enabled ? (await loadCertificates(underDataDir(config.dataDir, config.judge.certificatesDir))).size : 0;
+  const judgeHealth = new JudgeHealth(ctx.log('judge'), config.judge, certificates);
+  const callMetrics = judgeCallMetrics(config.judge.enabled ? registry : undefined);
   const provenance = (t: Parameters<typeof deriveProvenance>[0]) => deriveProvenance(t, config.provenance);
   const decisions = await DecisionPoints.open(config.dataDir, config.judge, {
     // The one back edge: judged findings re-enter the pipeline's output (counted, then to every
     // sink). It is only called from work `consider` queued, so after the pipeline below exists.
     onFindings: (findings, alarms) => pipeline.emitJudged(findings, alarms),
     // Judge series exist only when the judge runs: dashboards read their absence.
-    onCall: judgeCallMetrics(config.judge.enabled ? registry : undefined),
+    onCall: (call) => {
+      callMetrics(call);
+      judgeHealth.observe(call);
+    },
     // Every fault is counted by the judge (`stats().faults`); the log says when one part starts failing.
     onFault: (fault) => judgeErrors.fault(fault.part, { message: fault.message, err: fault.error }),
     checks: config.checks,
@@ -270,7 +284,7 @@ async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: P
   registerAssemblerMetrics(registry, () => sumAssemblerStats(assemblers.map((p) => p.assembler.stats())));
   registerLogOutcomeMetrics(registry, () => pipeline.logOutcomes());
   const stage = keep(ctx, new PipelineStage(pipeline, tickMs));
-  return { pipeline, judge, stage, traceStage };
+  return { pipeline, judge, stage, traceStage, judgeHealth };
 }
 
 /** Stage 1 of the repartition: its pipeline (by trace), and the layers above stage 2's pipeline. */
@@ -331,7 +345,7 @@ async function buildWal(ctx: Context, pipeline: Pipeline): Promise<SpanWalCompon
  * The HTTP server (OTLP/HTTP receiver and/or the metrics endpoint), the gRPC receiver and the
  * Kafka source. The receivers feed `target` (the WAL when on); the Kafka source the pipeline.
  */
-function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput): Component[] {
+function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput, health: HealthSources): Component[] {
   const { config, registry } = ctx;
   const sources = ctx.plan.sources;
   if (sources === undefined) return [];
@@ -352,7 +366,7 @@ function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput): 
     config: config.receiver,
     target,
     observe: observe('http', httpLogger),
-    routes: metricsEndpoint(registry),
+    routes: { ...metricsEndpoint(registry), ...healthRoutes(health) },
     otlp: sources.http,
     logger: httpLogger,
     budget,

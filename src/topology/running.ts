@@ -23,6 +23,7 @@ export class RunningTopology {
   readonly #logger: Logger;
   readonly #faults: Map<Component, FaultLog>;
   #poll: NodeJS.Timeout | undefined;
+  #started = false;
   #stopping: Promise<StopOutcome> | undefined;
 
   constructor(layers: readonly (readonly Component[])[], logger: Logger) {
@@ -50,6 +51,12 @@ export class RunningTopology {
     }
     this.#poll = setInterval(() => this.checkHealth(), HEALTH_POLL_MS);
     this.#poll.unref();
+    this.#started = true;
+  }
+
+  /** True once every layer started, until the stop begins (`/readyz`). */
+  get started(): boolean {
+    return this.#started && this.#stopping === undefined;
   }
 
   /** Reads every component's health once; the first unhealthy reading and the recovery are logged. */

@@ -36,7 +36,7 @@ describe('trajwatch replay with recorded OTLP/JSON logs', () => {
     await writeFile(traces, JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [root, tool('bbbbbbbbbbbbbbbb'), tool('cccccccccccccccc')] }] }] }));
 
     const { code, stderr } = await runCli(['replay', logs, traces, '--trajectories', out]);
-    expect(stderr).toBe('');
+    expect(stderr).toBe(`replay: done: 2/2 files, 3 spans (0 rejected), 1 trajectories, 1 findings; trajectories written to ${out}\n`);
     expect(code).toBe(0);
     const [t] = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
     expect(t.complete).toBe(true);

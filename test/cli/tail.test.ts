@@ -68,7 +68,7 @@ describe('trajwatch tail --format', () => {
     expect((await runCli([...args, '--format', 'json'])).stdout).toBe(`${RECORD}\n`);
     expect((await runCli(args)).stdout).toBe(`${RECORD}\n`);
     const bad = await runCli([...args, '--format', 'yaml']);
-    expect(bad.code).toBe(1);
+    expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--format: expected text or json, got "yaml"');
   });
 

@@ -119,8 +119,8 @@ kafka:
     const error = await resolveConfig(path, [{ path: ['receiver', 'otlpGrpc'], value: 'no-port' }], { TRAJWATCH_OTLP_HTTP: 'also-no-port' }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).issues).toEqual([
-      'receiver.otlpHttp: expected HOST:PORT with a port from 0 to 65535, got "also-no-port" (value: "also-no-port")',
-      'receiver.otlpGrpc: expected HOST:PORT with a port from 0 to 65535, got "no-port" (value: "no-port")',
+      'receiver.otlpHttp (from env TRAJWATCH_OTLP_HTTP): expected HOST:PORT with a port from 0 to 65535, got "also-no-port" (value: "also-no-port")',
+      'receiver.otlpGrpc (from a command-line flag): expected HOST:PORT with a port from 0 to 65535, got "no-port" (value: "no-port")',
     ]);
   });
 

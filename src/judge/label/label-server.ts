@@ -38,6 +38,8 @@ export interface LabelServerOptions {
    * and API (DNS rebinding). `startLabelServer` defaults it from the listen address.
    */
   allowedHosts: readonly string[];
+  /** Why the list is empty, when it is (the judge off, nothing judged yet): `why` in `/api/windows`. */
+  emptyReason?: string;
 }
 
 /**
@@ -75,7 +77,10 @@ async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerRe
   if (url.pathname === '/api/config' && req.method === 'GET') return send(res, 200, { authRequired: o.authRequired, blind: !o.reveal });
   if (!o.auth((h) => headerOf(req, h))) return send(res, 401, { error: 'unauthorized', message: 'a valid token is required (Authorization: Bearer <token>)' });
   const labeler = url.searchParams.get('labeler');
-  if (url.pathname === '/api/windows' && req.method === 'GET') return send(res, 200, await o.data.list(labeler));
+  if (url.pathname === '/api/windows' && req.method === 'GET') {
+    const list = await o.data.list(labeler);
+    return send(res, 200, list.windows.length === 0 && o.emptyReason !== undefined ? { ...list, why: o.emptyReason } : list);
+  }
   const m = /^\/api\/windows\/([^/]+)$/.exec(url.pathname);
   if (m !== null && req.method === 'GET') {
     const w = await o.data.window(decodeURIComponent(m[1]!), labeler, o.reveal);

@@ -4,6 +4,8 @@
 
 const $ = (sel) => document.querySelector(sel);
 const main = $('#main');
+/** Replaces the page's content; a null or undefined child (a part not shown) is left out, never written as "null". */
+const show = (...nodes) => main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
 const state = { config: { authRequired: false, blind: true }, labeler: localStorage.getItem('trajwatch.labeler') ?? '', token: sessionStorage.getItem('trajwatch.token') ?? '', list: [], selected: 0, window: null, q: 0 };
 
 function el(tag, attrs = {}, ...children) {
@@ -47,8 +49,9 @@ async function showList() {
   const awaiting = state.list.filter((w) => w.labeled < w.questions);
   const firstAwaiting = state.list.indexOf(awaiting[0]);
   state.selected = Math.min(Math.max(firstAwaiting, 0), Math.max(state.list.length - 1, 0));
-  main.replaceChildren(
+  show(
     el('h2', { id: 'list-title', text: `Judged windows: ${awaiting.length} awaiting your labels, ${state.list.length} in all` }),
+    state.list.length === 0 && body.why ? el('p', { id: 'empty-why', text: body.why }) : null,
     body.notStored > 0 ? el('p', { class: 'muted', text: `${body.notStored} judged windows are not held for labeling (judged before the store existed, or past its retention).` }) : null,
     el('p', { class: 'help' }, 'Move with ', el('kbd', { text: 'j' }), '/', el('kbd', { text: 'k' }), ' or the arrow keys, open with ', el('kbd', { text: 'Enter' }), '; ', el('kbd', { text: 'r' }), ' opens the review.'),
     el(
@@ -141,7 +144,7 @@ function renderWindow() {
     judgeView(question),
     el('p', { class: 'help' }, el('kbd', { text: '[' }), ' / ', el('kbd', { text: ']' }), ' previous / next question · ', el('kbd', { text: 'Esc' }), ' back to the list'),
   );
-  main.replaceChildren(el('div', { class: 'layout' }, events, form));
+  show(el('div', { class: 'layout' }, events, form));
   highlightSupport();
   const first = form.querySelector('input[name=label]:checked') ?? form.querySelector('input[name=label]');
   first?.focus();
@@ -200,7 +203,7 @@ function nextQuestion(step) {
 async function showReview() {
   const { body } = await api('/api/review');
   const rows = body.questions.filter((x) => x.n > 0 || x.excludedGold > 0);
-  main.replaceChildren(
+  show(
     el('h2', { text: `Review: agreement with the judge so far (minimum kappa ${body.minKappa})` }),
     el('p', { class: 'help', text: 'The same computation as trajwatch calibrate. Kappa measures label agreement; it says nothing about whether the probabilities are reliable (see trajwatch reliability).' }),
     rows.length === 0 ? el('p', { text: 'No labels yet.' }) : null,
@@ -237,7 +240,7 @@ function showKeys() {
     ['r', 'the review'],
     ['?', 'this list'],
   ];
-  main.replaceChildren(el('h2', { text: 'Keys' }), el('table', {}, el('tbody', {}, ...keys.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { text: v }))))));
+  show(el('h2', { text: 'Keys' }), el('table', {}, el('tbody', {}, ...keys.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { text: v }))))));
   main.focus();
 }
 
@@ -249,7 +252,7 @@ const fmt = (x) => (x === null ? 'n/a' : x.toFixed(3));
 async function route() {
   alarm('');
   if (state.labeler === '') {
-    main.replaceChildren(el('p', { text: 'Enter your labeler id above to start.' }));
+    show(el('p', { text: 'Enter your labeler id above to start.' }));
     $('#labeler').focus();
     return;
   }
