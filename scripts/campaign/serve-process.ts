@@ -22,7 +22,10 @@ export interface CampaignServe {
   stop(): Promise<{ code: number | null; ms: number }>;
   kill9(): Promise<void>;
   metrics(): Promise<string>;
+  /** `/healthz` answered 200. */
   healthy(timeoutMs?: number): Promise<boolean>;
+  /** `/healthz` answered at all (200, or 503 naming what is unhealthy). */
+  answers(timeoutMs?: number): Promise<boolean>;
 }
 
 export interface ServeOptions {
@@ -102,15 +105,23 @@ export async function startCampaignServe(options: ServeOptions = {}): Promise<Ca
       return res.text();
     },
     async healthy(timeoutMs = 2_000) {
-      try {
-        const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
-        await res.arrayBuffer();
-        return res.status === 200;
-      } catch {
-        return false;
-      }
+      return (await healthStatus(url, timeoutMs)) === 200;
+    },
+    async answers(timeoutMs = 2_000) {
+      const status = await healthStatus(url, timeoutMs);
+      return status === 200 || status === 503;
     },
   };
+}
+
+async function healthStatus(url: string, timeoutMs: number): Promise<number> {
+  try {
+    const res = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
 }
 
 /** Reads a JSON-lines file ("" when missing), every complete line parsed. */

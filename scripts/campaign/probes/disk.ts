@@ -52,8 +52,17 @@ export const disk: Probe = async ({ seconds }) => {
   const prefix = 0x0f0f0003;
   const config = {
     assembler: { quietPeriodMs: 300 },
-    receiver: { wal: { maxBytes: 8 * 1024 * 1024, segmentBytes: 512 * 1024 } },
-    sinks: { retention: { trajectories: { maxBytes: 16 * 1024 * 1024, segmentBytes: 1024 * 1024 }, findings: { maxBytes: 8 * 1024 * 1024, segmentBytes: 512 * 1024 } } },
+    // Retention sized to the 20 MiB disk, as an operator would (17 MiB in all): only the filler
+    // fills it, and freeing the filler frees the disk.
+    receiver: { wal: { maxBytes: 4 * 1024 * 1024, segmentBytes: 256 * 1024 } },
+    sinks: {
+      retention: {
+        trajectories: { maxBytes: 8 * 1024 * 1024, segmentBytes: 1024 * 1024 },
+        findings: { maxBytes: 2 * 1024 * 1024, segmentBytes: 256 * 1024 },
+        alarms: { maxBytes: 1024 * 1024, segmentBytes: 256 * 1024 },
+      },
+    },
+    revisionMemory: { maxBytes: 2 * 1024 * 1024, segmentBytes: 256 * 1024 },
   };
   const serve = await startCampaignServe({ config, dataDir: mountPoint });
   try {
@@ -63,7 +72,7 @@ export const disk: Probe = async ({ seconds }) => {
       const logs = setInterval(() => void sendLog(serve.url, prefix, logN++, tally), 50);
       const { next } = await openLoop(serve, prefix, first, 20, secs, tally);
       clearInterval(logs);
-      const healthy = await serve.healthy(5_000);
+      const healthy = await serve.answers(5_000);
       return { label, tally, next, healthy, rss: rssBytes(serve.child.pid!) };
     };
     const before = await phase('before', 3, 1);
@@ -73,6 +82,7 @@ export const disk: Probe = async ({ seconds }) => {
     await sleep(1_000);
     const after = await phase('freed', Math.max(10, seconds / 2), full.next);
     const alive = serve.child.exitCode === null && serve.child.signalCode === null;
+    const healthyAtEnd = await serve.healthy(5_000);
     const isDrained = alive && (await drained(serve));
     const metrics = alive ? await serve.metrics().catch(() => '') : '';
     const received = metricValue(metrics, 'trajwatch_spans_received_total');
@@ -91,13 +101,14 @@ export const disk: Probe = async ({ seconds }) => {
         ['acknowledged = `trajwatch_spans_received_total` = steps of closed trajectories', `${count(acked)} = ${count(received)} = ${count(steps)}`],
         ['peak RSS over the probe', mib(peak)],
         ['serve still running at the end', alive ? 'yes' : `no: ${serve.output().split('\n').filter((l) => l !== '').slice(-2).join(' / ').slice(0, 300)}`],
-        ['SIGTERM', `exit ${exit.code} in ${exit.ms} ms`],
+        ['SIGTERM', `exit ${exit.code} in ${exit.ms} ms${exit.code === 0 ? '' : `: ${serve.output().split('\n').filter((l) => l !== '').slice(-3).join(' / ').slice(0, 600)}`}`],
       ],
       checks: [
         { what: 'serve survives the full disk and its recovery', ok: alive },
         { what: 'refusals while full carry a retry hint', ok: full.tally.refusedWithoutHint === 0 },
         { what: '/healthz answers while full and after', ok: full.healthy && after.healthy },
         { what: 'requests are acknowledged again after space returned', ok: after.tally.ackedSpans > 0 },
+        { what: '/healthz says healthy (200) once the load is worked off', ok: healthyAtEnd },
         { what: 'peak RSS under 512 MiB', ok: peak < 512 * 1024 * 1024 },
         { what: 'every trajectory closed', ok: isDrained },
         { what: 'acknowledged = received = processed', ok: acked === received && received === steps },

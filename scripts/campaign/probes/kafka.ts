@@ -42,8 +42,10 @@ export const kafka: Probe = async ({ seconds }) => {
     await drained(serve);
     const local = (await readLogLines(join(serve.dataDir, 'findings.jsonl'))).map((l) => JSON.parse(l) as { finding_id?: string; record_kind?: string });
     const localIds = new Set(local.filter((r) => r.finding_id !== undefined && r.record_kind === undefined).map((r) => r.finding_id!));
-    const onTopic = await consumeMessages(broker.brokers, [topic], (m) => new Set(m.map((x) => (JSON.parse(x.value) as { finding_id?: string }).finding_id)).size >= localIds.size + 0, 90_000);
-    const topicIds = new Set(onTopic.map((m) => (JSON.parse(m.value) as { finding_id?: string; record_kind?: string })).filter((r) => r.finding_id !== undefined && r.record_kind === undefined).map((r) => r.finding_id!));
+    const findingIds = (messages: readonly { value: string }[]) =>
+      new Set(messages.map((m) => JSON.parse(m.value) as { finding_id?: string; record_kind?: string }).filter((r) => r.finding_id !== undefined && r.record_kind === undefined).map((r) => r.finding_id!));
+    const onTopic = await consumeMessages(broker.brokers, [topic], (m) => findingIds(m).size >= localIds.size, 90_000);
+    const topicIds = findingIds(onTopic);
     const missing = [...localIds].filter((id) => !topicIds.has(id)).length;
     const exit = await serve.stop();
     return {

@@ -2,7 +2,7 @@ import { metricValue } from '../../../test/reliability/agent-run.ts';
 import { accountAcked, count, drained, mib } from '../accounting.ts';
 import { capacity, closeGrpcClients, newTally, openLoop } from '../load.ts';
 import type { Probe } from '../probe.ts';
-import { startCampaignServe } from '../serve-process.ts';
+import { rssBytes, startCampaignServe } from '../serve-process.ts';
 
 /** Memory bounds small enough that overload reaches them within the probe. */
 export const OVERLOAD_CONFIG = {
@@ -10,11 +10,23 @@ export const OVERLOAD_CONFIG = {
   sinks: { maxPendingBytes: 16 * 1024 * 1024 },
 };
 
+/** `receiver.maxInflightBytes`' default: the config above leaves it as shipped. */
+const MAX_INFLIGHT_BYTES = 256 * 1024 * 1024;
+/**
+ * Heap per encoded byte the assembler holds, taken as 4 (docs/operations.md, "Peak RSS": an
+ * upper guess, not established); the probe prints the factor its own peak implies.
+ */
+const ASSEMBLER_FACTOR = 4;
+
 /** 4× capacity for `seconds`, HTTP protobuf, HTTP JSON and gRPC gzip in turn. */
 export const overload: Probe = async ({ seconds }) => {
   const serve = await startCampaignServe({ config: OVERLOAD_CONFIG });
   const prefix = 0x0f0f0001;
   try {
+    await new Promise((r) => setTimeout(r, 1_000));
+    const idle = rssBytes(serve.child.pid!);
+    const held = OVERLOAD_CONFIG.assembler.maxBufferedBytes + OVERLOAD_CONFIG.assembler.maxRetainedBytes;
+    const formula = idle + 2.5 * MAX_INFLIGHT_BYTES + ASSEMBLER_FACTOR * held;
     const cap = await capacity(serve, prefix, 1, 5);
     const tally = newTally();
     const rate = Math.max(1, Math.round((4 * cap.spansPerSecond) / 64));
@@ -46,6 +58,7 @@ export const overload: Probe = async ({ seconds }) => {
         ['acknowledged traces found whole in the trajectory log', `${count(accounting.ackedTraces - accounting.missingTraces)} / ${count(accounting.ackedTraces)}`],
         ['recovery at half capacity', `${count(recovery.ackedSpans)} acknowledged, ${count(recovery.refusedSpans)} refused`],
         ['peak RSS', mib(peak)],
+        ['stated bound: R0 + 2.5 × maxInflightBytes + 4 × (maxBufferedBytes + maxRetainedBytes)', `${mib(idle)} + 2.5 × ${mib(MAX_INFLIGHT_BYTES)} + 4 × ${mib(held)} = ${mib(formula)}; the peak implies a factor of ${Math.max(0, (peak - idle - 2.5 * MAX_INFLIGHT_BYTES) / held).toFixed(2)} or less for the assembler's share`],
         ['SIGTERM', `exit ${exit.code} in ${exit.ms} ms`],
       ],
       checks: [
@@ -57,6 +70,7 @@ export const overload: Probe = async ({ seconds }) => {
         { what: 'every acknowledged trace is in the trajectory log', ok: accounting.missingTraces === 0 },
         { what: 'recovery acknowledged whole', ok: recovery.refusedSpans === 0 && recovery.ackedSpans > 0 },
         { what: 'SIGTERM exits 0', ok: exit.code === 0 },
+        { what: 'peak RSS within the stated formula', ok: peak <= formula },
       ],
     };
   } finally {
