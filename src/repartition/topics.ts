@@ -1,5 +1,6 @@
 import type { Admin, ConfigResourceTypes } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
+import { Backoff } from '../storage/backoff.ts';
 
 /** kafkajs `ConfigResourceTypes.TOPIC` (a CommonJS enum that ESM cannot import by name). */
 const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
@@ -38,7 +39,7 @@ export async function prepareTopics(admin: Admin, plan: TopicPlan): Promise<{ ma
       waitForLeaders: true,
     });
   }
-  const metadata = await admin.fetchTopicMetadata({ topics: [plan.source.topic, plan.internal.topic] });
+  const metadata = await settledMetadata(admin, [plan.source.topic, plan.internal.topic]);
   for (const t of metadata.topics) {
     const want = t.name === plan.internal.topic ? plan.internal.partitions : plan.source.partitions;
     if (want !== undefined && t.partitions.length !== want) {
@@ -56,4 +57,25 @@ export async function prepareTopics(admin: Admin, plan: TopicPlan): Promise<{ ma
   const entry = described.resources[0]?.configEntries.find((e) => e.configName === 'max.message.bytes');
   const maxMessageBytes = entry === undefined ? undefined : Number(entry.configValue);
   return { maxMessageBytes: Number.isFinite(maxMessageBytes) ? maxMessageBytes : undefined };
+}
+
+/** How long a topic just created (here or by another member starting beside this one) may take to appear in metadata. */
+const METADATA_SETTLE_ATTEMPTS = 8;
+
+/**
+ * The topics' metadata, asked again (100 ms, doubling, about 25 s in all) while the broker
+ * answers a retriable error: a topic created a moment ago by this process or by another member
+ * starting beside it is `UNKNOWN_TOPIC_OR_PARTITION` until every broker has its metadata.
+ */
+async function settledMetadata(admin: Admin, topics: string[]): ReturnType<Admin['fetchTopicMetadata']> {
+  const backoff = new Backoff(100, 12_800);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await admin.fetchTopicMetadata({ topics });
+    } catch (err) {
+      const retriable = (err as { retriable?: boolean }).retriable === true;
+      if (!retriable || attempt >= METADATA_SETTLE_ATTEMPTS) throw err;
+      await new Promise((resolve) => setTimeout(resolve, backoff.next()));
+    }
+  }
 }
