@@ -273,12 +273,8 @@ export class DecisionPoints {
     };
     const provenance = this.#options.provenance?.(t) ?? provenanceOf(inlineFindings);
     for (const window of windows) {
-      const body = buildRequestBody(window, {
-        model: this.#cfg.client.model,
-        maxOutputTokens: this.#cfg.client.maxOutputTokens,
-        logprobs: this.#cfg.client.logprobs,
-        topLogprobs: this.#cfg.client.topLogprobs,
-      });
+      const { model, maxOutputTokens, logprobs, topLogprobs, answerFormat } = this.#cfg.client;
+      const body = buildRequestBody(window, { model, maxOutputTokens, logprobs, topLogprobs, answerFormat });
       const bytes = Buffer.byteLength(JSON.stringify(body));
       if (bytes > policy.config.maxRequestBytes) {
         skipped(window, 'refused', 'request-bytes', `${bytes} bytes, cap ${policy.config.maxRequestBytes}`);
@@ -320,7 +316,7 @@ export class DecisionPoints {
       }
       const ceilingTokens = attemptCeilingTokens(bytes, this.#cfg.client.maxOutputTokens);
       const settle = c.pending(fateOf(t, policyDigest, window));
-      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens, settle });
+      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens, settle, answerFormat });
     }
     this.#queue.pump();
     return parts.walk === undefined ? undefined : this.#walk(parts.walk, t, checks, provenance);
