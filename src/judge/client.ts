@@ -18,6 +18,11 @@ export const JudgeClientSchema = z
     /** First backoff; doubles each retry. A `Retry-After` header is honoured up to 60 s. */
     backoffMs: z.int().min(0).max(60_000).default(500),
     maxOutputTokens: z.int().min(16).max(8192).default(256),
+    /**
+     * The model's context in tokens; a window whose request cannot fit it is refused
+     * (`context-tokens`, request-fit.ts), never truncated. null = not known, not checked.
+     */
+    contextTokens: z.int().min(256).nullable().default(null),
     /** Ask for logprobs; without them no answer can act. */
     logprobs: z.boolean().default(true),
     topLogprobs: z.int().min(1).max(20).default(5),

@@ -24,6 +24,7 @@ import { Ledger } from './ledger.ts';
 import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger-protocol.ts';
 import { buildRequestBody } from './prompt.ts';
 import { attemptCeilingTokens, emptyReceipt } from './receipts.ts';
+import { requestRefusal } from './request-fit.ts';
 import { fateOf, notSampled, refusalOf } from './window-fates.ts';
 import { TrajectoryLayerReader, type LayerJob } from './layers/layer-reader.ts';
 import { layerPoints, type LayerPoints } from './layers/layer-points.ts';
@@ -276,8 +277,9 @@ export class DecisionPoints {
       const { model, maxOutputTokens, logprobs, topLogprobs, answerFormat } = this.#cfg.client;
       const body = buildRequestBody(window, { model, maxOutputTokens, logprobs, topLogprobs, answerFormat });
       const bytes = Buffer.byteLength(JSON.stringify(body));
-      if (bytes > policy.config.maxRequestBytes) {
-        skipped(window, 'refused', 'request-bytes', `${bytes} bytes, cap ${policy.config.maxRequestBytes}`);
+      const unfit = requestRefusal(bytes, policy.config.maxRequestBytes, this.#cfg.client);
+      if (unfit !== null) {
+        skipped(window, 'refused', unfit.reason, unfit.detail);
         continue;
       }
       this.#counters.windowsBuilt++;
