@@ -125,8 +125,8 @@ const lines = [
   '',
   `## Agreement, and what \`calibrate\` would certify (minimum kappa ${MIN_KAPPA})`,
   '',
-  '| question | n | gold yes | agreement | Cohen\'s kappa | 95 % interval (bootstrap) | certifies | why not |',
-  '|---|---|---|---|---|---|---|---|',
+  '| question | n | gold yes | judge answered | agreement | Cohen\'s kappa | 95 % interval (bootstrap) | certifies | why not |',
+  '|---|---|---|---|---|---|---|---|---|',
   ...report.questions
     .filter((q) => q.target.questionId in MAPPINGS)
     .map((q) => {
@@ -139,7 +139,8 @@ const lines = [
         });
       const ci = kappaInterval(pairs);
       const yes = pairs.filter(([g]) => g === 'yes').length;
-      return `| \`${q.target.questionId}\` | ${q.n} | ${yes} | ${f(q.agreement)} | ${f(q.kappa)} | ${ci === null ? 'undefined' : `${f(ci[0])} … ${f(ci[1])}`} | ${q.qualifies ? 'yes' : 'no'} | ${q.reasons.join('; ') || '—'} |`;
+      const answered = Object.entries(pairs.reduce<Record<string, number>>((m, [, p]) => ({ ...m, [p]: (m[p] ?? 0) + 1 }), {})).map(([o, n]) => `${o} ${n}`).join(', ');
+      return `| \`${q.target.questionId}\` | ${q.n} | ${yes} | ${answered} | ${f(q.agreement)} | ${f(q.kappa)} | ${ci === null ? 'undefined' : `${f(ci[0])} … ${f(ci[1])}`} | ${q.qualifies ? 'yes' : 'no'} | ${q.reasons.join('; ') || '—'} |`;
     }),
   '',
 ].join('\n');
