@@ -157,12 +157,14 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
 // fetched and hash-checked by scripts/llama-server-env.sh, on windows of the in-repo TRAIL
 // traces. Time on 2 cores: about 20–90 s per window, so the windows are the smallest the
 // policy builds: event windows, no context steps, one per trajectory, of the five in-repo
-// traces (four of them get a window; the rest are refused `kind-disabled`/`context-tokens`).
+// traces, and among those the ones whose request fits 3,072 tokens (`contextTokens`): three
+// windows; the fourth (over 4,096 tokens) is refused `context-tokens` before any call.
 const SMOL = join(ROOT, '.cache/llama-server/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf');
 const SMOL_ALIAS = 'smollm2-135m-instruct-q4_1';
 const smolWhy = why ?? (existsSync(SMOL) ? null : `no SmolLM2 model at ${SMOL} (TRAJWATCH_SKIP_SMOLLM2 set?)`);
 if (smolWhy !== null && process.env.TRAJWATCH_REQUIRE_LLAMA === '1') throw new Error(smolWhy);
 const SMALL_WINDOWS = { kinds: ['event'], eventContextSteps: 0, maxWindowsPerTrajectory: 1 };
+const SMALL_CONTEXT = 3072;
 
 describe.skipIf(smolWhy !== null)(`the judge on a real small model, SmolLM2-135M-Instruct on llama.cpp's server${smolWhy === null ? '' : ` (skipped: ${smolWhy})`}`, () => {
   let server: LlamaServer | undefined;
@@ -173,10 +175,11 @@ describe.skipIf(smolWhy !== null)(`the judge on a real small model, SmolLM2-135M
   afterAll(async () => server?.stop());
 
   it('structured output (json_object with the battery schema): every answer in protocol, renormalized probabilities, real usage, and a replay that pays nothing twice', async () => {
-    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS });
+    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT });
     try {
-      expect(run.results.length).toBeGreaterThan(0);
+      expect(run.results.length).toBe(3);
       expect(run.results.length).toBe(run.calls.length);
+      expect(run.refused['context-tokens']).toBe(1);
       const answers = run.results.flatMap((r) => r.answers);
       const valid = run.results.filter((r) => r.failure === null).length * 8;
       expect(valid / answers.length).toBeGreaterThanOrEqual(0.95);
@@ -194,7 +197,7 @@ describe.skipIf(smolWhy !== null)(`the judge on a real small model, SmolLM2-135M
           expect(a.unseenBound).toBeLessThan(1);
         }
       }
-      const again = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS, dataDir: run.dataDir });
+      const again = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT, dataDir: run.dataDir });
       expect(again.calls).toHaveLength(0);
       expect(again.stats.replays).toBe(run.results.length);
       expect(again.stats.tokens).toEqual({ prompt: 0, completion: 0 });
@@ -204,7 +207,7 @@ describe.skipIf(smolWhy !== null)(`the judge on a real small model, SmolLM2-135M
   }, 600_000);
 
   it('the line protocol on the same windows: each reply is recorded with its usage, read or refused whole as bad-answer', async () => {
-    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'lines', windowConfig: SMALL_WINDOWS });
+    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'lines', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT });
     try {
       expect(run.results.length).toBeGreaterThan(0);
       for (const r of run.results) {
