@@ -2,7 +2,7 @@
 // writes the valid-answer rate and per-window latency into docs/benchmarks.md (the section
 // between the judge-bench markers). Default: SmolLM2-135M-Instruct from scripts/llama-server-env.sh
 // on llama-cpp-python's server, started here.
-//   npx node scripts/judge-bench.ts [--base-url URL --model NAME] [--formats json_object,lines] [--keep-dir DIR] [--stdout]
+//   npx node scripts/judge-bench.ts [--base-url URL --model NAME --served-by TEXT] [--formats json_object,lines] [--keep-dir DIR] [--stdout]
 // --keep-dir keeps the first format's ledger there (scripts/judge-vs-labels.ts --data-dir replays it).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -69,7 +69,7 @@ const section = [
   BEGIN,
   '## The judge on a real small model (scripts/judge-bench.ts)',
   '',
-  `Model \`${model}\` at ${server === undefined ? baseUrl : `llama-cpp-python's server (n_ctx ${N_CTX}, 2 threads, \`nice\`)`}; the ${traces.length} in-repo TRAIL traces (test/fixtures/trail-dev/), every trajectory sampled, the default window policy, \`client.contextTokens\` ${N_CTX} (the server's \`n_ctx\`). A window's answers are valid only all together (a reply is refused whole), so the valid-answer figure counts 8 per window whose reply parsed, over 8 per window that got a reply. Latency is per judged window, prompt evaluation included, on 2 cores shared with other work.`,
+  `Model \`${model}\` at ${server === undefined ? `${baseUrl} (${arg('--served-by') ?? 'a server started outside the script'})` : `llama-cpp-python's server (n_ctx ${N_CTX}, 2 threads, \`nice\`)`}; the ${traces.length} in-repo TRAIL traces (test/fixtures/trail-dev/), every trajectory sampled, the default window policy, \`client.contextTokens\` ${N_CTX} (the server's \`n_ctx\`). A window's answers are valid only all together (a reply is refused whole), so the valid-answer figure counts 8 per window whose reply parsed, over 8 per window that got a reply. Latency is per judged window, prompt evaluation included, on 2 cores shared with other work.`,
   '',
   '| protocol | windows judged | replies | valid answers | failures | windows refused | latency per window (median) | largest prompt (tokens) | run |',
   '|---|---|---|---|---|---|---|---|---|',
