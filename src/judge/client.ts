@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ANSWER_FORMATS } from './answer-format.ts';
 import type { TokenLogprob } from './parse-answers.ts';
 import { receiptOf, unknownUsage, type AttemptReceipt, type Receipt } from './receipts.ts';
 
@@ -17,9 +18,22 @@ export const JudgeClientSchema = z
     /** First backoff; doubles each retry. A `Retry-After` header is honoured up to 60 s. */
     backoffMs: z.int().min(0).max(60_000).default(500),
     maxOutputTokens: z.int().min(16).max(8192).default(256),
+    /**
+     * The model's context in tokens; a window whose request cannot fit it is refused
+     * (`context-tokens`, request-fit.ts), never truncated. null = not known, not checked.
+     */
+    contextTokens: z.int().min(256).nullable().default(null),
     /** Ask for logprobs; without them no answer can act. */
     logprobs: z.boolean().default(true),
     topLogprobs: z.int().min(1).max(20).default(5),
+    /**
+     * How the reply is shaped (answer-format.ts): `json_schema` (OpenAI, vLLM, llama.cpp's
+     * server, Ollama, LM Studio), `json_object` (llama-cpp-python's server), `grammar` (GBNF
+     * only) or `lines` (servers with no structured output). Part of the evaluator identity and
+     * the request contract: a change retires certificates. See docs/benchmarks.md for the
+     * measurement behind the default.
+     */
+    answerFormat: z.enum(ANSWER_FORMATS).default('lines'),
     /** Prices to turn usage into cost; null = cost unknown. */
     pricing: z
       .strictObject({

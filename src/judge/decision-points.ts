@@ -25,6 +25,7 @@ import { Ledger } from './ledger.ts';
 import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger-protocol.ts';
 import { buildRequestBody } from './prompt.ts';
 import { attemptCeilingTokens, emptyReceipt } from './receipts.ts';
+import { requestRefusal } from './request-fit.ts';
 import { fateOf, notSampled, refusalOf } from './window-fates.ts';
 import { TrajectoryLayerReader, type LayerJob } from './layers/layer-reader.ts';
 import { layerPoints, type LayerPoints } from './layers/layer-points.ts';
@@ -274,15 +275,12 @@ export class DecisionPoints {
     };
     const provenance = this.#options.provenance?.(t) ?? provenanceOf(inlineFindings);
     for (const window of windows) {
-      const body = buildRequestBody(window, {
-        model: this.#cfg.client.model,
-        maxOutputTokens: this.#cfg.client.maxOutputTokens,
-        logprobs: this.#cfg.client.logprobs,
-        topLogprobs: this.#cfg.client.topLogprobs,
-      });
+      const { model, maxOutputTokens, logprobs, topLogprobs, answerFormat } = this.#cfg.client;
+      const body = buildRequestBody(window, { model, maxOutputTokens, logprobs, topLogprobs, answerFormat });
       const bytes = Buffer.byteLength(JSON.stringify(body));
-      if (bytes > policy.config.maxRequestBytes) {
-        skipped(window, 'refused', 'request-bytes', `${bytes} bytes, cap ${policy.config.maxRequestBytes}`);
+      const unfit = requestRefusal(bytes, policy.config.maxRequestBytes, this.#cfg.client);
+      if (unfit !== null) {
+        skipped(window, 'refused', unfit.reason, unfit.detail);
         continue;
       }
       this.#counters.windowsBuilt++;
@@ -321,7 +319,7 @@ export class DecisionPoints {
       }
       const ceilingTokens = attemptCeilingTokens(bytes, this.#cfg.client.maxOutputTokens);
       const settle = c.pending(fateOf(t, policyDigest, window));
-      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens, settle });
+      this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens, settle, answerFormat });
     }
     this.#queue.pump();
     return parts.walk === undefined ? undefined : this.#walk(parts.walk, t, checks, provenance);

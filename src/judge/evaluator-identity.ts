@@ -19,6 +19,8 @@ export interface EvaluatorParts {
   model: string;
   retry: { retries: number; backoffMs: number; timeoutMs: number };
   pricing: JudgeClientConfig['pricing'];
+  /** The answer protocol when structured; absent for `lines`, the protocol every identity had before the field. */
+  answerFormat?: Exclude<JudgeClientConfig['answerFormat'], 'lines'>;
 }
 
 export interface EvaluatorIdentity {
@@ -29,7 +31,8 @@ export interface EvaluatorIdentity {
 
 /**
  * Who answers and how the answer is accounted for, as a deterministic digest. It covers the
- * endpoint (provider), the requested model, the retry policy and the pricing policy. It never
+ * endpoint (provider), the requested model, the retry policy, the pricing policy and the answer
+ * protocol (a server asked for `json_object` is a different evaluator than one asked for lines). It never
  * covers credentials: the API key, the name of its environment variable, a password in the URL
  * or a key-like query parameter are left out, since a digest of a secret is still sensitive and
  * the digest is written to certificates, ledgers and findings. The budget is left out too: it
@@ -42,6 +45,7 @@ export function evaluatorIdentity(cfg: JudgeClientConfig): EvaluatorIdentity {
     model: cfg.model,
     retry: { retries: cfg.retries, backoffMs: cfg.backoffMs, timeoutMs: cfg.timeoutMs },
     pricing: cfg.pricing,
+    ...(cfg.answerFormat === 'lines' ? {} : { answerFormat: cfg.answerFormat }),
   };
   return { digest: canonicalDigest(parts), parts };
 }

@@ -7,7 +7,9 @@ import type { FaultReporter } from './fault.ts';
 import { bump, countReceipt, type JudgeCall, type JudgeCounters } from './judge-stats.ts';
 import type { LedgerProtocol } from './ledger-protocol.ts';
 import type { AnswerRecord, InputDigests, LedgerKey, ResultRecord } from './ledger-record.ts';
+import type { AnswerFormat } from './answer-format.ts';
 import { parseAnswers, type ParsedAnswer } from './parse-answers.ts';
+import { parseJsonAnswers } from './parse-json-answers.ts';
 import { SEMANTIC_QUESTIONS, type SemanticQuestion } from './questions.ts';
 import { chargedTokens, emptyReceipt, type Receipt } from './receipts.ts';
 
@@ -20,6 +22,8 @@ export interface Invocation {
   estimatedTokens: number;
   /** The most one physical attempt of this request can use (budget charge of an unknown attempt). */
   ceilingTokens: number;
+  /** The reply shape the body asked for; absent = `lines`. */
+  answerFormat?: AnswerFormat | undefined;
 }
 
 /**
@@ -74,7 +78,8 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
     called(p, { seconds, outcome: outcome.failure.kind, receipt: outcome.receipt, failure: outcome.failure });
     result = protocol.unanswered(key, digests, window, outcome.failure, null, outcome.receipt, questions);
   } else {
-    const parsed = parseAnswers(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID], questions);
+    const read = (job.answerFormat ?? 'lines') === 'lines' ? parseAnswers : parseJsonAnswers;
+    const parsed = read(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID], questions);
     called(p, { seconds, outcome: parsed.ok ? 'answered' : 'bad-answer', receipt: outcome.receipt, ...(parsed.ok ? {} : { failure: { message: parsed.reason } }) });
     if (!parsed.ok) {
       bump(counters.failures, 'bad-answer');

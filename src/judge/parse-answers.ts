@@ -76,7 +76,7 @@ export function parseAnswers(
  * probabilities. Exact for the id that was written; the alternatives a server lists are per
  * token, and an event id may span several, so no probability is claimed for ids not chosen.
  */
-function pathProbability(offsets: Located[] | null, from: number, to: number): number | null {
+export function pathProbability(offsets: Located[] | null, from: number, to: number): number | null {
   if (offsets === null) return null;
   let p = 1;
   let covered = false;
@@ -89,13 +89,13 @@ function pathProbability(offsets: Located[] | null, from: number, to: number): n
   return covered ? p : null;
 }
 
-interface Located {
+export interface Located {
   start: number;
   token: TokenLogprob;
 }
 
 /** Token start offsets, or null when there are no logprobs or they do not spell the content. */
-function tokenOffsets(content: string, logprobs: TokenLogprob[] | null): Located[] | null {
+export function tokenOffsets(content: string, logprobs: TokenLogprob[] | null): Located[] | null {
   if (logprobs === null || logprobs.length === 0) return null;
   const out: Located[] = [];
   let at = 0;
@@ -110,11 +110,18 @@ function tokenOffsets(content: string, logprobs: TokenLogprob[] | null): Located
 /**
  * Probabilities of each option at the answer letter's position: the alternatives the server
  * listed for the token that writes the letter, read after that token's own prefix.
+ *
+ * `constrained`: the server decoded under a schema or grammar that allowed only the option
+ * letters here, yet (llama.cpp) lists the model's *unconstrained* alternatives (`yes` ahead of
+ * `A`). The sampled distribution is the unconstrained one restricted to the allowed letters and
+ * renormalized, so each listed option's mass is divided by the listed options' total; an option
+ * outside the top-k had at most the unconstrained bound `b`, so at most `b / (listed + b)` after.
  */
-function optionProbabilities(
+export function optionProbabilities(
   offsets: Located[] | null,
   letterAt: number,
   options: readonly AnswerOption[],
+  constrained = false,
 ): Pick<ParsedAnswer, 'probabilities' | 'unseenBound'> {
   if (offsets === null) return { probabilities: null };
   const located = offsets.find((l) => l.start <= letterAt && letterAt < l.start + l.token.token.length);
@@ -140,5 +147,11 @@ function optionProbabilities(
     probabilities[option] = (probabilities[option] ?? 0) + p;
   }
   // An option not listed had at most the lowest listed probability, and at most what is left.
-  return { probabilities, unseenBound: Math.max(0, Math.min(lowest, 1 - listed)) };
+  const unseen = Math.max(0, Math.min(lowest, 1 - listed));
+  if (!constrained) return { probabilities, unseenBound: unseen };
+  const allowed = Object.values(probabilities).reduce((a, p) => a + p, 0);
+  if (allowed === 0) return { probabilities: {}, unseenBound: 1 };
+  const renormalized: Partial<Record<AnswerOption, number>> = {};
+  for (const [o, p] of Object.entries(probabilities) as [AnswerOption, number][]) renormalized[o] = p / allowed;
+  return { probabilities: renormalized, unseenBound: unseen / (allowed + unseen) };
 }

