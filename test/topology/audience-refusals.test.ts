@@ -14,6 +14,8 @@ import { expectExternalView, judgedFinding } from '../findings/audience-fixture.
 import { startScriptedServer, type ScriptedServer } from '../judge/scripted-chat-server.ts';
 import { walkScript } from '../judge/walk-harness.ts';
 import { agentRunRequest, postJson } from '../reliability/agent-run.ts';
+import { consumeMessages, kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { OtlpLogReceiver } from '../helpers/otlp-log-receiver.ts';
 
 // Serve's topology in process, with its real OTLP/HTTP receiver, local logs and judge. The
 // scripted Chat Completions server stands in for the judge's LLM endpoint (no LLM runs here).
@@ -23,7 +25,7 @@ afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
 
-async function serveWithWalk(audience: 'external' | 'internal' = 'external') {
+async function serveWithWalk(audience: 'external' | 'internal' = 'external', extra: Record<string, unknown> = {}) {
   const model = await startScriptedServer(walkScript());
   servers.push(model);
   const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-audience-serve-'));
@@ -40,6 +42,7 @@ async function serveWithWalk(audience: 'external' | 'internal' = 'external') {
         sampling: { rate: 0, triggers: { l0Hit: false, outbound: false, terminal: true } },
         walk: { enabled: true },
       },
+      ...extra,
     },
     source: 'test',
   });
@@ -58,7 +61,8 @@ async function serveWithWalk(audience: 'external' | 'internal' = 'external') {
   const http = topology.running.components.find((c) => c instanceof HttpServerComponent) as HttpServerComponent;
   const url = `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
   const lines = async () =>
-    (await readFile(join(dataDir, 'findings.jsonl'), 'utf8').catch(() => '')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    // Whole lines only: the last one may be mid-write.
+    (await readFile(join(dataDir, 'findings.jsonl'), 'utf8').catch(() => '')).split('\n').slice(0, -1).filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
   return { ...topology, model, dataDir, registry, url, lines };
 }
 
@@ -88,6 +92,37 @@ describe('serve with the walk on and the findings log on audience: external', ()
     expect(s.audienceRefusals.count).toBe(0);
     expect(await s.running.stop(5_000)).toEqual({ outcome: 'stopped' });
   }, 60_000);
+
+  it('judge + walk with every sink external (local log, Kafka, OTLP evaluation events): each gets the walk findings stripped, none is refused, ingestion keeps answering 200', async () => {
+    const brokers = await kafkaForTests();
+    if (brokers === undefined) return;
+    const receiver = await OtlpLogReceiver.start();
+    const topic = uniqueTopic('combined.findings');
+    const s = await serveWithWalk('external', {
+      kafka: { brokers, createTopics: true, topicPartitions: 1, topics: { findings: topic, alarms: uniqueTopic('combined.alarms') }, audience: { findings: 'external', alarms: 'external' } },
+      otlpEvaluations: { endpoint: receiver.url, audience: 'external' },
+    });
+    try {
+      for (let i = 1; i <= 4; i++) {
+        expect((await postJson(s.url, agentRunRequest({ traceId: `7d00000000000000000000000000000${i}` }))).status, `export ${i}`).toBe(200);
+      }
+      await until('four manifests', async () => (await s.lines()).filter((l) => l.record_kind === 'analysis-manifest').length >= 4, 30_000);
+      const local = (await s.lines()).filter((l) => l.record_kind === undefined);
+      const walkIds = new Set(local.filter((l) => l.analyst_id === 'layered-walk').map((l) => l.finding_id as string));
+      expect(walkIds.size).toBeGreaterThan(0);
+      for (const l of await s.lines()) expectExternalView(l);
+      const onTopic = await consumeMessages(brokers, [topic], (m) => m.filter((x) => walkIds.has((JSON.parse(x.value) as { finding_id?: string }).finding_id ?? '')).length >= walkIds.size);
+      const topicRecords = onTopic.map((m) => JSON.parse(m.value) as Record<string, unknown>);
+      for (const r of topicRecords) expectExternalView(r);
+      expect(new Set(topicRecords.map((r) => r.finding_id).filter((id) => walkIds.has(id as string))).size).toBe(walkIds.size);
+      await until('evaluation events', async () => receiver.records.length >= local.length, 30_000);
+      expect(s.audienceRefusals.count).toBe(0);
+      expect((await fetch(`${s.url}/healthz`)).status).toBe(200);
+    } finally {
+      expect(await s.running.stop(10_000)).toEqual({ outcome: 'stopped' });
+      await receiver.stop();
+    }
+  }, 120_000);
 
   it('a record that cannot be stripped is kept whole in the quarantine log, counted by sink and kind, and ingestion keeps answering 200', async () => {
     const s = await serveWithWalk();
