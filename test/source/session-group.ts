@@ -22,6 +22,8 @@ export interface SessionMemberOptions {
   findingsTopic?: string;
   /** Overrides of `source.kafka.sessions`. */
   sessions?: Record<string, unknown>;
+  /** More top-level configuration (a judge, audiences...), merged last. */
+  extra?: Record<string, unknown>;
 }
 
 /** One member running both stages; quiet periods short so the tests are quick. */
@@ -45,6 +47,7 @@ export function startSessionMember(o: SessionMemberOptions): Promise<ServeProces
     ...(o.findingsTopic === undefined
       ? {}
       : { kafka: { brokers: o.brokers, topics: { findings: o.findingsTopic, alarms: `${o.findingsTopic}.alarms` }, createTopics: true } }),
+    ...o.extra,
   };
   return startServe(config, ['--source', 'kafka', ...(o.dataDir === undefined ? [] : ['--data-dir', o.dataDir])]);
 }

@@ -13,6 +13,10 @@ import type { ServeProcess } from '../helpers/serve.ts';
 import { readFindings, readTrajectories, waitFor } from './group.ts';
 import { finalRevisions, replayFindingIds, settledOn, startSessionMember, type TrajectoryLine } from './session-group.ts';
 import { conversations } from './session-records.ts';
+import { startScriptedServer } from '../judge/scripted-chat-server.ts';
+import { walkScript } from '../judge/walk-harness.ts';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 
 const brokers = await kafkaForTests();
 
@@ -102,4 +106,49 @@ describe.runIf(brokers !== undefined)('sessions through a consumer group: repart
       expect(written.perDir.every((n) => n > 0)).toBe(true);
     }, 240_000);
   }
+
+  it('the Kafka source with the repartition, the judge and the walk on, every stream external: every session whole, walk findings written in the external view, nothing refused', async () => {
+    // The scripted Chat Completions server stands in for the judge's LLM endpoint (no LLM runs here).
+    const model = await startScriptedServer(walkScript());
+    try {
+      const topic = uniqueTopic('sessions.combined');
+      const sessionsTopic = `${topic}.sessions`;
+      await admin.createTopics({ topics: [{ topic, numPartitions: 6 }], waitForLeaders: true });
+      const groupId = uniqueTopic('trajwatch-combined');
+      const extra = {
+        sinks: { localLog: { audience: { findings: 'external' } } },
+        judge: {
+          enabled: true,
+          client: { baseUrl: model.baseUrl, model: 'judge', apiKeyEnv: null, backoffMs: 1, timeoutMs: 5_000 },
+          sampling: { rate: 0, triggers: { l0Hit: false, outbound: false, terminal: true } },
+          walk: { enabled: true },
+        },
+      };
+      members = await Promise.all(Array.from({ length: 2 }, () => startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic, findingsTopic: `${topic}.findings`, extra })));
+      const settled = await waitFor(() => settledOn(members, [topic, sessionsTopic], 6), 90_000);
+      if (!settled) throw new Error(`the group did not settle:\n${members.map((m) => m.output()).join('\n---\n')}`);
+      const convs = conversations('combined', 12);
+      const expected = await replayFindingIds(convs);
+      await producer.send({ topic, acks: -1, messages: convs.flatMap((c) => c.records).map((r) => ({ key: r.key, value: r.value })) });
+      const dirs = members.map((m) => m.dataDir);
+      const done = await waitFor(async () => {
+        const found = (await readFindings(dirs)).ids;
+        const finals = finalRevisions((await readTrajectories(dirs)) as unknown as TrajectoryLine[]);
+        return convs.every((c) => finals.get(c.sessionId)?.traceIds.length === c.traceIds.length) && [...expected].every((id) => found.has(id));
+      }, 90_000);
+      expect(done, members.map((m) => m.output().slice(-2000)).join('\n---\n')).toBe(true);
+      // The walk ran over the whole sessions, its findings passed the external view, and no stream refused a record.
+      const stripRefusals = members.flatMap((m) => m.output().split('\n')).filter((l) => l.includes('audience-strip-failed'));
+      expect(stripRefusals).toEqual([]);
+      // The quarantine log is opened with an external stream; it must hold nothing.
+      const refused = dirs.flatMap((d) => (existsSync(join(d, 'audience-refused.jsonl')) ? readFileSync(join(d, 'audience-refused.jsonl'), 'utf8').split('\n').filter((l) => l !== '') : []));
+      expect(refused).toEqual([]);
+      expect(model.requests.length, members.map((m) => m.output().split('\n').filter((l) => /judge|window/i.test(l)).slice(0, 8).join('\n')).join('\n---\n')).toBeGreaterThan(0);
+      // The walk's findings follow the inline ones (its judge calls are asynchronous).
+      const walkLines = () => dirs.flatMap((d) => readFileSync(join(d, 'findings.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"analyst_id":"layered-walk"')));
+      expect(await waitFor(async () => walkLines().length > 0, 60_000), members.map((m) => m.output().slice(-1500)).join('\n---\n')).toBe(true);
+    } finally {
+      await model.close();
+    }
+  }, 240_000);
 });
