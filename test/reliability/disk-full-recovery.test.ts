@@ -3,37 +3,20 @@
  * recovers — `/healthz` keeps answering, memory stays bounded, new requests are acknowledged,
  * and nothing acknowledged is lost. A real 20 MiB tmpfs as the data directory (root here).
  */
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.ts';
 import { startServe, type ServeProcess } from '../helpers/serve.ts';
 import { agentRunRequest, metricValue } from './agent-run.ts';
 
 let mountPoint: string;
 beforeAll(() => {
-  mountPoint = mkdtempSync(join(tmpdir(), 'trajwatch-full20-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', mountPoint]);
+  mountPoint = mountTmpfs('trajwatch-full20-', '20m');
 });
-afterAll(() => {
-  execFileSync('umount', ['-l', mountPoint]);
-  rmSync(mountPoint, { recursive: true, force: true });
-});
+afterAll(() => unmountTmpfs(mountPoint));
 
-function fill(dir: string): string {
-  const path = join(dir, 'filler');
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
+const fill = (dir: string): string => fillDisk(dir, 64 * 1024);
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));

@@ -1,36 +1,18 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, openSync, closeSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.ts';
 import { startServe, waitForLines } from '../helpers/serve.ts';
 import { agentRunRequest, metricValue, postJson } from './agent-run.ts';
 
 // A real full disk: a 1 MiB tmpfs as the data directory (the tests run as root here).
 let mountPoint: string;
 beforeAll(() => {
-  mountPoint = mkdtempSync(join(tmpdir(), 'trajwatch-full-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', mountPoint]);
+  mountPoint = mountTmpfs('trajwatch-full-', '1m');
 });
-afterAll(() => {
-  execFileSync('umount', ['-l', mountPoint]);
-  rmSync(mountPoint, { recursive: true, force: true });
-});
+afterAll(() => unmountTmpfs(mountPoint));
 
-/** Fills the filesystem with one file until ENOSPC; returns its path. */
-function fill(dir: string): string {
-  const path = join(dir, 'filler');
-  const fd = openSync(path, 'w');
-  const chunk = Buffer.alloc(4096, 1);
-  try {
-    for (;;) writeSync(fd, chunk);
-  } catch (err) {
-    expect((err as NodeJS.ErrnoException).code).toBe('ENOSPC');
-  } finally {
-    closeSync(fd);
-  }
-  return path;
-}
+const fill = (dir: string): string => fillDisk(dir, 4096);
 
 async function postUntil(url: string, status: number, traceIdPrefix: string, limit = 200): Promise<{ status: number; text: string; headers: Headers; sent: number }> {
   for (let i = 1; i <= limit; i++) {

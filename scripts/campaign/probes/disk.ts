@@ -1,25 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { fillDisk, mountTmpfs, unmountTmpfs } from '../../../test/helpers/tmpfs.ts';
 import { metricValue } from '../../../test/reliability/agent-run.ts';
 import { count, drained, mib } from '../accounting.ts';
 import { closeGrpcClients, newTally, openLoop, traceIdOf, type Tally } from '../load.ts';
 import type { Probe } from '../probe.ts';
 import { rssBytes, sleep, startCampaignServe } from '../serve-process.ts';
-
-/** Fills `dir` with one file until the disk is full. */
-function fill(dir: string): void {
-  const fd = openSync(join(dir, 'filler'), 'w');
-  const block = Buffer.alloc(64 * 1024, 1);
-  try {
-    for (;;) writeSync(fd, block);
-  } catch {
-    // ENOSPC: full
-  } finally {
-    closeSync(fd);
-  }
-}
 
 /** A content event (OTLP/JSON log record) for trace 0 of request `n`: logs load beside the traces. */
 async function sendLog(url: string, prefix: number, n: number, tally: Tally): Promise<void> {
@@ -47,8 +33,7 @@ async function sendLog(url: string, prefix: number, n: number, tally: Tally): Pr
  * accept again, keep its RSS bounded, lose nothing it acknowledged.
  */
 export const disk: Probe = async ({ seconds }) => {
-  const mountPoint = mkdtempSync(join(tmpdir(), 'trajwatch-campaign-disk-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', mountPoint]);
+  const mountPoint = mountTmpfs('trajwatch-campaign-disk-', '20m');
   const prefix = 0x0f0f0003;
   const config = {
     assembler: { quietPeriodMs: 300 },
@@ -76,7 +61,7 @@ export const disk: Probe = async ({ seconds }) => {
       return { label, tally, next, healthy, rss: rssBytes(serve.child.pid!) };
     };
     const before = await phase('before', 3, 1);
-    fill(mountPoint);
+    fillDisk(mountPoint);
     const full = await phase('full', Math.max(5, seconds / 4), before.next);
     rmSync(join(mountPoint, 'filler'), { force: true });
     await sleep(1_000);
@@ -118,7 +103,6 @@ export const disk: Probe = async ({ seconds }) => {
   } finally {
     closeGrpcClients();
     await serve.stop();
-    execFileSync('umount', ['-l', mountPoint]);
-    rmSync(mountPoint, { recursive: true, force: true });
+    unmountTmpfs(mountPoint);
   }
 };
