@@ -1,4 +1,4 @@
-import { mkdir, open, readdir, rename, stat, truncate, unlink } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, truncate, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { PRIVATE_DIR_MODE } from '../core/private-files.ts';
 import { StorageError } from '../errors.ts';
@@ -125,10 +125,22 @@ export class SegmentFiles {
    */
   async roll(firstNo: number): Promise<Segment> {
     const { naming, dir } = this;
-    const previous = this.active;
+    let previous = this.active;
     try {
       await this.#out?.file.close();
       this.#out = undefined;
+      // An empty segment that is not open was listed by a roll that then could not open it (no
+      // inode, no space), or left empty: never closed as a segment of its own. The rotated
+      // scheme opens it again; the numbered one drops it (its name may not fit `firstNo`).
+      if (previous !== undefined && previous.sizeBytes === 0) {
+        if (naming.activeName !== undefined) {
+          await this.#openActive(true);
+          return previous;
+        }
+        await rm(previous.path, { force: true });
+        this.#segments.pop();
+        previous = this.active;
+      }
       if (naming.activeName !== undefined && previous !== undefined) {
         const closedPath = join(dir, naming.name(previous.firstNo));
         await rename(previous.path, closedPath);

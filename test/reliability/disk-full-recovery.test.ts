@@ -3,7 +3,7 @@
  * recovers — `/healthz` keeps answering, memory stays bounded, new requests are acknowledged,
  * and nothing acknowledged is lost. A real 20 MiB tmpfs as the data directory (root here).
  */
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync, rmSync, statfsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fillDisk, mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.ts';
@@ -17,6 +17,25 @@ beforeAll(() => {
 afterAll(() => unmountTmpfs(mountPoint));
 
 const fill = (dir: string): string => fillDisk(dir, 64 * 1024);
+
+/** Files serve holds open that are already deleted (their space is not free until closed). */
+function deletedOpenFiles(pid: number): string[] {
+  const out: string[] = [];
+  for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`);
+      if (target.endsWith(' (deleted)')) out.push(target);
+    } catch {
+      // closed meanwhile
+    }
+  }
+  return out;
+}
+
+function usedMiB(dir: string): number {
+  const s = statfsSync(dir);
+  return ((s.blocks - s.bfree) * s.bsize) / 1024 / 1024;
+}
 
 function rssMiB(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -61,13 +80,12 @@ async function postLogs(url: string, body: unknown): Promise<number> {
   }
 }
 
-async function postTraces(url: string, body: unknown): Promise<{ status: number; headers: Headers }> {
+async function postTraces(url: string, body: unknown): Promise<{ status: number; headers: Headers; text: string }> {
   try {
     const res = await fetch(`${url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
-    await res.text();
-    return { status: res.status, headers: res.headers };
-  } catch {
-    return { status: 0, headers: new Headers() };
+    return { status: res.status, headers: res.headers, text: await res.text() };
+  } catch (err) {
+    return { status: 0, headers: new Headers(), text: String(err) };
   }
 }
 
@@ -101,11 +119,13 @@ interface Load {
   acknowledged: string[];
   statuses: Map<number, number>;
   retryAfter: Set<string>;
+  /** Each refusal's reason (the answer's text), counted. */
+  reasons: Map<string, number>;
 }
 
 /** Sends runs (traces, then their logs) from `workers` clients until `until()` says stop. */
 async function load(serve: ServeProcess, prefix: string, until: () => boolean, workers = 3): Promise<Load> {
-  const out: Load = { acknowledged: [], statuses: new Map(), retryAfter: new Set() };
+  const out: Load = { acknowledged: [], statuses: new Map(), retryAfter: new Set(), reasons: new Map() };
   let n = 0;
   const worker = async () => {
     while (!until()) {
@@ -113,7 +133,11 @@ async function load(serve: ServeProcess, prefix: string, until: () => boolean, w
       const res = await postTraces(serve.url, agentRunRequest({ traceId }));
       out.statuses.set(res.status, (out.statuses.get(res.status) ?? 0) + 1);
       if (res.status === 200) out.acknowledged.push(traceId);
-      else if (res.status === 503) out.retryAfter.add(res.headers.get('retry-after') ?? 'none');
+      else if (res.status === 503) {
+        out.retryAfter.add(res.headers.get('retry-after') ?? 'none');
+        const reason = /\(([^)]*)\)/.exec(res.text)?.[1] ?? res.text;
+        out.reasons.set(reason, (out.reasons.get(reason) ?? 0) + 1);
+      }
       const logStatus = await postLogs(serve.url, logsRequest(traceId)).catch(() => 0);
       out.statuses.set(logStatus, (out.statuses.get(logStatus) ?? 0) + 1);
       // Paced, so serve's own files stay within their retention for the whole test (no deletions).
@@ -182,16 +206,18 @@ describe('disk full under load, then freed', () => {
         expect(unanswered, `cycle ${cycle}: ${serve.output().slice(-1500)}`).toBe(0);
         expect(after.acknowledged.length, `cycle ${cycle}: ${JSON.stringify([...after.statuses])} ${serve.output().slice(-3000)}`).toBeGreaterThan(0);
         acknowledged.push(...after.acknowledged);
-        console.log(`disk-full cycle ${cycle}: full ${JSON.stringify([...full.statuses])} after ${JSON.stringify([...after.statuses])}`);
+        console.log(`disk-full cycle ${cycle}: used ${usedMiB(mountPoint).toFixed(1)} MiB, deleted-but-open ${JSON.stringify(deletedOpenFiles(pid))}; full ${JSON.stringify([...full.statuses])} ${JSON.stringify([...full.reasons])} after ${JSON.stringify([...after.statuses])} ${JSON.stringify([...after.reasons])}`);
       }
       // A request after the load is acknowledged (the writers are not stuck): retried as an
-      // exporter would while serve works off the load's backlog (a 503 then is backpressure).
+      // exporter would (for up to a minute) while serve works off the load's backlog and a
+      // writer waits out its backoff (at most 5 s) — a 503 then is backpressure; a writer that
+      // never recovers keeps answering 503 and fails here, naming its reason.
       let last = await postTraces(serve.url, agentRunRequest({ traceId: 'df03000000000000000000000000ffff' }));
-      for (let attempt = 0; attempt < 40 && last.status === 503; attempt++) {
+      for (let attempt = 0; attempt < 240 && last.status === 503; attempt++) {
         await new Promise((r) => setTimeout(r, 250));
         last = await postTraces(serve.url, agentRunRequest({ traceId: 'df03000000000000000000000000ffff' }));
       }
-      expect(last.status, JSON.stringify(last)).toBe(200);
+      expect(last.status, `${last.text} ${serve.output().slice(-3000)}`).toBe(200);
 
       acknowledged.push('df03000000000000000000000000ffff');
       const keys = await waitForTrajectories(mountPoint, acknowledged, 30_000);
@@ -212,5 +238,5 @@ describe('disk full under load, then freed', () => {
     if (code === 'no exit within 20 s') serve.child.kill('SIGKILL');
     if (failure !== undefined) throw failure;
     expect(code, serve.output().slice(-2000)).toBe(0);
-  }, 120_000);
+  }, 200_000);
 });
