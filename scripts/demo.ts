@@ -15,7 +15,10 @@ import { OTLPTraceExporter as HttpProtoExporter } from '@opentelemetry/exporter-
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { NodeSDK, tracing } from '@opentelemetry/sdk-node';
 import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { recordText } from '../src/cli/finding-text.ts';
+import { readLogLines } from '../src/cli/local-log-files.ts';
 
 const HELP = `Usage: npm run demo -- [options]
 
@@ -29,6 +32,12 @@ Options:
   --compression C       gzip or none (default none)
   --conversation ID     gen_ai.conversation.id, the trajectory key (default: a new UUID)
   --timeout-ms N        how long the exporter keeps trying, retries included (default 10000)
+  --runs N              how many runs to send, each its own conversation (default 1; 3 with --judge)
+  --judge               then wait for serve's judge to answer each run's windows (serve started
+                        with the judge on, e.g. --config examples/judge-local.yaml) and print
+                        its answers and what to do next
+  --data-dir DIR        serve's data directory, read by --judge (default ./data)
+  --wait-ms N           how long --judge waits for the answers (default 600000)
   --help                this text
 `;
 
@@ -151,6 +160,10 @@ async function main(): Promise<number> {
       compression: { type: 'string', default: 'none' },
       conversation: { type: 'string' },
       'timeout-ms': { type: 'string', default: '10000' },
+      runs: { type: 'string' },
+      judge: { type: 'boolean' },
+      'data-dir': { type: 'string', default: './data' },
+      'wait-ms': { type: 'string', default: '600000' },
       help: { type: 'boolean' },
     },
   });
@@ -172,7 +185,17 @@ async function main(): Promise<number> {
     process.stderr.write(`demo: --timeout-ms must be a positive integer, got "${values['timeout-ms']}"\n`);
     return 2;
   }
-  const conversationId = values.conversation ?? `demo-${randomUUID()}`;
+  const runs = Number(values.runs ?? (values.judge === true ? '3' : '1'));
+  const waitMs = Number(values['wait-ms']);
+  for (const [flag, n] of [['--runs', runs], ['--wait-ms', waitMs]] as const) {
+    if (!Number.isInteger(n) || n < 1) {
+      process.stderr.write(`demo: ${flag} must be a positive integer, got "${flag === '--runs' ? values.runs : values['wait-ms']}"\n`);
+      return 2;
+    }
+  }
+  const base = values.conversation ?? `demo-${randomUUID()}`;
+  const conversationIds = runs === 1 ? [base] : Array.from({ length: runs }, (_, i) => `${base}-${i + 1}`);
+  const conversationId = conversationIds.join(', ');
 
   // The exporter reports each batch's outcome; the demo keeps the last failure to say so.
   const exporter = exporterFor(protocol, values.endpoint, values.compression, timeoutMs);
@@ -193,7 +216,7 @@ async function main(): Promise<number> {
     spanProcessors: [new tracing.BatchSpanProcessor(counting)],
   });
   sdk.start();
-  await runAgent(conversationId);
+  for (const id of conversationIds) await runAgent(id);
   // Shutdown flushes the last batch; an unreachable endpoint rejects here after the
   // exporter's retries.
   await sdk.shutdown().catch((err: unknown) => {
@@ -208,6 +231,10 @@ async function main(): Promise<number> {
     );
     return 1;
   }
+  if (values.judge === true) {
+    process.stdout.write(`demo: sent ${exported} spans of ${runs} runs (${conversationId}) over OTLP ${protocol} to ${values.endpoint}\n`);
+    return waitForJudge(values['data-dir'], conversationIds, waitMs);
+  }
   process.stdout.write(
     `demo: sent ${exported} spans of conversation ${conversationId} over OTLP ${protocol} to ${values.endpoint}\n` +
       `\n` +
@@ -220,6 +247,51 @@ async function main(): Promise<number> {
       `e.g.  grep '${conversationId}' data/findings.jsonl\n`,
   );
   return 0;
+}
+
+/**
+ * `--judge`: waits (bounded) for the analysis manifest of each run in serve's findings log —
+ * written once the judge has answered, refused or deferred the run's windows — and prints
+ * each window's fate and the judge's answers, then the walkthrough's next step.
+ */
+async function waitForJudge(dataDir: string, keys: readonly string[], waitMs: number): Promise<number> {
+  const path = join(dataDir, 'findings.jsonl');
+  process.stdout.write(`demo: waiting up to ${Math.round(waitMs / 1000)} s for the judge's answers in ${path} (a small local model takes 20-90 s a window)\n`);
+  const deadline = Date.now() + waitMs;
+  const manifests = new Map<string, Record<string, unknown>>();
+  let findings: Record<string, unknown>[] = [];
+  while (manifests.size < keys.length) {
+    if (Date.now() > deadline) {
+      process.stderr.write(
+        `demo: no analysis manifest for ${keys.filter((k) => !manifests.has(k)).join(', ')} after ${Math.round(waitMs / 1000)} s in ${path}\n` +
+          `      is serve running with that data directory and the judge on (serve --config examples/judge-local.yaml), and the model server up (npm run model)?\n`,
+      );
+      return 1;
+    }
+    await sleep(1_000);
+    const records = (await readLogLines(path)).map((l) => JSON.parse(l) as Record<string, unknown>);
+    const ofRuns = records.filter((r) => keys.includes(((r.subject ?? {}) as { trajectory_key?: string }).trajectory_key ?? ''));
+    for (const r of ofRuns) if (r.record_kind === 'analysis-manifest') manifests.set((r.subject as { trajectory_key: string }).trajectory_key, r);
+    findings = ofRuns.filter((r) => r.record_kind === undefined && r.analyst_id === 'trace-questions');
+  }
+  let judged = 0;
+  for (const key of keys) {
+    const windows = (manifests.get(key)!.windows ?? []) as { window_id: string; fate: string; reason?: string; finding_ids: string[] }[];
+    process.stdout.write(`\n${key}:\n`);
+    if (windows.length === 0) process.stdout.write('  no window (is the judge on in serve\'s configuration?)\n');
+    for (const w of windows) {
+      if (w.fate === 'judged') judged++;
+      process.stdout.write(`  window ${w.window_id}: ${w.fate}${w.reason === undefined ? '' : ` (${w.reason})`}\n`);
+      for (const f of findings.filter((x) => w.finding_ids.includes(x.finding_id as string))) process.stdout.write(`    ${recordText(JSON.stringify(f))}\n`);
+    }
+  }
+  process.stdout.write(
+    `\ndemo: the judge answered ${judged} of the runs' windows. None raises an alarm yet: an answer becomes a\n` +
+      `coordinator alarm only for a question whose judge holds a certificate from your labels. Next:\n` +
+      `  npm run -s trajwatch -- label --data-dir ${dataDir}       label the judged windows in a browser\n` +
+      `  npm run -s trajwatch -- calibrate --data-dir ${dataDir}   the judge against your labels; a certificate or why not\n`,
+  );
+  return judged > 0 ? 0 : 1;
 }
 
 process.exitCode = await main();
