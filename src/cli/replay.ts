@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { DecodeError, UsageError } from '../errors.ts';
 import { readOtlpFile } from '../ingest/otlp-file.ts';
-import type { Pipeline } from '../pipeline.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
 import { refusalLines } from '../sinks/audience-refusals.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { buildTopology } from '../topology/build.ts';

@@ -1,4 +1,4 @@
-import type { Pipeline } from '../../pipeline.ts';
+import type { Pipeline } from '../../pipeline/pipeline.ts';
 import { type Component, once } from '../component.ts';
 
 /** How often `serve` asks the pipeline to close what is due (quiet period, idle timeout). */
