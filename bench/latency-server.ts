@@ -19,7 +19,7 @@ import { createAnalyzer } from '../src/analyze.ts';
 import { ConfigSchema } from '../src/config-schema.ts';
 import type { Finding } from '../src/findings/schema.ts';
 import { createHttpReceiver } from '../src/ingest/http-receiver.ts';
-import { Pipeline } from '../src/pipeline.ts';
+import { Pipeline } from '../src/pipeline/pipeline.ts';
 import type { FindingSink, FindingStream } from '../src/sinks/finding-sink.ts';
 import { JsonlLog } from '../src/sinks/jsonl-log.ts';
 import { KafkaFindingSink } from '../src/sinks/kafka/kafka-finding-sink.ts';

@@ -18,7 +18,7 @@ import { DecodeError } from '../src/errors.ts';
 import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
 import type { DecodedRequest } from '../src/ingest/span.ts';
 import { normalizeSpan } from '../src/normalize/normalize.ts';
-import { Pipeline } from '../src/pipeline.ts';
+import { Pipeline } from '../src/pipeline/pipeline.ts';
 import { JsonlLog } from '../src/sinks/jsonl-log.ts';
 import { LocalLogSink } from '../src/sinks/local-log-sink.ts';
 import { type Dataset, describeDataset, syntheticDataset, trailDataset } from './datasets.ts';

@@ -1,16 +1,17 @@
-import { compareCodeUnits, sortSmall } from '../core/sort-small.ts';
+import { sortSmall } from '../core/sort-small.ts';
 import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
 import { type CloseCause, closeRevision } from './close-revision.ts';
-import { ClosedRevisions, type Retained } from './closed-revisions.ts';
+import { ClosedRevisions, type Retained, retainedOf } from './closed-revisions.ts';
 import { HeldContent, type HeldEvent, type JoinCounts, withContent } from './log-join.ts';
 import type { AssemblerLimits } from './limits.ts';
 import { openNextRevision, startMs } from './next-revision.ts';
-import { absorb, emptyBuffer, holdPosition, isEmptied, moveTrace, type OpenBuffer } from './open-buffer.ts';
+import { emptyBuffer, foldCapture, holdPosition, type OpenBuffer } from './open-buffer.ts';
 import type { Inherited } from './revision-inheritance.ts';
 import type { RememberedRevision, RevisionMemory } from './revision-memory.ts';
-import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
+import { type OpenTrajectories, sessionBufferFor } from './session-keys.ts';
+import { spanFingerprint, stepDigest } from './span-digests.ts';
 import { compareSteps } from './step-order.ts';
 import type { CaptureConflict, IncompleteReason, Trajectory } from './trajectory.ts';
 
@@ -61,6 +62,13 @@ export class Assembler {
   /** Closed trajectories, oldest first: steps kept for late spans, then digests, then only the revision. */
   readonly #closed: ClosedRevisions;
   readonly #heap = new DeadlineHeap();
+  /** The open trajectories as session keying sees them (`session-keys.ts`). */
+  readonly #trajectories: OpenTrajectories = {
+    open: this.#open,
+    traceKey: this.#traceKey,
+    bufferOf: (key, activityMs) => this.#open.get(key) ?? this.#openBuffer(key, activityMs),
+    schedule: (buffer) => this.#schedule(buffer),
+  };
   #bufferedBytes = 0;
   #duplicateSpans = 0;
   #conflictingSpans = 0;
@@ -232,15 +240,7 @@ export class Assembler {
     if (this.#sessionKeys) this.#traceKey.set(traceId, key);
     if (position !== undefined) holdPosition(buffer, position);
     buffer.traceIds.add(traceId);
-    for (const r of capture.incompleteReasons) buffer.reasons.add(r);
-    for (const c of capture.conflicts) {
-      const known = buffer.conflicts.some((k) => k.traceId === c.traceId && k.spanId === c.spanId && k.refusedDigest === c.refusedDigest);
-      if (!known) buffer.conflicts.push({ ...c });
-    }
-    if (capture.refusedSpans > 0) {
-      buffer.refusedSpans += capture.refusedSpans;
-      buffer.reasons.add('refused-spans');
-    }
+    foldCapture(buffer, capture);
     if (activityMs > buffer.lastActivityMs) buffer.lastActivityMs = activityMs;
     this.#schedule(buffer);
   }
@@ -334,55 +334,7 @@ export class Assembler {
       if (step.sessionId !== undefined) buffer.reasons.add('partitioned-session');
       return buffer;
     }
-    const byTrace = this.#traceKey.get(step.traceId);
-    if (step.sessionId !== undefined && byTrace !== undefined && byTrace !== step.traceId && byTrace !== step.sessionId) {
-      return this.#sessionConflict(step, byTrace, activityMs);
-    }
-    // A trace keyed by its own id so far joins its session once a span names one.
-    const joinsSession = step.sessionId !== undefined && (byTrace === undefined || byTrace === step.traceId);
-    const key = joinsSession ? step.sessionId! : (byTrace ?? step.traceId);
-    if (byTrace !== key) this.#traceKey.set(step.traceId, key);
-    const buffer = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
-    if (joinsSession && byTrace === step.traceId) this.#mergeTraceInto(step.traceId, buffer);
-    return buffer;
-  }
-
-  /**
-   * A span of a trace that joined session `joined` names another session. The trace goes to
-   * the smaller id (code-unit order), so the outcome does not depend on which span came first
-   * while both are open; its spans already buffered under the other id move with it. The
-   * trajectory it joins records the conflict and is incomplete: which run the trace belongs
-   * to is unknown, so no absence is claimed from it.
-   */
-  #sessionConflict(step: Step, joined: string, activityMs: number): OpenBuffer {
-    const named = step.sessionId!;
-    const key = compareCodeUnits(named, joined) < 0 ? named : joined;
-    const target = this.#open.get(key) ?? this.#openBuffer(key, activityMs);
-    if (key !== joined) this.#moveTrace(step.traceId, joined, target);
-    this.#traceKey.set(step.traceId, key);
-    const sessionIds: [string, string] = key === named ? [named, joined] : [joined, named];
-    target.sessionConflicts.push({ traceId: step.traceId, spanId: step.id, sessionIds });
-    target.reasons.add('session-conflict');
-    return target;
-  }
-
-  /** Moves one trace's buffered spans (and what is recorded about them) from open buffer `fromKey` to `target`. */
-  #moveTrace(traceId: string, fromKey: string, target: OpenBuffer): void {
-    const source = this.#open.get(fromKey);
-    if (source === undefined || source === target) return;
-    moveTrace(source, target, traceId);
-    if (isEmptied(source)) this.#open.delete(fromKey);
-    this.#schedule(target);
-  }
-
-  /** Spans of a trace that arrived before the one naming its session join the session. */
-  #mergeTraceInto(traceId: string, target: OpenBuffer): void {
-    const source = this.#open.get(traceId);
-    if (source === undefined || source === target) return;
-    absorb(source, target);
-    for (const t of source.traceIds) this.#traceKey.set(t, target.key);
-    this.#open.delete(traceId);
-    this.#schedule(target);
+    return sessionBufferFor(this.#trajectories, step, activityMs);
   }
 
   /**
@@ -434,24 +386,9 @@ export class Assembler {
   }
 
   #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {
-    // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
-    const keepSteps = cause !== 'span-limit' && buffer.bytes <= this.#limits.maxRetainedBytes;
-    // The memory stores every span's digest now; they are kept for when the steps are let go.
-    const all = keepSteps && this.#memory !== undefined ? SpanDigests.of(buffer.steps.values(), buffer.previous) : undefined;
-    const retained: Retained = {
-      revision: buffer.revision,
-      steps: keepSteps ? buffer.steps : undefined,
-      digests: keepSteps ? buffer.previous : SpanDigests.of(buffer.steps.values(), buffer.previous),
-      digestsWithSteps: all,
-      inherited,
-      traceIds,
-      bytes: buffer.bytes,
-      closedAtMs: nowMs,
-      partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
-      held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
-    };
-    const { revision, partitions, digests } = retained;
+    const { retained, keepSteps } = retainedOf(buffer, { inherited, traceIds, cause, nowMs }, this.#limits, this.#memory !== undefined);
+    const { revision, partitions, digests, digestsWithSteps } = retained;
     this.#closed.retain(buffer.key, retained, keepSteps, nowMs);
-    this.#memory?.closed({ key: buffer.key, revision, inherited, traceIds, partitions, digests: all ?? digests, closedAtMs: nowMs });
+    this.#memory?.closed({ key: buffer.key, revision, inherited, traceIds, partitions, digests: digestsWithSteps ?? digests, closedAtMs: nowMs });
   }
 }

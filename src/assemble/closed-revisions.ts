@@ -1,8 +1,10 @@
 import type { Step } from '../normalize/step.ts';
+import type { CloseCause } from './close-revision.ts';
 import { ForgottenKeys } from './forgotten-keys.ts';
 import type { AssemblerLimits } from './limits.ts';
 import { OldestFirst } from './oldest-first.ts';
 import type { HeldContent } from './log-join.ts';
+import type { OpenBuffer } from './open-buffer.ts';
 import type { Inherited } from './revision-inheritance.ts';
 import type { RememberedRevision } from './revision-memory.ts';
 import { SpanDigests, spanFingerprint, stepDigest } from './span-digests.ts';
@@ -25,6 +27,35 @@ export interface Retained {
   partitions: number[] | undefined;
   /** Content events whose span had not arrived: kept with the steps, for a late span. */
   held: HeldContent | undefined;
+}
+
+/**
+ * What a revision closed from `buffer` leaves behind: its steps, for late spans, unless it was
+ * cut at its span bound or holds more than `maxRetainedBytes` (then only its spans' digests).
+ * `digestAll`: a revision memory stores every span's digest now, so they are taken once here
+ * and kept for when the steps are let go. `keepSteps` says which it is.
+ */
+export function retainedOf(
+  buffer: OpenBuffer,
+  closed: { inherited: Inherited; traceIds: string[]; cause: CloseCause; nowMs: number },
+  limits: AssemblerLimits,
+  digestAll: boolean,
+): { retained: Retained; keepSteps: boolean } {
+  // A trajectory cut at its span bound is not kept whole: its next revision starts afresh.
+  const keepSteps = closed.cause !== 'span-limit' && buffer.bytes <= limits.maxRetainedBytes;
+  const retained: Retained = {
+    revision: buffer.revision,
+    steps: keepSteps ? buffer.steps : undefined,
+    digests: keepSteps ? buffer.previous : SpanDigests.of(buffer.steps.values(), buffer.previous),
+    digestsWithSteps: keepSteps && digestAll ? SpanDigests.of(buffer.steps.values(), buffer.previous) : undefined,
+    inherited: closed.inherited,
+    traceIds: closed.traceIds,
+    bytes: buffer.bytes,
+    closedAtMs: closed.nowMs,
+    partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
+    held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
+  };
+  return { retained, keepSteps };
 }
 
 /**

@@ -101,6 +101,25 @@ export function absorb(source: OpenBuffer, target: OpenBuffer): void {
   if (source.held !== undefined) (target.held ??= new HeldContent()).absorb(source.held);
 }
 
+/**
+ * Folds what stage 1 knew of a forwarded trace's capture (`repartition/record.ts`) into
+ * `buffer`: its incomplete reasons, conflicts not known yet and refused spans.
+ */
+export function foldCapture(
+  buffer: OpenBuffer,
+  capture: { incompleteReasons: readonly IncompleteReason[]; conflicts: readonly CaptureConflict[]; refusedSpans: number },
+): void {
+  for (const r of capture.incompleteReasons) buffer.reasons.add(r);
+  for (const c of capture.conflicts) {
+    const known = buffer.conflicts.some((k) => k.traceId === c.traceId && k.spanId === c.spanId && k.refusedDigest === c.refusedDigest);
+    if (!known) buffer.conflicts.push({ ...c });
+  }
+  if (capture.refusedSpans > 0) {
+    buffer.refusedSpans += capture.refusedSpans;
+    buffer.reasons.add('refused-spans');
+  }
+}
+
 /** Whether some step names a parent that is not in the trajectory (keys are `trace/span`). */
 export function hasOrphans(steps: ReadonlyMap<string, Step>): boolean {
   for (const s of steps.values()) {

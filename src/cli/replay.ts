@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { DecodeError, UsageError } from '../errors.ts';
-import { readOtlpFile } from '../ingest/otlp-file.ts';
-import type { Pipeline } from '../pipeline.ts';
+import { UsageError } from '../errors.ts';
+import type { FileSourceReport } from '../ingest/file-source.ts';
+import type { Pipeline } from '../pipeline/pipeline.ts';
 import { refusalLines } from '../sinks/audience-refusals.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { buildTopology } from '../topology/build.ts';
@@ -62,7 +62,18 @@ export async function replayCommand(args: string[]): Promise<number> {
   const config = await resolveConfig(values.config, []);
   // Replay's own report is its stderr lines below; the log carries what the components say.
   const logger = createLogger({ level: config.log.level, destination: 'stderr' });
-  const { pipeline, running, audienceRefusals } = await buildTopology(
+  let lastProgress = Date.now();
+  const report: FileSourceReport = {
+    failed: (file, error) => process.stderr.write(`replay: ${file}: ${error.message}\n`),
+    note: (file, message) => process.stderr.write(`replay: ${file}: ${message}\n`),
+    progress: (done, total) => {
+      const now = Date.now();
+      if (now - lastProgress < PROGRESS_EVERY_MS) return;
+      lastProgress = now;
+      process.stderr.write(`replay: ${progress(done, total, topology.pipeline)}\n`);
+    },
+  };
+  const topology = await buildTopology(
     config,
     {
       clock: 'event',
@@ -71,40 +82,16 @@ export async function replayCommand(args: string[]): Promise<number> {
         ? {}
         : { findings: { findingsPath: values.findings, ...(values.alarms === undefined ? {} : { alarmsPath: values.alarms }), truncate: true } }),
       kafkaSink: false,
+      files: { paths: positionals, report },
     },
     // Nobody scrapes a replay: every component's telemetry is the no-op.
     { registry: undefined, logger },
   );
+  const { pipeline, running, audienceRefusals, files } = topology;
+  lastProgress = Date.now();
   await running.start();
-
-  let failures = 0;
-  let read = 0;
-  let lastProgress = Date.now();
-  for (const [i, file] of positionals.entries()) {
-    const requests = await readOtlpFile(file);
-    if (requests instanceof DecodeError) {
-      failures++;
-      process.stderr.write(`replay: ${file}: ${requests.message}\n`);
-      continue;
-    }
-    read++;
-    for (const recorded of requests) {
-      if (recorded.signal === 'logs') {
-        const { unattachable } = pipeline.acceptLogs(recorded.request);
-        for (const r of recorded.request.rejected) process.stderr.write(`replay: ${file}: log record rejected: ${r.reason}\n`);
-        if (unattachable > 0) process.stderr.write(`replay: ${file}: ${unattachable} GenAI content event(s) without a trace and span id\n`);
-        continue;
-      }
-      pipeline.accept(recorded.request);
-      for (const r of recorded.request.rejected) process.stderr.write(`replay: ${file}: span ${r.spanId ?? '?'} rejected: ${r.reason}\n`);
-    }
-    const now = Date.now();
-    if (now - lastProgress >= PROGRESS_EVERY_MS) {
-      lastProgress = now;
-      process.stderr.write(`replay: ${progress(i + 1, positionals.length, pipeline)}\n`);
-    }
-  }
-  await pipeline.drain('end-of-input');
+  // The file source (the plan names files) feeds every one, then ends the input: the stop drains nothing again.
+  const { read, failures } = await files!.done;
   const stopped = await running.stop();
   if (stopped.outcome === 'failed') throw stopped.error;
   const refused = refusalLines(audienceRefusals);

@@ -6,6 +6,7 @@ import type { RevisionLog } from '../assemble/revision-log.ts';
 import type { Config } from '../config-schema.ts';
 import { deriveProvenance } from '../findings/provenance/derive.ts';
 import { DurableIngest } from '../ingest/durable-ingest.ts';
+import type { FileSourceReport } from '../ingest/file-source.ts';
 import type { PipelineInput } from '../ingest/pipeline-input.ts';
 import { InflightBudget } from '../ingest/inflight-budget.ts';
 import { connectionMetrics } from '../ingest/receiver-connection-metrics.ts';
@@ -15,8 +16,9 @@ import { SpanWal } from '../ingest/span-wal.ts';
 import { DecisionPoints } from '../judge/decision-points.ts';
 import type { KafkaSourceConfig } from '../ingest/kafka-source-config.ts';
 import { KAFKA_SESSIONS_SOURCE_PREFIX } from '../ingest/kafka-source-metrics.ts';
-import { type Clock, Pipeline, type PipelineOptions } from '../pipeline.ts';
-import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline-metrics.ts';
+import type { Clock, PipelineOptions } from '../pipeline/options.ts';
+import { Pipeline } from '../pipeline/pipeline.ts';
+import { pipelineMetrics, registerLogOutcomeMetrics } from '../pipeline/metrics.ts';
 import { registerAudienceRefusalMetrics } from '../sinks/audience-refusal-metrics.ts';
 import { AudienceRefusals } from '../sinks/audience-refusals.ts';
 import { anyExternal, withAudience } from '../sinks/audience-sink.ts';
@@ -37,6 +39,7 @@ import type { Component } from './component.ts';
 import { GrpcServerComponent } from './components/grpc-server.ts';
 import { HttpServerComponent } from './components/http-server.ts';
 import { judgeComponent } from './components/judge.ts';
+import { FileSourceComponent } from './components/file-source.ts';
 import { healthRoutes, type HealthSources } from './health-routes.ts';
 import { JudgeHealth } from '../judge/judge-health.ts';
 import { loadCertificates } from '../judge/certificate.ts';
@@ -74,6 +77,8 @@ export interface Plan {
   sources?: { http: boolean; kafka: boolean };
   /** Rotate and bound the local logs (serve); absent, they are kept whole (replay's outputs). */
   retention?: LocalLogsRetention;
+  /** Recorded OTLP files fed in order, then the input ends (replay): a file source. */
+  files?: { paths: readonly string[]; report: FileSourceReport };
 }
 
 /** The telemetry every component declares its series on and logs to; built first, handed down. */
@@ -92,6 +97,8 @@ export interface Topology {
   audienceRefusals: AudienceRefusals;
   /** The judge's health as its calls show it (`serve` logs its start line; `/healthz` carries it). */
   judgeHealth: JudgeHealth;
+  /** The file source when the plan names files (`done` says when they are read and the input ended). */
+  files: FileSourceComponent | undefined;
 }
 
 /**
@@ -116,10 +123,11 @@ export async function buildTopology(config: Config, plan: Plan, telemetry: Telem
     const sessions = traceStage === undefined ? [] : traceStage.layers;
     const health: HealthSources = { judge: () => judgeHealth.report(), redactJudge: config.receiver.auth !== undefined };
     const sources = buildSources(ctx, traceStage?.pipeline ?? pipeline, wal?.ingest ?? pipeline, health);
-    const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], ...sessions, sources];
+    const files = plan.files === undefined ? undefined : keep(ctx, new FileSourceComponent(plan.files.paths, pipeline, stage, plan.files.report));
+    const layers = [outputs.layer, [judge], wal === undefined ? [] : [wal], [stage], ...sessions, files === undefined ? sources : [...sources, files]];
     registerBacklogMetrics(ctx.registry, layers.flat());
     health.running = new RunningTopology(layers, telemetry.logger);
-    return { pipeline, running: health.running, kafkaSource: plan.sources?.kafka === true, audienceRefusals: outputs.refusals, judgeHealth };
+    return { pipeline, running: health.running, kafkaSource: plan.sources?.kafka === true, audienceRefusals: outputs.refusals, judgeHealth, files };
   } catch (err) {
     // Built is not started: each stop only closes what its build opened.
     for (const c of built.reverse()) await c.stop().catch(() => undefined);

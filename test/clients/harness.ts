@@ -9,7 +9,7 @@ import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import { ConfigSchema } from '../../src/config-schema.ts';
 import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../../src/ingest/grpc-receiver.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { JsonlLog } from '../../src/sinks/jsonl-log.ts';
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';
 

@@ -12,7 +12,7 @@ import { DurableIngest } from '../../src/ingest/durable-ingest.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import type { OtlpTransport, ServedReceiver } from './otlp-transports.ts';
 
 /** gRPC codes, written out here so the map in `export-status.ts` is checked, not copied. */

@@ -13,7 +13,7 @@ import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, TRACE_EXPORT_P
 import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { collect } from '../helpers/collect.ts';
 
 const ROOT = { traceId: '5b8efff798038103d269b633813fc60c', spanId: 'aaaaaaaaaaaaaaaa', name: 'root', kind: 1, startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000' };

@@ -14,7 +14,7 @@ import {
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 

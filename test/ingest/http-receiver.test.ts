@@ -7,7 +7,7 @@ import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';
 

@@ -20,7 +20,7 @@ import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/span-wal.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { collect } from '../helpers/collect.ts';
 
 const TRACE = '5b8efff798038103d269b633813fc60c';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Registry, register } from 'prom-client';
 import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import type { DecisionPointStats } from '../../src/judge/decision-points.ts';
-import { pipelineMetrics } from '../../src/pipeline-metrics.ts';
+import { pipelineMetrics } from '../../src/pipeline/metrics.ts';
 import { kafkaProduceMetrics, registerKafkaSinkMetrics } from '../../src/sinks/kafka/metrics.ts';
 import type { KafkaSinkStats } from '../../src/sinks/kafka/sink.ts';
 import { judgeCallMetrics, registerJudgeMetrics } from '../../src/judge/metrics.ts';

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { LogRecord } from '../../src/ingest/log-record.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { makeSpan } from '../normalize/make-span.ts';
 
 const TRACE = '0af7651916cd43dd8448eb211c80319c';

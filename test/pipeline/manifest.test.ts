@@ -13,7 +13,7 @@ import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import type { FindingSink } from '../../src/sinks/finding-sink.ts';
 import { agentRunRequest } from '../reliability/agent-run.ts';
 import { answers, completion, type ScriptedReply, type ScriptedServer, startScriptedServer } from '../judge/scripted-chat-server.ts';

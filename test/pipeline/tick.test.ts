@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Span } from '../../src/ingest/span.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 
 function rootSpan(i: number): Span {
   return {

@@ -7,7 +7,7 @@ import { DecodeError } from '../../src/errors.ts';
 import { KafkaSourceConfigSchema } from '../../src/ingest/kafka-source-config.ts';
 import { KafkaSource } from '../../src/ingest/kafka-source.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import type { FindingSink } from '../../src/sinks/finding-sink.ts';
 import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { consumeMessages, kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';

@@ -4,7 +4,7 @@ import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { Finding } from '../../src/findings/schema.ts';
 import type { DecodedRequest, Span } from '../../src/ingest/span.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import type { FindingSink } from '../../src/sinks/finding-sink.ts';
 
 /** A sink whose durability the test controls: `flushed()` waits until `release()`. */

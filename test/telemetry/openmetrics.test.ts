@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { pipelineMetrics } from '../../src/pipeline-metrics.ts';
+import { pipelineMetrics } from '../../src/pipeline/metrics.ts';
 import { openMetricsText, prefersOpenMetrics } from '../../src/telemetry/openmetrics.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { Analysis } from '../../src/analyze.ts';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import { receiverFaults } from '../../src/ingest/receiver-faults.ts';
 import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
-import { Pipeline } from '../../src/pipeline.ts';
+import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { createLogger, silentLogger } from '../../src/telemetry/logger.ts';
 import { HttpServerComponent } from '../../src/topology/components/http-server.ts';
 

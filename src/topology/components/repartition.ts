@@ -3,7 +3,7 @@ import { ConfigError, UpstreamError } from '../../errors.ts';
 import { type KafkaSourceConfig, sessionsTopicOf } from '../../ingest/kafka-source-config.ts';
 import type { RecordReader } from '../../ingest/kafka-source.ts';
 import { kafkaClientConfig } from '../../kafka/client-config.ts';
-import type { Pipeline } from '../../pipeline.ts';
+import type { Pipeline } from '../../pipeline/pipeline.ts';
 import { Forwarder } from '../../repartition/forwarder.ts';
 import { registerForwarderMetrics } from '../../repartition/forwarder-metrics.ts';
 import { decodeRepartitionRecord } from '../../repartition/record.ts';

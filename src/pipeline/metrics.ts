@@ -1,11 +1,11 @@
 import { Counter, Histogram, type Registry } from 'prom-client';
-import type { Analysis } from './analyze.ts';
-import { captureGaps } from './assemble/capture-gaps.ts';
-import type { Trajectory } from './assemble/trajectory.ts';
-import type { AnalysisManifest } from './findings/manifest-schema.ts';
-import type { Finding } from './findings/schema.ts';
-import type { PipelineOptions } from './pipeline.ts';
-import { type MetricRegistry, mirrorCounter, type Reading } from './telemetry/metrics.ts';
+import type { Analysis } from '../analyze.ts';
+import { captureGaps } from '../assemble/capture-gaps.ts';
+import type { Trajectory } from '../assemble/trajectory.ts';
+import type { AnalysisManifest } from '../findings/manifest-schema.ts';
+import type { Finding } from '../findings/schema.ts';
+import type { PipelineOptions } from './options.ts';
+import { type MetricRegistry, mirrorCounter, type Reading } from '../telemetry/metrics.ts';
 
 /** The pipeline's observers, ready to spread into {@link PipelineOptions}, plus the analyzer's. */
 export interface PipelineMetrics extends Required<Pick<PipelineOptions, 'onTrajectory' | 'onManifest' | 'onDurable' | 'onJudged'>> {
