@@ -1,9 +1,8 @@
 import type { Producer } from 'kafkajs';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
+import type { LevelLog } from '../telemetry/logger.ts';
 import { captureOf, encodeRefusedRecord, encodeTraceRecord, sessionOf } from './record.ts';
-
-export type ForwarderLog = (level: 'info' | 'warn' | 'error', message: string, context?: Record<string, unknown>) => void;
 
 export interface ForwarderOptions {
   topic: string;
@@ -12,7 +11,7 @@ export interface ForwarderOptions {
   /** Largest record value sent (already lowered to the topic's `max.message.bytes`). */
   maxRecordBytes: number;
   lingerMs: number;
-  log: ForwarderLog;
+  log: LevelLog;
 }
 
 export interface ForwarderStats {

@@ -218,7 +218,7 @@ async function openRefusals(ctx: Context): Promise<AudienceRefusals> {
     (plan.kafkaSink && config.kafka !== undefined && anyExternal(config.kafka.audience)) ||
     ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations?.audience === 'external');
   const log = ctx.log('sinks.audience');
-  const refusals = new AudienceRefusals(external ? await JsonlLog.open(join(config.dataDir, 'audience-refused.jsonl')) : undefined, (message, context) => log.error(context, message));
+  const refusals = new AudienceRefusals(external ? await JsonlLog.open(join(config.dataDir, 'audience-refused.jsonl')) : undefined, levelLog(log));
   registerAudienceRefusalMetrics(ctx.registry, refusals);
   return refusals;
 }

@@ -1,11 +1,12 @@
 import { StorageError } from '../../errors.ts';
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
+import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
 import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
-import { KafkaSink, logToStderr } from './sink.ts';
-import type { KafkaSinkOptions, SinkLog } from './sink.ts';
+import { KafkaSink } from './sink.ts';
+import type { KafkaSinkOptions } from './sink.ts';
 
 /**
  * A finding or manifest as a Kafka record: keyed by trajectory (a manifest lands in the
@@ -37,12 +38,12 @@ export class KafkaFindingSink implements FindingSink {
   #overflow: SinkRecord[] = [];
   #draining: Promise<void> | undefined;
   #refusedTooLarge = 0;
-  readonly #log: SinkLog;
+  readonly #log: LevelLog;
   #closed = false;
   /** Records handed over after close: never sent, so every later `flushed()` rejects. */
   #refusedAfterClose = 0;
 
-  constructor(kafka: KafkaSink, log: SinkLog = logToStderr) {
+  constructor(kafka: KafkaSink, log: LevelLog = stderrLog('sinks.kafka')) {
     this.kafka = kafka;
     this.#log = log;
   }

@@ -11,7 +11,7 @@ import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import { AudienceRefusals } from '../audience-refusals.ts';
 import type { FindingSink, FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
-import type { SinkLog } from '../kafka/sink.ts';
+import type { LevelLog } from '../../telemetry/logger.ts';
 import type { OtlpEvaluationConfig } from './config.ts';
 import { openDurableQueue, type DurableQueue } from './durable-queue.ts';
 import { EVALUATION_EVENT_NAME, evaluationEvent, type EvaluationEvent } from './evaluation-event.ts';
@@ -20,7 +20,7 @@ import { registerOtlpEvaluationMetrics } from './metrics.ts';
 export interface OtlpEvaluationSinkOptions {
   /** The outbox directory, e.g. `<dataDir>/outbox/otlp-evaluations`. */
   outboxDir: string;
-  log?: SinkLog;
+  log?: LevelLog;
   metrics?: MetricRegistry;
   /** Where a finding whose external view cannot be trusted goes (kept whole, counted); the process's one. */
   refusals?: AudienceRefusals;
@@ -54,7 +54,7 @@ export class OtlpEvaluationSink implements FindingSink {
   readonly #exporter: OTLPLogExporter;
   readonly #provider: LoggerProvider;
   readonly #capture = new Capture();
-  readonly #log: SinkLog;
+  readonly #log: LevelLog;
   readonly #refusals: AudienceRefusals;
   #overflow: SinkRecord[] = [];
   #draining: Promise<void> | undefined;
@@ -69,7 +69,7 @@ export class OtlpEvaluationSink implements FindingSink {
   #listeners = new Set<() => void>();
   #stats = { exported: 0, exportErrors: 0, refusedTooLarge: 0, refusedAudience: 0, failing: false, lastError: undefined as string | undefined };
 
-  private constructor(config: OtlpEvaluationConfig, queue: DurableQueue, log: SinkLog, refusals: AudienceRefusals) {
+  private constructor(config: OtlpEvaluationConfig, queue: DurableQueue, log: LevelLog, refusals: AudienceRefusals) {
     this.config = config;
     this.#queue = queue;
     this.#log = log;
