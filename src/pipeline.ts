@@ -20,6 +20,8 @@ import type { CheckResults } from './checks/check-result.ts';
 import type { FindingSink } from './sinks/finding-sink.ts';
 import { JUDGE_DISABLED, type JudgedPart } from './judge/consideration.ts';
 import type { JsonlLog } from './sinks/jsonl-log.ts';
+import { logRefusal, TRAJECTORY_LOG_REFUSALS } from './sinks/log-refusal.ts';
+import type { HealthReporter } from './ingest/refusal.ts';
 
 /**
  * Whose time closes trajectories: `arrival` (serve: the wall clock when spans arrive) or
@@ -67,6 +69,14 @@ export interface PipelineOptions {
    * until the forward is acknowledged.
    */
   forward?: TrajectoryForward;
+  /**
+   * What `admission()` asks, in order, before the assembler's own bounds: the parts downstream
+   * of the pipeline as the topology runs them (its output components — the trajectory log, the
+   * sinks, the audience quarantine, the revision memory — and, for stage 1, the repartition), so
+   * input is refused for exactly the reasons `/healthz` shows. Absent (tests, library use): the
+   * trajectory log, each sink's backpressure, the forward's.
+   */
+  downstream?: readonly HealthReporter[];
 }
 
 /** Where stage 1 sends a closed trace that names a session (`repartition/forwarder.ts`). */
@@ -154,6 +164,7 @@ const SETTLE_RETRY_MS = 1_000;
 export class Pipeline implements PipelineInput {
   readonly assembler: Assembler;
   readonly #options: PipelineOptions;
+  readonly #downstream: readonly HealthReporter[];
   #watermarkMs = 0;
   /** partition → the offset after the highest record accepted from it. */
   readonly #nextOffset = new Map<number, number>();
@@ -176,20 +187,14 @@ export class Pipeline implements PipelineInput {
     this.#options = options;
     const { keyBy = 'session', revisionMemory: memory } = options;
     this.assembler = new Assembler(options.limits, (t, positions, captured) => this.#closed(t, positions, captured), { keyBy, memory });
+    this.#downstream = options.downstream ?? ownOutputs(options);
   }
 
   admission(): string | undefined {
-    const log = this.#options.trajectoryLog;
-    if (log?.failure !== undefined) return 'trajectory-log-unwritable';
-    if (log !== undefined && log.pendingBytes > (this.#options.maxPendingTrajectoryBytes ?? Infinity)) {
-      return 'trajectory-log-backlog';
-    }
-    for (const sink of this.#options.sinks) {
-      const reason = sink.backpressure();
+    for (const part of this.#downstream) {
+      const reason = part.health();
       if (reason !== undefined) return reason;
     }
-    const forwarding = this.#options.forward?.backpressure();
-    if (forwarding !== undefined) return forwarding;
     return this.assembler.admission();
   }
 
@@ -494,4 +499,14 @@ export class Pipeline implements PipelineInput {
     this.#settling.set(++this.#settleSeq, positions);
     this.#settleLoop ??= this.#settle();
   }
+}
+
+/** What a pipeline built without the topology refuses for: its trajectory log, its sinks, its forward. */
+function ownOutputs(options: PipelineOptions): HealthReporter[] {
+  const { trajectoryLog: log, maxPendingTrajectoryBytes = Infinity, forward } = options;
+  return [
+    ...(log === undefined ? [] : [{ health: () => logRefusal(log, maxPendingTrajectoryBytes, TRAJECTORY_LOG_REFUSALS) }]),
+    ...options.sinks.map((sink) => ({ health: () => sink.backpressure() })),
+    ...(forward === undefined ? [] : [{ health: () => forward.backpressure() }]),
+  ];
 }

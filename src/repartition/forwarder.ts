@@ -3,6 +3,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { LevelLog } from '../telemetry/logger.ts';
 import { captureOf, encodeRefusedRecord, encodeTraceRecord, sessionOf } from './record.ts';
+import { REFUSAL } from '../ingest/refusal.ts';
 
 export interface ForwarderOptions {
   topic: string;
@@ -74,7 +75,7 @@ export class Forwarder {
   }
 
   backpressure(): string | undefined {
-    return this.#stats.inFlightBytes >= this.#options.maxInFlightBytes ? 'repartition-in-flight' : undefined;
+    return this.#stats.inFlightBytes >= this.#options.maxInFlightBytes ? REFUSAL.repartitionInFlight : undefined;
   }
 
   /** Forwards `t` when its steps name a session (resolves once acknowledged); undefined: analyze it here. */

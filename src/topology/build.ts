@@ -246,7 +246,7 @@ async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: P
     checks: config.checks,
     provenance,
   });
-  const judge = keep(ctx, judgeComponent(decisions));
+  const judge = keep(ctx, judgeComponent(decisions, judgeHealth));
   if (decisions.enabled) registerJudgeMetrics(registry, () => decisions.stats());
   const repartition = plan.sources?.kafka === true && config.source.kafka?.sessions.enabled === true ? config.source.kafka : undefined;
   const analyze = createAnalyzer(config, (issue) => observed.onProvenanceIssue(issue));
@@ -261,6 +261,8 @@ async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: P
     maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
     trajectoryLlmInput: config.sinks.trajectoryLlmInput,
     sinks: outputs.sinks,
+    // Input is refused for what the output components report, as /healthz shows it.
+    downstream: outputs.layer,
     onTrajectory: observed.onTrajectory,
     onManifest: observed.onManifest,
     onDurable: observed.onDurable,
@@ -305,7 +307,7 @@ function buildTraceStage(ctx: Context, config: KafkaSourceConfig, sessions: Pipe
   const judge = options.decisions;
   const decisions =
     judge === undefined ? {} : { decisions: { consider: judge.consider.bind(judge), drain: () => judge.drain(), beginShutdown: () => {}, close: async () => {} } };
-  const traces = new Pipeline({ ...options, ...decisions, forward: repartition.forwarder });
+  const traces = new Pipeline({ ...options, ...decisions, forward: repartition.forwarder, downstream: [...(options.downstream ?? []), repartition] });
   const stage2Source = keep(
     ctx,
     new KafkaSourceComponent(sessionStageSourceConfig(config), sessions, ctx.registry, ctx.log('source.kafka.sessions'), {

@@ -7,6 +7,7 @@ import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { KafkaSink } from './sink.ts';
 import type { KafkaSinkOptions } from './sink.ts';
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 /**
  * A finding or manifest as a Kafka record: keyed by trajectory (a manifest lands in the
@@ -85,8 +86,8 @@ export class KafkaFindingSink implements FindingSink {
   }
 
   backpressure(): string | undefined {
-    if (this.#closed) return 'kafka-sink-closed';
-    return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? 'kafka-outbox-full' : undefined);
+    if (this.#closed) return REFUSAL.kafkaSinkClosed;
+    return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? REFUSAL.kafkaOutboxFull : undefined);
   }
 
   /** Not yet acknowledged by the broker: in the outbox, or waiting for room in it. */

@@ -9,6 +9,7 @@ import type { KafkaSinkConfig } from './config.ts';
 import { kafkaProduceMetrics, registerKafkaSinkMetrics } from './metrics.ts';
 import { Outbox } from './outbox.ts';
 import type { AppendResult, OutboxEntry } from './outbox.ts';
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 export interface KafkaSinkOptions {
   /** The outbox directory, e.g. `<dataDir>/outbox/kafka`. */
@@ -156,8 +157,8 @@ export class KafkaSink {
 
   /** A reason to refuse new input now, or undefined when a record of maxRecordBytes fits. */
   backpressure(): string | undefined {
-    if (this.#outbox.failure !== undefined) return 'kafka-outbox-unwritable';
-    if (!this.#outbox.hasRoomFor()) return 'kafka-outbox-full';
+    if (this.#outbox.failure !== undefined) return REFUSAL.kafkaOutboxUnwritable;
+    if (!this.#outbox.hasRoomFor()) return REFUSAL.kafkaOutboxFull;
     return undefined;
   }
 

@@ -16,6 +16,7 @@ import type { OtlpEvaluationConfig } from './config.ts';
 import { openDurableQueue, type DurableQueue } from './durable-queue.ts';
 import { EVALUATION_EVENT_NAME, evaluationEvent, type EvaluationEvent } from './evaluation-event.ts';
 import { registerOtlpEvaluationMetrics } from './metrics.ts';
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 export interface OtlpEvaluationSinkOptions {
   /** The outbox directory, e.g. `<dataDir>/outbox/otlp-evaluations`. */
@@ -141,9 +142,9 @@ export class OtlpEvaluationSink implements FindingSink {
   }
 
   backpressure(): string | undefined {
-    if (this.#closed) return 'otlp-evaluations-closed';
-    if (this.#queue.failure !== undefined) return 'otlp-outbox-unwritable';
-    if (this.#overflow.length > 0 || !this.#queue.hasRoomFor()) return 'otlp-outbox-full';
+    if (this.#closed) return REFUSAL.otlpEvaluationsClosed;
+    if (this.#queue.failure !== undefined) return REFUSAL.otlpOutboxUnwritable;
+    if (this.#overflow.length > 0 || !this.#queue.hasRoomFor()) return REFUSAL.otlpOutboxFull;
     return undefined;
   }
 
