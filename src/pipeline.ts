@@ -70,11 +70,10 @@ export interface PipelineOptions {
    */
   forward?: TrajectoryForward;
   /**
-   * What `admission()` asks, in order, before the assembler's own bounds: the parts downstream
-   * of the pipeline as the topology runs them (its output components — the trajectory log, the
-   * sinks, the audience quarantine, the revision memory — and, for stage 1, the repartition), so
+   * What `admission()` asks first, in order: the outputs as the topology runs them (its output
+   * components: the trajectory log, the sinks, the audience quarantine, the revision memory), so
    * input is refused for exactly the reasons `/healthz` shows. Absent (tests, library use): the
-   * trajectory log, each sink's backpressure, the forward's.
+   * trajectory log and each sink's backpressure. Then the forward's, then the assembler's bounds.
    */
   downstream?: readonly HealthReporter[];
 }
@@ -191,11 +190,15 @@ export class Pipeline implements PipelineInput {
   }
 
   admission(): string | undefined {
+    return this.#outputsAdmission() ?? this.#options.forward?.backpressure() ?? this.assembler.admission();
+  }
+
+  #outputsAdmission(): string | undefined {
     for (const part of this.#downstream) {
       const reason = part.health();
       if (reason !== undefined) return reason;
     }
-    return this.assembler.admission();
+    return undefined;
   }
 
   /**
@@ -501,12 +504,11 @@ export class Pipeline implements PipelineInput {
   }
 }
 
-/** What a pipeline built without the topology refuses for: its trajectory log, its sinks, its forward. */
+/** What a pipeline built without the topology refuses for: its trajectory log, then its sinks. */
 function ownOutputs(options: PipelineOptions): HealthReporter[] {
-  const { trajectoryLog: log, maxPendingTrajectoryBytes = Infinity, forward } = options;
+  const { trajectoryLog: log, maxPendingTrajectoryBytes = Infinity } = options;
   return [
     ...(log === undefined ? [] : [{ health: () => logRefusal(log, maxPendingTrajectoryBytes, TRAJECTORY_LOG_REFUSALS) }]),
     ...options.sinks.map((sink) => ({ health: () => sink.backpressure() })),
-    ...(forward === undefined ? [] : [{ health: () => forward.backpressure() }]),
   ];
 }

@@ -307,7 +307,7 @@ function buildTraceStage(ctx: Context, config: KafkaSourceConfig, sessions: Pipe
   const judge = options.decisions;
   const decisions =
     judge === undefined ? {} : { decisions: { consider: judge.consider.bind(judge), drain: () => judge.drain(), beginShutdown: () => {}, close: async () => {} } };
-  const traces = new Pipeline({ ...options, ...decisions, forward: repartition.forwarder, downstream: [...(options.downstream ?? []), repartition] });
+  const traces = new Pipeline({ ...options, ...decisions, forward: repartition.forwarder });
   const stage2Source = keep(
     ctx,
     new KafkaSourceComponent(sessionStageSourceConfig(config), sessions, ctx.registry, ctx.log('source.kafka.sessions'), {
