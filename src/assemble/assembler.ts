@@ -1,4 +1,5 @@
 import { sortSmall } from '../core/sort-small.ts';
+import { REFUSAL } from '../ingest/refusal.ts';
 import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
 import type { Step } from '../normalize/step.ts';
 import { DeadlineHeap } from './deadline-heap.ts';
@@ -108,8 +109,8 @@ export class Assembler {
 
   /** Whether a new request may be accepted; checked before decoding it. */
   admission(): AdmissionRefusal | undefined {
-    if (this.#open.size >= this.#limits.maxOpenTrajectories) return 'max-open-trajectories';
-    if (this.#bufferedBytes >= this.#limits.maxBufferedBytes) return 'max-buffered-bytes';
+    if (this.#open.size >= this.#limits.maxOpenTrajectories) return REFUSAL.maxOpenTrajectories;
+    if (this.#bufferedBytes >= this.#limits.maxBufferedBytes) return REFUSAL.maxBufferedBytes;
     return undefined;
   }
 

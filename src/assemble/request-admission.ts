@@ -1,4 +1,5 @@
 import type { AdmissionRefusal, RequestDemand } from '../ingest/pipeline-input.ts';
+import { REFUSAL } from '../ingest/refusal.ts';
 import type { AssemblerLimits } from './limits.ts';
 
 /** Nothing reserved. */
@@ -21,7 +22,7 @@ export function refuseDemand(
   const open = held.openTrajectories + reserved.trajectories;
   const bytes = held.bufferedBytes + reserved.bytes;
   if (open === 0 && bytes === 0) return undefined;
-  if (open + demand.trajectories > limits.maxOpenTrajectories) return 'max-open-trajectories';
-  if (bytes + demand.bytes > limits.maxBufferedBytes) return 'max-buffered-bytes';
+  if (open + demand.trajectories > limits.maxOpenTrajectories) return REFUSAL.maxOpenTrajectories;
+  if (bytes + demand.bytes > limits.maxBufferedBytes) return REFUSAL.maxBufferedBytes;
   return undefined;
 }

@@ -1,10 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ConfigError, UsageError } from '../errors.ts';
 import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../judge/calibrate.ts';
 import { MIN_KAPPA } from '../judge/decision-policy.ts';
 import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
+import { parseFlags } from './flags.ts';
 import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { sha256Hex } from '../core/digest.ts';
 
@@ -46,25 +46,9 @@ ledger is not there (named, with what writes it); 2 on a usage error (a flag or 
 `;
 
 export async function calibrateCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      gold: { type: 'string' },
-      'data-dir': { type: 'string' },
-      config: { type: 'string' },
-      ledger: { type: 'string' },
-      out: { type: 'string' },
-      'min-kappa': { type: 'string' },
-      report: { type: 'string' },
-      'dry-run': { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help === true) {
-    process.stdout.write(CALIBRATE_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, CALIBRATE_HELP, { strings: ['gold', 'data-dir', 'config', 'ledger', 'out', 'min-kappa', 'report'], booleans: ['dry-run', 'json'] });
+  if (flags === undefined) return 0;
+  const { values } = flags;
   const minKappa = values['min-kappa'] === undefined ? MIN_KAPPA : Number(values['min-kappa']);
   if (!Number.isFinite(minKappa) || minKappa < MIN_KAPPA || minKappa > 1) {
     throw new UsageError(`--min-kappa: ${values['min-kappa']} must be a number from ${MIN_KAPPA} to 1`);

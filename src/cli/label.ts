@@ -1,6 +1,5 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ConfigError, UsageError } from '../errors.ts';
 import { createAuthCheck } from '../ingest/auth.ts';
 import { underDataDir } from '../judge/config.ts';
@@ -9,6 +8,7 @@ import { LabelData } from '../judge/label/label-data.ts';
 import { startLabelServer } from '../judge/label/label-server.ts';
 import { allowedHostNames } from '../judge/label/request-origin.ts';
 import { LEDGER_FILE } from '../judge/ledger.ts';
+import { parseFlags } from './flags.ts';
 import { addressInUseLine } from './address-in-use.ts';
 import { GOLD_FILE } from './judge-inputs.ts';
 import { resolveConfig } from './resolve-config.ts';
@@ -52,23 +52,9 @@ usage error (a flag or its value) or a malformed gold file.
 export async function labelCommand(args: string[], signal?: AbortSignal, onListening?: (url: string) => void): Promise<number> {
   // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
   restrictCreatedFiles();
-  const { values } = parseArgs({
-    args,
-    options: {
-      config: { type: 'string' },
-      'data-dir': { type: 'string' },
-      host: { type: 'string' },
-      port: { type: 'string' },
-      gold: { type: 'string' },
-      'allowed-host': { type: 'string', multiple: true },
-      'show-judge': { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help === true) {
-    process.stdout.write(LABEL_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, LABEL_HELP, { strings: ['config', 'data-dir', 'host', 'port', 'gold'], repeated: ['allowed-host'], booleans: ['show-judge'] });
+  if (flags === undefined) return 0;
+  const { values } = flags;
   const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const host = values.host ?? '127.0.0.1';
   const port = values.port === undefined ? 4320 : Number(values.port);

@@ -1,10 +1,10 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { readGold } from '../judge/gold-store.ts';
 import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
 import { chartHeight, CHART_WIDTH, reliabilitySvg } from '../judge/reliability-chart.ts';
 import { reliability, type ReliabilityReport } from '../judge/reliability.ts';
+import { parseFlags } from './flags.ts';
 import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { svgToPng } from './rasterize.ts';
 
@@ -41,24 +41,9 @@ writes it; nothing is drawn), 2 on usage error, a corrupt ledger or a malformed 
 `;
 
 export async function reliabilityCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      'data-dir': { type: 'string' },
-      config: { type: 'string' },
-      ledger: { type: 'string' },
-      gold: { type: 'string' },
-      png: { type: 'string' },
-      svg: { type: 'string' },
-      'no-png': { type: 'boolean' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help === true) {
-    process.stdout.write(RELIABILITY_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, RELIABILITY_HELP, { strings: ['data-dir', 'config', 'ledger', 'gold', 'png', 'svg'], booleans: ['no-png', 'json'] });
+  if (flags === undefined) return 0;
+  const { values } = flags;
   const files = await judgeFiles(values['data-dir'], values.config);
   const dataDir = files.dataDir;
   const ledgerPath = resolve(values.ledger ?? files.ledger);

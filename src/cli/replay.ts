@@ -1,10 +1,10 @@
-import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.ts';
 import type { FileSourceReport } from '../ingest/file-source.ts';
 import type { Pipeline } from '../pipeline/pipeline.ts';
 import { refusalLines } from '../sinks/audience-refusals.ts';
 import { createLogger } from '../telemetry/logger.ts';
 import { buildTopology } from '../topology/build.ts';
+import { parseFlags } from './flags.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
 
@@ -37,21 +37,9 @@ const PROGRESS_EVERY_MS = 1_000;
 export async function replayCommand(args: string[]): Promise<number> {
   // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
   restrictCreatedFiles();
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: {
-      trajectories: { type: 'string' },
-      findings: { type: 'string' },
-      alarms: { type: 'string' },
-      config: { type: 'string' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help === true) {
-    process.stdout.write(REPLAY_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, REPLAY_HELP, { strings: ['trajectories', 'findings', 'alarms', 'config'], positionals: true });
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
   if (positionals.length === 0) {
     process.stderr.write(`replay: no input files\n\n${REPLAY_HELP}`);
     return 2;

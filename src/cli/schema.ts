@@ -1,8 +1,8 @@
-import { parseArgs } from 'node:util';
 import { UsageError } from '../errors.ts';
 import { AUDIENCES, type Audience } from '../findings/audience.ts';
 import { findingJsonSchema, manifestJsonSchema, recordJsonSchema, recordValuesJsonSchema } from '../findings/json-schema.ts';
 import { RECORD_OBSERVATION_NAMES } from '../findings/record-values.ts';
+import { parseFlags } from './flags.ts';
 
 export const SCHEMA_HELP = `Usage: trajwatch schema finding|manifest|record|<observation> [--audience internal|external]
 
@@ -34,15 +34,9 @@ const SCHEMAS: Record<string, (audience: Audience) => unknown> = {
 };
 
 export async function schemaCommand(args: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { help: { type: 'boolean' }, audience: { type: 'string' } },
-  });
-  if (values.help === true) {
-    process.stdout.write(SCHEMA_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, SCHEMA_HELP, { strings: ['audience'], positionals: true });
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
   const audience = parseAudience(values.audience);
   const make = positionals.length === 1 ? SCHEMAS[positionals[0]!] : undefined;
   if (make === undefined) {

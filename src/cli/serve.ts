@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { createLogger } from '../telemetry/logger.ts';
 import { createMetricRegistry } from '../telemetry/metrics.ts';
 import { buildTopology } from '../topology/build.ts';
+import { parseFlags } from './flags.ts';
 import { addressInUseLine } from './address-in-use.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
@@ -31,22 +31,9 @@ Options:
 export async function serveCommand(args: string[]): Promise<number> {
   // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
   restrictCreatedFiles();
-  const { values } = parseArgs({
-    args,
-    options: {
-      'otlp-http': { type: 'string' },
-      'otlp-grpc': { type: 'string' },
-      'data-dir': { type: 'string' },
-      source: { type: 'string' },
-      'kafka-brokers': { type: 'string' },
-      config: { type: 'string' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help === true) {
-    process.stdout.write(SERVE_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, SERVE_HELP, { strings: ['otlp-http', 'otlp-grpc', 'data-dir', 'source', 'kafka-brokers', 'config'] });
+  if (flags === undefined) return 0;
+  const { values } = flags;
   const resolved = await resolveConfig(values.config, [
     { path: ['receiver', 'otlpHttp'], value: values['otlp-http'], flag: '--otlp-http' },
     { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'], flag: '--otlp-grpc' },

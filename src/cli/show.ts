@@ -1,5 +1,5 @@
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseFlags } from './flags.ts';
 import { logFiles, readLogLines } from './local-log-files.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { terminalSafe } from './terminal-text.ts';
@@ -28,15 +28,9 @@ const parse = <T>(line: string): T | undefined => {
 };
 
 export async function showCommand(args: string[]): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args,
-    allowPositionals: true,
-    options: { 'data-dir': { type: 'string' }, config: { type: 'string' }, help: { type: 'boolean' } },
-  });
-  if (values.help === true) {
-    process.stdout.write(SHOW_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, SHOW_HELP, { strings: ['data-dir', 'config'], positionals: true });
+  if (flags === undefined) return 0;
+  const { values, positionals } = flags;
   if (positionals.length !== 1 || positionals[0] === '') {
     process.stderr.write(`show: expected exactly one KEY\n\n${SHOW_HELP}`);
     return 2;

@@ -1,6 +1,5 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { ConfigError, UsageError } from '../errors.ts';
 import { audienceView, type Audience } from '../findings/audience.ts';
 import type { FindingLogRecord } from '../sinks/finding-sink.ts';
@@ -9,6 +8,7 @@ import { createLogger, levelLog } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';
 import { RunningTopology } from '../topology/running.ts';
+import { parseFlags } from './flags.ts';
 import { recordText } from './finding-text.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { parseAudience } from './schema.ts';
@@ -39,26 +39,9 @@ Options:
 `;
 
 export async function tailCommand(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      'data-dir': { type: 'string' },
-      kafka: { type: 'boolean' },
-      alarms: { type: 'boolean' },
-      'from-start': { type: 'boolean' },
-      max: { type: 'string' },
-      'timeout-ms': { type: 'string' },
-      kind: { type: 'string' },
-      audience: { type: 'string' },
-      format: { type: 'string' },
-      config: { type: 'string' },
-      help: { type: 'boolean' },
-    },
-  });
-  if (values.help === true) {
-    process.stdout.write(TAIL_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, TAIL_HELP, { strings: ['data-dir', 'max', 'timeout-ms', 'kind', 'audience', 'format', 'config'], booleans: ['kafka', 'alarms', 'from-start'] });
+  if (flags === undefined) return 0;
+  const { values } = flags;
   const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const max = values.max === undefined ? Infinity : positiveInt(values.max, '--max');
   const timeoutMs = values['timeout-ms'] === undefined ? undefined : positiveInt(values['timeout-ms'], '--timeout-ms');

@@ -1,6 +1,6 @@
-import { parseArgs } from 'node:util';
 import { readConfigFile } from '../config/load.ts';
 import { validateConfig } from '../config-schema.ts';
+import { parseFlags } from './flags.ts';
 
 export const VALIDATE_CONFIG_HELP = `Usage: trajwatch validate-config FILE
 
@@ -10,11 +10,9 @@ its line). Unknown keys are errors. Exit 0 when valid, 1 otherwise.
 `;
 
 export async function validateConfigCommand(args: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args, allowPositionals: true, options: { help: { type: 'boolean' } } });
-  if (values.help === true) {
-    process.stdout.write(VALIDATE_CONFIG_HELP);
-    return 0;
-  }
+  const flags = parseFlags(args, VALIDATE_CONFIG_HELP, { positionals: true });
+  if (flags === undefined) return 0;
+  const { positionals } = flags;
   if (positionals.length !== 1) {
     process.stderr.write(`validate-config: expected exactly one FILE\n\n${VALIDATE_CONFIG_HELP}`);
     return 2;

@@ -5,6 +5,7 @@ import { decodeOtlpLogsProto } from './otlp-proto-logs-decode.ts';
 import { decodeOtlpJson } from './otlp-json-decode.ts';
 import { decodeOtlpProto } from './otlp-proto-decode.ts';
 import type { LogsAccepted, PipelineInput, PositionedInput, RawRequest, RequestDemand } from './pipeline-input.ts';
+import { REFUSAL } from './refusal.ts';
 import { demandOf } from './request-demand.ts';
 import type { DecodedRequest } from './span.ts';
 import type { SpanWal, WalRecord, WalSignal } from './span-wal.ts';
@@ -49,9 +50,7 @@ export class DurableIngest implements PipelineInput {
   }
 
   admission(): string | undefined {
-    const refusal = this.wal.refusal();
-    if (refusal !== undefined) return `wal-${refusal}`;
-    return this.#pipeline.admission();
+    return this.wal.refusal() ?? this.#pipeline.admission();
   }
 
   /** `admission()`, then the pipeline's bounds for this request beside the requests still being logged. */
@@ -100,7 +99,7 @@ export class DurableIngest implements PipelineInput {
     try {
       await appended.durable;
     } catch (err) {
-      throw new StorageError('write-ahead log unwritable', { retriable: true, cause: err, context: { reason: 'wal-unwritable' } });
+      throw new StorageError('write-ahead log unwritable', { retriable: true, cause: err, context: { reason: REFUSAL.walUnwritable } });
     }
     return appended.seq;
   }

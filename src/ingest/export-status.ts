@@ -22,6 +22,7 @@
  * handler runs); the map states it so HTTP agrees.
  */
 import { RPC_CODE } from './otlp-response.ts';
+import { MEMORY_BOUND_REFUSALS } from './refusal.ts';
 
 export type ExportOutcome =
   | { kind: 'accepted' }
@@ -46,12 +47,9 @@ export interface ExportStatus {
 const OK = 0;
 const INTERNAL = 13;
 
-/**
- * The memory bounds (`AdmissionRefusal`: the assembler's, and the receivers' in-flight body
- * budget): refusing for them is RESOURCE_EXHAUSTED;
- * every other refusal is UNAVAILABLE, the spec's backpressure code.
- */
-export const MEMORY_BOUND_REFUSALS: ReadonlySet<string> = new Set(['max-open-trajectories', 'max-buffered-bytes', 'max-inflight-bytes']);
+// The memory bounds (the assembler's, and the receivers' in-flight body budget): refusing for
+// them is RESOURCE_EXHAUSTED; every other refusal is UNAVAILABLE, the spec's backpressure code.
+export { MEMORY_BOUND_REFUSALS } from './refusal.ts';
 
 /** The answer to `outcome` on both transports. */
 export function exportStatus(outcome: ExportOutcome): ExportStatus {

@@ -1,3 +1,5 @@
+import { REFUSAL } from './refusal.ts';
+
 /**
  * One memory budget for request bodies in flight, shared by the OTLP/HTTP and OTLP/gRPC
  * receivers (the Collector's memory limiter, applied where the bytes arrive): every body is
@@ -84,4 +86,4 @@ export class InflightCharge {
 }
 
 /** The refusal reason when the budget is exhausted (a memory bound: RESOURCE_EXHAUSTED over gRPC). */
-export const INFLIGHT_REFUSAL = 'max-inflight-bytes';
+export const INFLIGHT_REFUSAL = REFUSAL.maxInflightBytes;

@@ -1,4 +1,4 @@
-import type { LevelLog } from '../telemetry/logger.ts';
+import { type LevelLog, stderrLog } from '../telemetry/logger.ts';
 import { Kafka } from 'kafkajs';
 import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import { UpstreamError } from '../errors.ts';
@@ -8,9 +8,6 @@ import { type DeadLetterReason, decodeRecord, isUndecodable, type Undecodable } 
 import type { PositionedInput, SourcePosition } from './pipeline-input.ts';
 import type { DecodedRequest } from './span.ts';
 
-export type SourceLogLevel = 'info' | 'warn' | 'error';
-export type SourceLog = LevelLog;
-
 /**
  * How a record's value becomes input: decoded and handed to the target, returning the spans it
  * carried, or an {@link Undecodable} (then dead-lettered, and the partition moves on). The
@@ -19,7 +16,7 @@ export type SourceLog = LevelLog;
 export type RecordReader = (value: Buffer | null, position: SourcePosition) => number | Undecodable;
 
 export interface KafkaSourceOptions {
-  log?: SourceLog;
+  log?: LevelLog;
   /** Default: OTLP in `config.encoding`, to `target.accept`. */
   reader?: RecordReader;
   /** Where `sasl.passwordEnv` is looked up (default `process.env`). */
@@ -79,7 +76,7 @@ export class KafkaSource {
   readonly #target: PositionedInput;
   readonly #consumer: Consumer;
   readonly #producer: Producer;
-  readonly #log: SourceLog;
+  readonly #log: LevelLog;
   readonly #reader: RecordReader;
   #assigned = new Set<number>();
   readonly #lag = new Map<number, number>();
@@ -103,7 +100,7 @@ export class KafkaSource {
     mixedPartitionTrajectories: 0,
   };
 
-  private constructor(config: KafkaSourceConfig, target: PositionedInput, kafka: Kafka, log: SourceLog, reader: RecordReader | undefined) {
+  private constructor(config: KafkaSourceConfig, target: PositionedInput, kafka: Kafka, log: LevelLog, reader: RecordReader | undefined) {
     this.config = config;
     this.#target = target;
     this.#log = log;
@@ -125,7 +122,7 @@ export class KafkaSource {
    *   ConfigError for unreadable secrets.
    */
   static async start(config: KafkaSourceConfig, target: PositionedInput, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
-    const log = options.log ?? logToStderr;
+    const log = options.log ?? stderrLog('source.kafka');
     const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env, 'source.kafka.', log));
     const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
@@ -379,8 +376,4 @@ async function bounded(promise: Promise<void> | undefined, ms: number): Promise<
 
 function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
-}
-
-function logToStderr(level: SourceLogLevel, message: string, context: Record<string, unknown> = {}): void {
-  process.stderr.write(JSON.stringify({ level, logger: 'ingest.kafka', message, ...context }) + '\n');
 }

@@ -22,11 +22,7 @@ export function foldFloor(into: PositionFloor, from: ReadonlyMap<number, number>
   }
 }
 
-/**
- * Refusals for a memory bound of the pipeline: answered RESOURCE_EXHAUSTED over gRPC, where
- * every other refusal (a sink or log behind or failing) is UNAVAILABLE. Both are 503 over HTTP.
- */
-export type AdmissionRefusal = 'max-open-trajectories' | 'max-buffered-bytes' | 'max-inflight-bytes';
+export type { AdmissionRefusal } from './refusal.ts';
 
 /** What a request would add to the assembler's bounds (`assemble/request-admission.ts`). */
 export interface RequestDemand {
@@ -64,7 +60,7 @@ export interface DroppedPartitions {
  * the positions triple is what a source that commits needs ({@link PositionedInput}).
  */
 export interface PipelineInput {
-  /** A reason to refuse new work now (answered 503 + Retry-After), or undefined. */
+  /** A reason to refuse new work now (answered 503 + Retry-After; one of `REFUSAL`, `refusal.ts`), or undefined. */
   admission(): string | undefined;
   /**
    * Asked after decoding, just before `accept`/`acceptDurably`: `admission()`, then whether

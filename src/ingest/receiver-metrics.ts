@@ -1,5 +1,4 @@
-import { Counter } from 'prom-client';
-import type { MetricRegistry } from '../telemetry/metrics.ts';
+import { counter, type MetricRegistry } from '../telemetry/metrics.ts';
 
 /** One answered OTLP request as both receivers report it (`RequestObserver`, `GrpcRequestObserver`). */
 export interface RequestOutcome {
@@ -30,43 +29,26 @@ const OFF: ReceiverMetrics = { observe: () => {} };
  */
 export function receiverMetrics(registry: MetricRegistry): ReceiverMetrics {
   if (registry === undefined) return OFF;
-  const registers = [registry];
-  const requests = new Counter({
-    name: 'trajwatch_otlp_requests_total',
-    help: 'OTLP export requests answered, by transport, HTTP status and content type.',
-    labelNames: ['transport', 'status', 'content_type'] as const,
-    registers,
-  });
-  const requestsRefused = new Counter({
-    name: 'trajwatch_otlp_requests_refused_total',
-    help: 'OTLP export requests refused whole, by reason (limit, backpressure, bad input).',
-    labelNames: ['transport', 'reason'] as const,
-    registers,
-  });
-  const spansReceived = new Counter({
-    name: 'trajwatch_spans_received_total',
-    help: 'Spans decoded and accepted into the assembler, by transport and content type.',
-    labelNames: ['transport', 'content_type'] as const,
-    registers,
-  });
-  const spansRefused = new Counter({
-    name: 'trajwatch_spans_refused_total',
-    help: 'Spans refused and reported to the sender (partial success), by transport and content type.',
-    labelNames: ['transport', 'content_type'] as const,
-    registers,
-  });
-  const logRecordsReceived = new Counter({
-    name: 'trajwatch_log_records_received_total',
-    help: 'OTLP log records decoded and accepted, by transport and content type (what became of them: trajwatch_logs_total).',
-    labelNames: ['transport', 'content_type'] as const,
-    registers,
-  });
-  const logRecordsRefused = new Counter({
-    name: 'trajwatch_log_records_refused_total',
-    help: 'OTLP log records reported refused to the sender (partial success: malformed ids, content events naming no span).',
-    labelNames: ['transport', 'content_type'] as const,
-    registers,
-  });
+  const requests = counter(registry, 'trajwatch_otlp_requests_total', 'OTLP export requests answered, by transport, HTTP status and content type.', [
+    'transport',
+    'status',
+    'content_type',
+  ]);
+  const requestsRefused = counter(registry, 'trajwatch_otlp_requests_refused_total', 'OTLP export requests refused whole, by reason (limit, backpressure, bad input).', [
+    'transport',
+    'reason',
+  ]);
+  const byContentType = (name: string, help: string) => counter(registry, name, help, ['transport', 'content_type']);
+  const spansReceived = byContentType('trajwatch_spans_received_total', 'Spans decoded and accepted into the assembler, by transport and content type.');
+  const spansRefused = byContentType('trajwatch_spans_refused_total', 'Spans refused and reported to the sender (partial success), by transport and content type.');
+  const logRecordsReceived = byContentType(
+    'trajwatch_log_records_received_total',
+    'OTLP log records decoded and accepted, by transport and content type (what became of them: trajwatch_logs_total).',
+  );
+  const logRecordsRefused = byContentType(
+    'trajwatch_log_records_refused_total',
+    'OTLP log records reported refused to the sender (partial success: malformed ids, content events naming no span).',
+  );
   return {
     observe(transport, o) {
       const content_type = o.contentType;

@@ -1,4 +1,5 @@
 import { StorageError } from '../errors.ts';
+import { REFUSAL } from './refusal.ts';
 import { encodeFrame, FRAME_HEADER_BYTES, frameCodec, MAX_FRAME_SEQ, type Frame } from '../storage/frame-codec.ts';
 import { numberedSegments } from '../storage/segment-naming.ts';
 import { SegmentedLog } from '../storage/segmented-log.ts';
@@ -139,9 +140,9 @@ export class SpanWal {
   }
 
   /** Why `append` would refuse now, or undefined. */
-  refusal(): 'full' | 'unwritable' | undefined {
-    if (this.#closed || this.#log.failure !== undefined) return 'unwritable';
-    if (this.#log.heldBytes() >= this.#maxBytes) return 'full';
+  refusal(): typeof REFUSAL.walFull | typeof REFUSAL.walUnwritable | undefined {
+    if (this.#closed || this.#log.failure !== undefined) return REFUSAL.walUnwritable;
+    if (this.#log.heldBytes() >= this.#maxBytes) return REFUSAL.walFull;
     return undefined;
   }
 

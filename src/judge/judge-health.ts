@@ -77,6 +77,11 @@ export class JudgeHealth {
     this.#faults.fault(reason, { endpoint: this.#config.client.baseUrl, model: this.#config.client.model, detail: call.failure?.message });
   };
 
+  /** Why the judge's calls fail now (`http 500`, `bad-answer`...), from a failed call until one answers; else undefined. */
+  failure(): string | undefined {
+    return this.#reason;
+  }
+
   report(): JudgeHealthReport {
     const c = this.#config;
     if (!c.enabled) return { state: 'off' };

@@ -1,6 +1,5 @@
-import { Histogram } from 'prom-client';
 import type { DecisionPointStats, JudgeCall } from './decision-points.ts';
-import { byReason, type MetricRegistry, mirrorCounter, readLabelledGauge, type Reading } from '../telemetry/metrics.ts';
+import { byLabel, byReason, histogram, type MetricRegistry, mirrorCounter, mirrorTotal, readLabelledGauge, type Reading } from '../telemetry/metrics.ts';
 
 const JUDGE_CALL_OUTCOMES: readonly JudgeCall['outcome'][] = ['answered', 'bad-answer', 'timeout', 'cancelled', 'network', 'http', 'bad-response'];
 
@@ -25,12 +24,7 @@ export function registerJudgeMetrics(registry: MetricRegistry, read: () => Decis
   });
   mirrorCounter(registry, 'trajwatch_judge_calls_total', 'Judge requests by outcome: called (paid), replayed from the ledger (free), conflict.', ['outcome'], () => {
     const s = read();
-    return [
-      [{ outcome: 'called' }, s.calls],
-      [{ outcome: 'replayed' }, s.replays],
-      [{ outcome: 'conflict' }, s.conflicts],
-      [{ outcome: 'unresolved-intent' }, s.unresolvedIntents],
-    ];
+    return byLabel('outcome', { called: s.calls, replayed: s.replays, conflict: s.conflicts, 'unresolved-intent': s.unresolvedIntents });
   });
   mirrorCounter(
     registry,
@@ -39,17 +33,12 @@ export function registerJudgeMetrics(registry: MetricRegistry, read: () => Decis
     ['usage'],
     () => {
       const s = read();
-      return [
-        [{ usage: 'reported' }, s.attempts - s.unknownUsageAttempts],
-        [{ usage: 'unknown' }, s.unknownUsageAttempts],
-      ];
+      return byLabel('usage', { reported: s.attempts - s.unknownUsageAttempts, unknown: s.unknownUsageAttempts });
     },
   );
-  mirrorCounter(registry, 'trajwatch_judge_failures_total', 'Judge calls that failed (timeout, HTTP error, unparseable answer...), by reason.', ['reason'], () =>
-    Object.entries(read().failures).map(([reason, n]): Reading => [{ reason }, n]),
-  );
-  mirrorCounter(registry, 'trajwatch_redactions_total', 'Secrets redacted from window content before a judge request.', [], () => [[{}, read().redactions]]);
-  mirrorCounter(registry, 'trajwatch_ledger_errors_total', 'Decision-ledger writes that failed.', [], () => [[{}, read().ledgerErrors]]);
+  mirrorCounter(registry, 'trajwatch_judge_failures_total', 'Judge calls that failed (timeout, HTTP error, unparseable answer...), by reason.', ['reason'], () => byLabel('reason', read().failures));
+  mirrorTotal(registry, 'trajwatch_redactions_total', 'Secrets redacted from window content before a judge request.', () => read().redactions);
+  mirrorTotal(registry, 'trajwatch_ledger_errors_total', 'Decision-ledger writes that failed.', () => read().ledgerErrors);
   mirrorCounter(
     registry,
     'trajwatch_judge_tokens_total',
@@ -57,10 +46,7 @@ export function registerJudgeMetrics(registry: MetricRegistry, read: () => Decis
     ['kind'],
     () => {
       const { prompt, completion } = read().tokens;
-      return [
-        [{ kind: 'prompt' }, prompt],
-        [{ kind: 'completion' }, completion],
-      ];
+      return byLabel('kind', { prompt, completion });
     },
   );
   mirrorCounter(
@@ -78,7 +64,7 @@ export function registerJudgeMetrics(registry: MetricRegistry, read: () => Decis
     'trajwatch_judge_budget_remaining',
     'What is left of each judge budget now: tokens-per-day (tokens), calls-per-minute (calls), queued-windows (windows).',
     ['budget'],
-    () => Object.entries(read().budgetRemaining).map(([budget, left]): Reading => [{ budget }, left]),
+    () => byLabel('budget', read().budgetRemaining),
   );
   readLabelledGauge(
     registry,
@@ -92,13 +78,13 @@ export function registerJudgeMetrics(registry: MetricRegistry, read: () => Decis
 /** Judge call latency by outcome (`trajwatch_judge_latency_seconds`), fed by the returned observer; a no-op without a registry. */
 export function judgeCallMetrics(registry: MetricRegistry): JudgeCallObserver {
   if (registry === undefined) return OFF;
-  const latency = new Histogram({
-    name: 'trajwatch_judge_latency_seconds',
-    help: 'Judge call duration (retries and backoff included), by outcome: answered, bad-answer, or the failure kind.',
-    labelNames: ['outcome'] as const,
-    buckets: JUDGE_LATENCY_BUCKETS,
-    registers: [registry],
-  });
+  const latency = histogram(
+    registry,
+    'trajwatch_judge_latency_seconds',
+    'Judge call duration (retries and backoff included), by outcome: answered, bad-answer, or the failure kind.',
+    JUDGE_LATENCY_BUCKETS,
+    ['outcome'],
+  );
   // Known outcomes start at 0, so rate() sees the first call of each.
   for (const outcome of JUDGE_CALL_OUTCOMES) latency.zero({ outcome });
   return (call) => latency.observe({ outcome: call.outcome }, call.seconds);

@@ -1,6 +1,6 @@
 import { logLevel } from 'kafkajs';
 import type { logCreator } from 'kafkajs';
-import type { LevelLog } from '../telemetry/logger.ts';
+import { type LevelLog, stderrLog } from '../telemetry/logger.ts';
 import type { KafkaLogLevel } from './config.ts';
 
 const LEVELS: Record<KafkaLogLevel, logLevel> = {
@@ -30,9 +30,9 @@ const AS_LOG: Record<logLevel, 'info' | 'warn' | 'error'> = {
  * line per retry. The source and the sink report the first failure and the recovery itself, so
  * kafkajs's own lines are off unless asked for, and then go to `log` (the component's logger:
  * JSON lines, secrets redacted) with `logger: kafkajs.<namespace>`; without one (library use),
- * one JSON line each to stderr.
+ * to {@link stderrLog}.
  */
-export function quietLogCreator(level: KafkaLogLevel, log: LevelLog = logToStderr): logCreator {
+export function quietLogCreator(level: KafkaLogLevel, log: LevelLog = stderrLog('kafkajs')): logCreator {
   const threshold = LEVELS[level];
   return () =>
     ({ namespace, level: entryLevel, log: entry }) => {
@@ -40,8 +40,4 @@ export function quietLogCreator(level: KafkaLogLevel, log: LevelLog = logToStder
       const { message, timestamp: _timestamp, logger: _logger, ...context } = entry;
       log(AS_LOG[entryLevel], message, { logger: `kafkajs.${namespace}`, ...context });
     };
-}
-
-function logToStderr(level: 'info' | 'warn' | 'error', message: string, context: Record<string, unknown> = {}): void {
-  process.stderr.write(JSON.stringify({ level, message, ...context }) + '\n');
 }

@@ -1,11 +1,11 @@
-import { Counter, Histogram, type Registry } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import type { Analysis } from '../analyze.ts';
 import { captureGaps } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { PipelineOptions } from './options.ts';
-import { type MetricRegistry, mirrorCounter, type Reading } from '../telemetry/metrics.ts';
+import { counter, histogram, type MetricRegistry, mirrorCounter, type Reading } from '../telemetry/metrics.ts';
 
 /** The pipeline's observers, ready to spread into {@link PipelineOptions}, plus the analyzer's. */
 export interface PipelineMetrics extends Required<Pick<PipelineOptions, 'onTrajectory' | 'onManifest' | 'onDurable' | 'onJudged'>> {
@@ -34,13 +34,17 @@ export function exemplarOf(f: Finding): Record<ExemplarLabel, string> {
 }
 
 /**
- * Registers a counter that keeps exemplars in the text-format registry. prom-client refuses
+ * A counter that keeps exemplars, registered in the text-format registry. prom-client refuses
  * `enableExemplars` on a registry whose format is the Prometheus text format, but only at
  * construction; registered afterwards, the counter writes plain series there (that format has
- * no exemplars) and its exemplars reach OpenMetrics scrapes (`telemetry/openmetrics.ts`).
+ * no exemplars) and its exemplars reach OpenMetrics scrapes (`telemetry/openmetrics.ts`). The
+ * exemplar's label names join the type parameter only because prom-client types
+ * `exemplarLabels` with the series' own label names; `labelNames` stays the series' labels.
  */
-function withExemplars(registry: Registry, counter: Counter<string>): void {
+function exemplarCounter<const L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[]): Counter<L | ExemplarLabel> {
+  const counter = new Counter<L | ExemplarLabel>({ name, help, labelNames, enableExemplars: true, registers: [] });
   registry.registerMetric(counter);
+  return counter;
 }
 
 /** Buckets in seconds, from an fsync on a fast disk to a broker that is retrying elections. */
@@ -54,92 +58,42 @@ const DURABLE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  */
 export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
   if (registry === undefined) return OFF;
-  const registers = [registry];
-  const trajectoriesClosed = new Counter({
-    name: 'trajwatch_trajectories_closed_total',
-    help: 'Trajectories closed, by completeness and by what closed them.',
-    labelNames: ['completeness', 'closed_by'] as const,
-    registers,
-  });
-  const incompleteReasons = new Counter({
-    name: 'trajwatch_trajectory_incomplete_reasons_total',
-    help: 'Reasons named by incomplete trajectories (one trajectory can name several).',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-  const gaps = new Counter({
-    name: 'trajwatch_trajectory_capture_gaps_total',
-    help: 'Closed trajectories naming each capture gap (what the instrumentation did not record; one trajectory can name several).',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-  const steps = new Histogram({
-    name: 'trajwatch_trajectory_steps',
-    help: 'Steps per closed trajectory.',
-    buckets: [1, 5, 10, 25, 50, 100, 250, 1000, 10_000],
-    registers,
-  });
-  const l0Hits = new Counter({
-    name: 'trajwatch_l0_hits_total',
-    help: 'L0 patterns fired (candidates, not verdicts), by pattern.',
-    labelNames: ['pattern'] as const,
-    registers,
-  });
-  const repetitions = new Counter({
-    name: 'trajwatch_tool_repetitions_total',
-    // No tool-name label: names come from the telemetry, and a label must stay bounded.
-    help: 'Groups of identical tool calls (same tool, same canonical arguments) observed.',
-    registers,
-  });
-  // The exemplar's label names join the type parameter only because prom-client types
-  // `exemplarLabels` with the series' own label names; `labelNames` stays the series' labels.
-  const findings = new Counter<'analyst' | 'severity' | ExemplarLabel>({
-    name: 'trajwatch_findings_total',
-    help: 'Findings emitted, by analyst and severity.',
-    labelNames: ['analyst', 'severity'],
-    enableExemplars: true,
-    registers: [],
-  });
-  withExemplars(registry, findings);
-  const durable = new Histogram({
-    name: 'trajwatch_finding_durable_seconds',
-    help: "From a trajectory's close to its findings being durable (local log) or acknowledged (Kafka), by sink; sampled.",
-    labelNames: ['sink'] as const,
-    buckets: DURABLE_BUCKETS,
-    registers,
-  });
-  const provenanceIssues = new Counter({
-    name: 'trajwatch_provenance_issues_total',
-    help: 'Treatment or conditions inputs refused (e.g. one id with two contents), by reason.',
-    labelNames: ['reason'] as const,
-    registers,
-  });
-  const checkStatuses = new Counter({
-    name: 'trajwatch_check_status_total',
-    help: 'Per closed trajectory revision (analysis manifest), each check by status: fired, observed, none-observed, or unavailable with its reason.',
-    labelNames: ['check', 'status', 'reason'] as const,
-    registers,
-  });
-  const windowFates = new Counter({
-    name: 'trajwatch_window_fates_total',
-    help: 'Windows named by analysis manifests, by fate (judged, refused, deferred, not-sampled) and reason.',
-    labelNames: ['fate', 'reason'] as const,
-    registers,
-  });
-  const decisions = new Counter({
-    name: 'trajwatch_decisions_total',
-    help: 'Judged answers by recommended action (act / escalate / record) and question.',
-    labelNames: ['action', 'question'] as const,
-    registers,
-  });
-  const alarms = new Counter<'question' | 'service' | 'agent' | ExemplarLabel>({
-    name: 'trajwatch_coordinator_alarms_total',
-    help: 'Coordinator alarms recommended (calibrated act answers), by question, service and agent.',
-    labelNames: ['question', 'service', 'agent'],
-    enableExemplars: true,
-    registers: [],
-  });
-  withExemplars(registry, alarms);
+  const trajectoriesClosed = counter(registry, 'trajwatch_trajectories_closed_total', 'Trajectories closed, by completeness and by what closed them.', ['completeness', 'closed_by']);
+  const byReason = (name: string, help: string) => counter(registry, name, help, ['reason']);
+  const incompleteReasons = byReason('trajwatch_trajectory_incomplete_reasons_total', 'Reasons named by incomplete trajectories (one trajectory can name several).');
+  const gaps = byReason(
+    'trajwatch_trajectory_capture_gaps_total',
+    'Closed trajectories naming each capture gap (what the instrumentation did not record; one trajectory can name several).',
+  );
+  const steps = histogram(registry, 'trajwatch_trajectory_steps', 'Steps per closed trajectory.', [1, 5, 10, 25, 50, 100, 250, 1000, 10_000]);
+  const l0Hits = counter(registry, 'trajwatch_l0_hits_total', 'L0 patterns fired (candidates, not verdicts), by pattern.', ['pattern']);
+  // No tool-name label: names come from the telemetry, and a label must stay bounded.
+  const repetitions = counter(registry, 'trajwatch_tool_repetitions_total', 'Groups of identical tool calls (same tool, same canonical arguments) observed.');
+  const findings = exemplarCounter(registry, 'trajwatch_findings_total', 'Findings emitted, by analyst and severity.', ['analyst', 'severity']);
+  const durable = histogram(
+    registry,
+    'trajwatch_finding_durable_seconds',
+    "From a trajectory's close to its findings being durable (local log) or acknowledged (Kafka), by sink; sampled.",
+    DURABLE_BUCKETS,
+    ['sink'],
+  );
+  const provenanceIssues = byReason('trajwatch_provenance_issues_total', 'Treatment or conditions inputs refused (e.g. one id with two contents), by reason.');
+  const checkStatuses = counter(
+    registry,
+    'trajwatch_check_status_total',
+    'Per closed trajectory revision (analysis manifest), each check by status: fired, observed, none-observed, or unavailable with its reason.',
+    ['check', 'status', 'reason'],
+  );
+  const windowFates = counter(registry, 'trajwatch_window_fates_total', 'Windows named by analysis manifests, by fate (judged, refused, deferred, not-sampled) and reason.', [
+    'fate',
+    'reason',
+  ]);
+  const decisions = counter(registry, 'trajwatch_decisions_total', 'Judged answers by recommended action (act / escalate / record) and question.', ['action', 'question']);
+  const alarms = exemplarCounter(registry, 'trajwatch_coordinator_alarms_total', 'Coordinator alarms recommended (calibrated act answers), by question, service and agent.', [
+    'question',
+    'service',
+    'agent',
+  ]);
   return {
     onTrajectory(t: Trajectory, analysis: Analysis) {
       trajectoriesClosed.inc({ completeness: t.complete ? 'complete' : 'incomplete', closed_by: t.closedBy });

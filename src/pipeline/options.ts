@@ -10,6 +10,7 @@ import type { FindingSink } from '../sinks/finding-sink.ts';
 import type { JsonlLog } from '../sinks/jsonl-log.ts';
 import type { Decisions } from './decisions.ts';
 import type { TrajectoryForward } from './forwarding.ts';
+import type { HealthReporter } from '../ingest/refusal.ts';
 
 /**
  * Whose time closes trajectories: `arrival` (serve: the wall clock when spans arrive) or
@@ -57,4 +58,11 @@ export interface PipelineOptions {
    * until the forward is acknowledged.
    */
   forward?: TrajectoryForward;
+  /**
+   * What `admission()` asks first, in order: the outputs as the topology runs them (its output
+   * components: the trajectory log, the sinks, the audience quarantine, the revision memory), so
+   * input is refused for exactly the reasons `/healthz` shows. Absent (tests, library use): the
+   * trajectory log and each sink's backpressure. Then the forward's, then the assembler's bounds.
+   */
+  downstream?: readonly HealthReporter[];
 }

@@ -7,11 +7,13 @@ import type { JudgedPart } from '../judge/consideration.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
 import type { PipelineCounts } from './counts.ts';
 import type { PipelineOptions } from './options.ts';
+import type { HealthReporter } from '../ingest/refusal.ts';
+import { logRefusal, TRAJECTORY_LOG_REFUSALS } from '../sinks/log-refusal.ts';
 
 /** What the outputs read of the pipeline's options. */
 export type OutputOptions = Pick<
   PipelineOptions,
-  'sinks' | 'trajectoryLog' | 'trajectoryLlmInput' | 'maxPendingTrajectoryBytes' | 'provenance' | 'onManifest' | 'onDurable' | 'onJudged'
+  'sinks' | 'downstream' | 'trajectoryLog' | 'trajectoryLlmInput' | 'maxPendingTrajectoryBytes' | 'provenance' | 'onManifest' | 'onDurable' | 'onJudged'
 >;
 
 /**
@@ -24,22 +26,23 @@ export class PipelineOutputs {
   readonly #counts: PipelineCounts;
   /** Sinks with a durability timing in flight. */
   readonly #timing = new Set<FindingSink>();
+  readonly #downstream: readonly HealthReporter[];
 
   /** `counts`: the pipeline's, where findings and manifests written are counted. */
   constructor(options: OutputOptions, counts: PipelineCounts) {
     this.#options = options;
     this.#counts = counts;
+    this.#downstream = options.downstream ?? ownOutputs(options);
   }
 
-  /** A reason to refuse input because an output is failing or behind, or undefined. */
+  /**
+   * A reason to refuse input because an output is failing or behind, or undefined: each of
+   * `downstream` asked in order (the topology's output components), else the trajectory log
+   * and each sink's backpressure.
+   */
   admission(): string | undefined {
-    const log = this.#options.trajectoryLog;
-    if (log?.failure !== undefined) return 'trajectory-log-unwritable';
-    if (log !== undefined && log.pendingBytes > (this.#options.maxPendingTrajectoryBytes ?? Infinity)) {
-      return 'trajectory-log-backlog';
-    }
-    for (const sink of this.#options.sinks) {
-      const reason = sink.backpressure();
+    for (const part of this.#downstream) {
+      const reason = part.health();
       if (reason !== undefined) return reason;
     }
     return undefined;
@@ -106,4 +109,13 @@ export class PipelineOutputs {
       );
     }
   }
+}
+
+/** What a pipeline built without the topology refuses for: its trajectory log, then its sinks. */
+function ownOutputs(options: OutputOptions): HealthReporter[] {
+  const { trajectoryLog: log, maxPendingTrajectoryBytes = Infinity } = options;
+  return [
+    ...(log === undefined ? [] : [{ health: () => logRefusal(log, maxPendingTrajectoryBytes, TRAJECTORY_LOG_REFUSALS) }]),
+    ...options.sinks.map((sink) => ({ health: () => sink.backpressure() })),
+  ];
 }

@@ -1,9 +1,9 @@
 import type { Producer } from 'kafkajs';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
+import type { LevelLog } from '../telemetry/logger.ts';
 import { captureOf, encodeRefusedRecord, encodeTraceRecord, sessionOf } from './record.ts';
-
-export type ForwarderLog = (level: 'info' | 'warn' | 'error', message: string, context?: Record<string, unknown>) => void;
+import { REFUSAL } from '../ingest/refusal.ts';
 
 export interface ForwarderOptions {
   topic: string;
@@ -12,7 +12,7 @@ export interface ForwarderOptions {
   /** Largest record value sent (already lowered to the topic's `max.message.bytes`). */
   maxRecordBytes: number;
   lingerMs: number;
-  log: ForwarderLog;
+  log: LevelLog;
 }
 
 export interface ForwarderStats {
@@ -75,7 +75,7 @@ export class Forwarder {
   }
 
   backpressure(): string | undefined {
-    return this.#stats.inFlightBytes >= this.#options.maxInFlightBytes ? 'repartition-in-flight' : undefined;
+    return this.#stats.inFlightBytes >= this.#options.maxInFlightBytes ? REFUSAL.repartitionInFlight : undefined;
   }
 
   /** Forwards `t` when its steps name a session (resolves once acknowledged); undefined: analyze it here. */

@@ -3,6 +3,7 @@ import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { FindingStream } from './finding-sink.ts';
 import type { JsonlLog } from './jsonl-log.ts';
+import type { LevelLog } from '../telemetry/logger.ts';
 
 /** The reason every refused external view is counted under. */
 export const AUDIENCE_REFUSAL_REASON = 'audience-strip-failed';
@@ -21,9 +22,6 @@ export interface AudienceRefusal {
   reason: string;
 }
 
-/** Where the first refusal of each sink is reported (the sink's logger in serve). */
-export type RefusalLog = (message: string, context: Record<string, unknown>) => void;
-
 /**
  * Every record whose external view could not be trusted (`AudienceError`), for all sinks of a
  * process. A refused record is never shipped to the external sink; it is kept whole in the
@@ -34,14 +32,14 @@ export type RefusalLog = (message: string, context: Record<string, unknown>) => 
  */
 export class AudienceRefusals {
   readonly #quarantine: JsonlLog | undefined;
-  readonly #log: RefusalLog;
+  readonly #log: LevelLog;
   readonly #counts = new Map<string, { sink: string; kind: string; count: number }>();
   readonly #listed: AudienceRefusal[] = [];
   readonly #loggedSinks = new Set<string>();
   #count = 0;
 
   /** `quarantine` absent: counted and logged only (a sink used on its own, in a test). */
-  constructor(quarantine?: JsonlLog, log: RefusalLog = () => {}) {
+  constructor(quarantine?: JsonlLog, log: LevelLog = () => {}) {
     this.#quarantine = quarantine;
     this.#log = log;
   }
@@ -66,7 +64,7 @@ export class AudienceRefusals {
     this.#quarantine?.append([JSON.stringify({ refusal: AUDIENCE_REFUSAL_REASON, ...refusal, record })]);
     if (!this.#loggedSinks.has(sink)) {
       this.#loggedSinks.add(sink);
-      this.#log('external view refused: record kept in the internal quarantine log, not written to this sink (later refusals counted, not logged)', {
+      this.#log('error', 'external view refused: record kept in the internal quarantine log, not written to this sink (later refusals counted, not logged)', {
         ...refusal,
         quarantine: this.#quarantine?.path ?? null,
       });

@@ -4,6 +4,8 @@ import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { FindingSink, FindingStream } from './finding-sink.ts';
 import { JsonlLog, type JsonlRetention } from './jsonl-log.ts';
+import { REFUSAL } from '../ingest/refusal.ts';
+import { FINDINGS_LOG_REFUSALS, logRefusal } from './log-refusal.ts';
 
 /**
  * The embedded default sink: findings and analysis manifests appended to a durable JSON-lines
@@ -59,10 +61,10 @@ export class LocalLogSink implements FindingSink {
   }
 
   backpressure(): string | undefined {
-    if (this.#closing !== undefined) return 'findings-log-closed';
+    if (this.#closing !== undefined) return REFUSAL.findingsLogClosed;
     for (const log of Object.values(this.#logs)) {
-      if (log.failure !== undefined) return 'findings-log-unwritable';
-      if (log.pendingBytes > this.#maxPendingBytes) return 'findings-log-backlog';
+      const refusal = logRefusal(log, this.#maxPendingBytes, FINDINGS_LOG_REFUSALS);
+      if (refusal !== undefined) return refusal;
     }
     return undefined;
   }

@@ -2,6 +2,7 @@ import type { RevisionLog } from '../assemble/revision-log.ts';
 import type { RememberedRevision, RevisionMemory } from '../assemble/revision-memory.ts';
 import type { AnalysisManifest } from '../findings/manifest-schema.ts';
 import type { FindingSink } from './finding-sink.ts';
+import { REFUSAL } from '../ingest/refusal.ts';
 
 /** How long to wait before trying again when the other outputs failed to become durable. */
 const RETRY_MS = 1_000;
@@ -63,8 +64,8 @@ export class RevisionMemorySink implements FindingSink, RevisionMemory {
   }
 
   backpressure(): string | undefined {
-    if (this.#closed) return 'revision-memory-closed';
-    return this.#log.failure === undefined ? undefined : 'revision-memory-unwritable';
+    if (this.#closed) return REFUSAL.revisionMemoryClosed;
+    return this.#log.failure === undefined ? undefined : REFUSAL.revisionMemoryUnwritable;
   }
 
   backlog(): { records: number; bytes: number } {

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 
 /**
  * Where a component declares its Prometheus series: the topology's one registry, or
@@ -56,6 +56,11 @@ export function readGauge(registry: Registry, name: string, help: string, read: 
   });
 }
 
+/** A 0/1 gauge read from its owner at scrape time: 1 while `read` is true (`..._failing`). */
+export function readFlag(registry: Registry, name: string, help: string, read: () => boolean): void {
+  readGauge(registry, name, help, () => (read() ? 1 : 0));
+}
+
 /** A labelled gauge read from its owner at scrape time; each reading sets one series. */
 export function readLabelledGauge(registry: Registry, name: string, help: string, labelNames: readonly string[], read: () => Iterable<Reading>): void {
   new Gauge({
@@ -68,6 +73,37 @@ export function readLabelledGauge(registry: Registry, name: string, help: string
     },
   });
 }
+
+/**
+ * A counter a component increments itself, on `registry` (unregistered, counting nowhere
+ * visible, when there is none).
+ *
+ * @example
+ * const refused = counter(registry, 'trajwatch_x_refused_total', 'Requests refused, by reason.', ['reason']);
+ * refused.inc({ reason: 'full' });
+ */
+export function counter<const L extends string = never>(registry: MetricRegistry, name: string, help: string, labelNames: readonly L[] = []): Counter<L> {
+  return new Counter<L>({ name, help, labelNames, registers: registry === undefined ? [] : [registry] });
+}
+
+/** A histogram a component observes itself, with its buckets (unregistered when there is no registry). */
+export function histogram<const L extends string = never>(
+  registry: MetricRegistry,
+  name: string,
+  help: string,
+  buckets: readonly number[],
+  labelNames: readonly L[] = [],
+): Histogram<L> {
+  return new Histogram<L>({ name, help, labelNames, buckets: [...buckets], registers: registry === undefined ? [] : [registry] });
+}
+
+/** A label-less {@link mirrorCounter}: one running total owned elsewhere. */
+export function mirrorTotal(registry: Registry, name: string, help: string, read: () => number): void {
+  mirrorCounter(registry, name, help, [], () => [[{}, read()]]);
+}
+
+/** `{ value: n }` counts as readings labelled `{ [label]: value }`, in the counts' order. */
+export const byLabel = (label: string, counts: Readonly<Record<string, number>>): Reading[] => Object.entries(counts).map(([value, n]) => [{ [label]: value }, n]);
 
 /** `{ reason: n }` counts as readings labelled `{ outcome, reason }`. */
 export const byReason = (counts: Record<string, number>, outcome: string): Reading[] =>

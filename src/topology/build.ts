@@ -226,7 +226,7 @@ async function openRefusals(ctx: Context): Promise<AudienceRefusals> {
     (plan.kafkaSink && config.kafka !== undefined && anyExternal(config.kafka.audience)) ||
     ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations?.audience === 'external');
   const log = ctx.log('sinks.audience');
-  const refusals = new AudienceRefusals(external ? await JsonlLog.open(join(config.dataDir, 'audience-refused.jsonl')) : undefined, (message, context) => log.error(context, message));
+  const refusals = new AudienceRefusals(external ? await JsonlLog.open(join(config.dataDir, 'audience-refused.jsonl')) : undefined, levelLog(log));
   registerAudienceRefusalMetrics(ctx.registry, refusals);
   return refusals;
 }
@@ -254,7 +254,7 @@ async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: P
     checks: config.checks,
     provenance,
   });
-  const judge = keep(ctx, judgeComponent(decisions));
+  const judge = keep(ctx, judgeComponent(decisions, judgeHealth));
   if (decisions.enabled) registerJudgeMetrics(registry, () => decisions.stats());
   const repartition = plan.sources?.kafka === true && config.source.kafka?.sessions.enabled === true ? config.source.kafka : undefined;
   const analyze = createAnalyzer(config, (issue) => observed.onProvenanceIssue(issue));
@@ -269,6 +269,8 @@ async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: P
     maxPendingTrajectoryBytes: config.sinks.maxPendingBytes,
     trajectoryLlmInput: config.sinks.trajectoryLlmInput,
     sinks: outputs.sinks,
+    // Input is refused for what the output components report, as /healthz shows it.
+    downstream: outputs.layer,
     onTrajectory: observed.onTrajectory,
     onManifest: observed.onManifest,
     onDurable: observed.onDurable,

@@ -8,14 +8,20 @@
  *   call twice; background work (timers, loops, calls in flight) is cancelled or finished
  *   before it resolves, so a stopped component touches nothing any more.
  * - `health` says, without I/O, why the component cannot do its work now (a full outbox, an
- *   unwritable log), or `undefined`. The topology logs the first unhealthy reading and the
- *   recovery (`FaultLog`), and the reason is what the receivers refuse input with.
+ *   unwritable log: one of `REFUSAL`, `ingest/refusal.ts`), or `undefined`. The topology logs
+ *   the first unhealthy reading and the recovery (`FaultLog`); the pipeline's admission asks
+ *   the output components, so the reason is what the receivers refuse input with; `/healthz`
+ *   names it (503).
+ * - `degraded`, when it has one, says why it works worse now without refusing anything (the
+ *   judge's calls failing); `/healthz` names it and says `degraded` (200).
  */
 export interface Component {
   readonly name: string;
   start(): Promise<void>;
   stop(): Promise<void>;
   health(): string | undefined;
+  /** Why it works worse now while input is still taken, or `undefined`; without I/O. */
+  degraded?(): string | undefined;
   /**
    * Stops without finishing work, when the topology failed to start: nothing is flushed in the
    * name of a run that never was (the pipeline does not drain; what the WAL replayed stays in

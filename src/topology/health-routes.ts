@@ -8,12 +8,13 @@ type Route = (req: IncomingMessage, res: ServerResponse) => void;
 export interface HealthReport {
   /**
    * `starting` until every component started; `unhealthy` while a component reports a reason
-   * (input is refused then); `degraded` while only the judge fails (findings still flow, judged
-   * windows escalate without an answer); else `ok`.
+   * (input is refused then, with that reason); `degraded` while one only works worse (the
+   * judge's calls fail: findings still flow, judged windows escalate without an answer); else `ok`.
    */
   status: 'starting' | 'ok' | 'degraded' | 'unhealthy';
-  /** Each component: `ok` or why it cannot do its work now. */
+  /** Each component: `ok`, why it cannot do its work now (its refusal), or `degraded: <why>`. */
   components: Record<string, string>;
+  /** The judge's calls in detail (its state is also the `judge` component's). */
   judge: JudgeHealthReport;
 }
 
@@ -28,19 +29,27 @@ export interface HealthSources {
   redactJudge: boolean;
 }
 
+/** The one reading behind `/healthz` and `/readyz`: every component's health, once. */
 export function healthReport(sources: HealthSources): HealthReport {
   const running = sources.running;
   const components: Record<string, string> = {};
-  for (const c of running?.components ?? []) components[c.name] = c.health() ?? 'ok';
+  let unhealthy = false;
+  let degraded = false;
+  for (const c of running?.components ?? []) {
+    const refusal = c.health();
+    const worse = refusal === undefined ? c.degraded?.() : undefined;
+    unhealthy ||= refusal !== undefined;
+    degraded ||= worse !== undefined;
+    components[c.name] = refusal ?? (worse === undefined ? 'ok' : `degraded: ${worse}`);
+  }
   const full = sources.judge();
   const judge: JudgeHealthReport = sources.redactJudge && full.state !== 'off' ? { ...full, endpoint: '(redacted: receiver.auth is set)', model: '(redacted)' } : full;
-  const unhealthy = Object.values(components).some((h) => h !== 'ok');
-  const status = running?.started !== true ? 'starting' : unhealthy ? 'unhealthy' : judge.state === 'failing' ? 'degraded' : 'ok';
+  const status = running?.started !== true ? 'starting' : unhealthy ? 'unhealthy' : degraded ? 'degraded' : 'ok';
   return { status, components, judge };
 }
 
 /**
- * `/healthz`: the components' and the judge's health, 200 unless a component is unhealthy (503).
+ * `/healthz`: every component's health (and the judge's calls), 200 unless a component is unhealthy (503).
  * `/readyz`: 200 once every component started and none is unhealthy, else 503 — start-up work
  * (the span WAL's replay, the ledger's opening) happens before the receivers listen, so a
  * `starting` answer is brief. A failing judge degrades both, never fails them: input is still

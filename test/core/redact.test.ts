@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactSecrets } from '../../src/core/redact.ts';
+import { isSecretKey, redactSecrets, SECRET_KEYS } from '../../src/core/redact.ts';
 
 const SECRETS = {
   openai: 'sk-proj-AbCdEf0123456789GhIjKlMn',
@@ -43,5 +43,29 @@ describe('redactSecrets', () => {
   it('leaves ordinary text alone and counts nothing', () => {
     const text = 'The agent searched for "bearer bonds" and asked for the password reset page.';
     expect(redactSecrets(text)).toEqual({ text, count: 0 });
+  });
+});
+
+describe('the secret keys', () => {
+  it('are one list: each key the text rules search for is redacted as `key=value` and `"key": "value"`, and named a secret key', () => {
+    for (const k of SECRET_KEYS) {
+      for (const key of [k.words.join('_'), k.words.join('-'), k.words.join('')]) expect(isSecretKey(key), key).toBe(true);
+      if (k.text === 'none') continue;
+      const value = k.text === 'own' && k.words.includes('access') ? 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY' : 'Zq7plainsecret';
+      for (const text of [`${k.words.join('_')}=${value}`, JSON.stringify({ [k.words.join('_')]: value })]) {
+        const r = redactSecrets(text);
+        expect(r.text, text).not.toContain(value);
+        expect(r.count, text).toBe(1);
+      }
+    }
+  });
+
+  it('leaves where a secret comes from, and counts named like credentials, readable', () => {
+    for (const key of ['tokenEnv', 'passwordFile', 'keyFile', 'tokens', 'apiKeyEnv']) expect(isSecretKey(key), key).toBe(false);
+  });
+
+  it('marks with the rule by default, or with the mark a caller names', () => {
+    expect(redactSecrets('password=hunter2x').text).toBe('password=[REDACTED:credential]');
+    expect(redactSecrets('password=hunter2x Bearer abcdefgh12345', () => '[redacted]')).toEqual({ text: 'password=[redacted] Bearer [redacted]', count: 2 });
   });
 });

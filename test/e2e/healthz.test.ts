@@ -65,6 +65,11 @@ describe('serve tells of its judge', () => {
     for (let i = 0; i < 3; i++) expect((await postJson(serve.url, agentRunRequest(run('Deploy.')))).status).toBe(200);
     const failing = await until(serve.url, (h) => h.judge.state === 'failing');
     expect(failing).toMatchObject({ status: 'degraded', judge: { reason: 'http 500' } });
+    // The judge is a component like the others: degraded, with its reason; input is still taken.
+    expect(failing.components['judge']).toBe('degraded: http 500');
+    expect(Object.entries(failing.components).filter(([name]) => name !== 'judge').every(([, h]) => h === 'ok')).toBe(true);
+    expect((await health(serve.url)).code).toBe(200);
+    expect((await health(serve.url, '/readyz')).code).toBe(200);
     // Repeats of the same reason are not logged again.
     await new Promise((r) => setTimeout(r, 1500));
     expect(count(serve.output(), 'judge calls failing: http 500')).toBe(1);
@@ -78,6 +83,27 @@ describe('serve tells of its judge', () => {
     expect((await postJson(serve.url, agentRunRequest(run('Deploy once more.')))).status).toBe(200);
     const recovered = await until(serve.url, (h) => h.judge.state === 'ok');
     expect(recovered.status).toBe('ok');
+    expect(recovered.components['judge']).toBe('ok');
     expect(serve.output()).toContain('judge calls failing: recovered');
+  }, 60_000);
+});
+
+describe('serve tells of a failing component', () => {
+  it('with the Kafka broker down past the outbox bound: /healthz and /readyz 503 name the Kafka sink and its reason, which is what input is refused with', async () => {
+    // Nothing listens on port 9: every produce fails, the outbox (two records) fills.
+    serve = await startServe({ assembler: { quietPeriodMs: 100 }, kafka: { brokers: ['127.0.0.1:9'], maxOutboxRecords: 2, closeTimeoutMs: 0 } });
+    let refusal: { status: number; body: string } | undefined;
+    for (let i = 0; i < 40 && refusal === undefined; i++) {
+      const res = await postJson(serve.url, agentRunRequest(run('Deploy.')));
+      if (res.status === 503) refusal = { status: res.status, body: res.text };
+      else await new Promise((r) => setTimeout(r, 150));
+    }
+    expect(refusal, serve.output().slice(-2000)).toBeDefined();
+    expect(JSON.parse(refusal!.body)).toMatchObject({ message: 'trajwatch is at its limit (kafka-outbox-full); retry later' });
+    const { code, body } = await health(serve.url);
+    expect(code).toBe(503);
+    expect(body.status).toBe('unhealthy');
+    expect(body.components).toMatchObject({ kafka: 'kafka-outbox-full', 'local-log': 'ok', 'trajectory-log': 'ok', judge: 'ok' });
+    expect((await health(serve.url, '/readyz')).code).toBe(503);
   }, 60_000);
 });

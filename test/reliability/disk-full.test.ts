@@ -38,6 +38,13 @@ describe('disk full under the data directory', () => {
       expect(refused.headers.get('retry-after')).toBe('2');
       // Whichever file hits the full disk first (the write-ahead log, trajectories or findings) turns admission off.
       expect(JSON.parse(refused.text)).toEqual({ code: 14, message: expect.stringMatching(/^trajwatch is at its limit \((wal|trajectory-log|findings-log)-unwritable\); retry later$/) });
+      // /healthz names the component that cannot write, with the reason input is refused with.
+      const reason = /\(([a-z-]+)\)/.exec((JSON.parse(refused.text) as { message: string }).message)![1]!;
+      const healthz = await fetch(`${serve.url}/healthz`);
+      const health = (await healthz.json()) as { status: string; components: Record<string, string> };
+      expect(healthz.status, JSON.stringify(health)).toBe(503);
+      expect(health.status).toBe('unhealthy');
+      expect(Object.values(health.components).filter((h) => h.endsWith('-unwritable'))).toContain(reason);
       // Zero or more requests were acknowledged before a write failed (a page of slack can still take a line).
       const acknowledged = refused.sent - 1;
       // Still refusing while the disk stays full: nothing further is acknowledged.
@@ -49,7 +56,7 @@ describe('disk full under the data directory', () => {
         metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'trajectory-log-unwritable' }) +
         metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'findings-log-unwritable' }) +
         metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'wal-unwritable' });
-      expect(unwritable).toBeGreaterThanOrEqual(6);
+      expect(unwritable, metrics.split('\n').filter((l) => l.startsWith('trajwatch_otlp_requests_refused_total')).join('\n')).toBeGreaterThanOrEqual(6);
 
       rmSync(filler);
       const recovered = await postUntil(serve.url, 200, 'd15c3');

@@ -49,7 +49,7 @@ describe('audience on the local logs: sinks.localLog.audience', () => {
     const dir = await tempDir();
     const logged: Record<string, unknown>[] = [];
     const quarantine = await JsonlLog.open(join(dir, 'audience-refused.jsonl'));
-    const refusals = new AudienceRefusals(quarantine, (message, context) => logged.push({ message, ...context }));
+    const refusals = new AudienceRefusals(quarantine, (_level, message, context) => logged.push({ message, ...context }));
     const sink = new AudienceSink(await LocalLogSink.open(dir, 1 << 20), { findings: 'external', alarms: 'internal' }, refusals);
     const bad = judgedFinding();
     (bad.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://judge.internal';

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
 import { KafkaSink } from '../../src/sinks/kafka/sink.ts';
-import type { SinkLogLevel } from '../../src/sinks/kafka/sink.ts';
+import type { LevelLogLevel } from '../../src/telemetry/logger.ts';
 import type { SinkRecord } from '../../src/sinks/record.ts';
 import { consumeMessages, privateBroker, startBroker, stopBroker, uniqueTopic } from '../helpers/kafka.ts';
 
@@ -41,7 +41,7 @@ describe.skipIf(broker === undefined)('KafkaSink through a broker outage', () =>
 
   it('delivers every record after the broker comes back, bounded by the outbox meanwhile', async () => {
     const topics = { findings: uniqueTopic('outage.findings'), alarms: uniqueTopic('outage.alarms') };
-    const logs: { level: SinkLogLevel; message: string }[] = [];
+    const logs: { level: LevelLogLevel; message: string }[] = [];
     const sink = await KafkaSink.open(
       parseKafkaSinkConfig({
         brokers: broker!.brokers,

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
 import type { KafkaSinkConfigInput } from '../../src/sinks/kafka/config.ts';
 import { KafkaSink } from '../../src/sinks/kafka/sink.ts';
-import type { SinkLogLevel } from '../../src/sinks/kafka/sink.ts';
+import type { LevelLogLevel } from '../../src/telemetry/logger.ts';
 import type { SinkRecord } from '../../src/sinks/record.ts';
 import { consumeMessages, kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 
@@ -109,7 +109,7 @@ describe.skipIf(brokers === undefined)('KafkaSink against a real broker', () => 
   it('leaves undelivered records in the outbox on close, and a new sink over it delivers them', async () => {
     const topics = { findings: uniqueTopic('test.findings'), alarms: uniqueTopic('test.alarms') };
     const dir = await outboxDir();
-    const logs: { level: SinkLogLevel; message: string }[] = [];
+    const logs: { level: LevelLogLevel; message: string }[] = [];
     // Nothing listens on port 1: the first sink can only fail.
     const cut = await KafkaSink.open(
       parseKafkaSinkConfig({ brokers: ['127.0.0.1:1'], topics, connectionTimeoutMs: 200, retryInitialMs: 50 }),

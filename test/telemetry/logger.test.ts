@@ -1,7 +1,9 @@
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { applyEnv } from '../../src/config/load.ts';
 import { validateConfig } from '../../src/config-schema.ts';
+import { redactSecrets, SECRET_KEYS } from '../../src/core/redact.ts';
 import { createLogger, type LogLevel, REDACTED } from '../../src/telemetry/logger.ts';
 
 /** A logger writing into an array of parsed lines. */
@@ -50,6 +52,44 @@ describe('the logger', () => {
     // Where a secret comes from is not a secret, and is what an operator needs.
     expect(text).toContain('/etc/tw/key.pem');
     expect(text).toContain('"username":"tw"');
+  });
+
+  it('redacts every secret the judge\'s rules redact: under each secret key, and in free text', () => {
+    const { logger, raw } = capture();
+    const value = 'Zq7-plain-secret-value-0042';
+    const context = Object.fromEntries(SECRET_KEYS.map((k, i) => [k.words.join('_'), `${value}${i}`]));
+    logger.info({ nested: { context } }, 'keys');
+    const inText = [
+      ...SECRET_KEYS.filter((k) => k.text === 'credential').map((k) => `${k.words.join('_')}=${value}`),
+      'aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY',
+      'sk-proj-AbCdEf0123456789GhIjKlMn AKIAIOSFODNN7EXAMPLE ghp_0123456789abcdefghijABCDEFGHIJ012345',
+      'xoxb-0123456789-abcdef AIzaSyA0123456789abcdefghijklmnopqrstu',
+      'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dBjftJeZ4CVPmB92K27uhbUJU1p1r4wW',
+    ];
+    for (const text of inText) {
+      // The judge's rules catch it...
+      expect(redactSecrets(text).count, text).toBeGreaterThan(0);
+      // ...and so does the log, in the message and in a context string.
+      logger.warn({ detail: text }, `failed: ${text}`);
+    }
+    const written = raw.join('');
+    expect(written).not.toContain(value);
+    for (const secret of ['wJalrXUtnFEMI', 'sk-proj-AbCdEf', 'AKIAIOSFODNN7EXAMPLE', 'ghp_0123', 'xoxb-0123', 'AIzaSyA0', 'eyJhbGciOiJIUzI1NiJ9.eyJ']) {
+      expect(written, secret).not.toContain(secret);
+    }
+    expect(written).toContain(`password=${REDACTED}`);
+  });
+
+  it('writes a part\'s default log (no topology) as the house JSON lines on stderr, redacted', () => {
+    // A child process: the logger writes to file descriptor 2 itself, synchronously.
+    const script = `import { stderrLog } from ${JSON.stringify(new URL('../../src/telemetry/logger.ts', import.meta.url).href)};
+stderrLog('sinks.kafka')('warn', 'delivery failing', { brokers: ['sasl://u:pw-9f3e1@b:9093'] });`;
+    const run = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(run.status, run.stderr).toBe(0);
+    const lines = [run.stderr];
+    const line = JSON.parse(lines.join('')) as Record<string, unknown>;
+    expect(line).toMatchObject({ level: 'warn', component: 'sinks.kafka', msg: 'delivery failing' });
+    expect(JSON.stringify(line)).not.toContain('pw-9f3e1');
   });
 
   it('keeps counts whose names only resemble credentials (tokens, keyFile) readable', () => {

@@ -1,11 +1,13 @@
 import { StorageError } from '../../errors.ts';
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
+import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
 import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
-import { KafkaSink, logToStderr } from './sink.ts';
-import type { KafkaSinkOptions, SinkLog } from './sink.ts';
+import { KafkaSink } from './sink.ts';
+import type { KafkaSinkOptions } from './sink.ts';
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 /**
  * A finding or manifest as a Kafka record: keyed by trajectory (a manifest lands in the
@@ -37,12 +39,12 @@ export class KafkaFindingSink implements FindingSink {
   #overflow: SinkRecord[] = [];
   #draining: Promise<void> | undefined;
   #refusedTooLarge = 0;
-  readonly #log: SinkLog;
+  readonly #log: LevelLog;
   #closed = false;
   /** Records handed over after close: never sent, so every later `flushed()` rejects. */
   #refusedAfterClose = 0;
 
-  constructor(kafka: KafkaSink, log: SinkLog = logToStderr) {
+  constructor(kafka: KafkaSink, log: LevelLog = stderrLog('sinks.kafka')) {
     this.kafka = kafka;
     this.#log = log;
   }
@@ -84,8 +86,8 @@ export class KafkaFindingSink implements FindingSink {
   }
 
   backpressure(): string | undefined {
-    if (this.#closed) return 'kafka-sink-closed';
-    return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? 'kafka-outbox-full' : undefined);
+    if (this.#closed) return REFUSAL.kafkaSinkClosed;
+    return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? REFUSAL.kafkaOutboxFull : undefined);
   }
 
   /** Not yet acknowledged by the broker: in the outbox, or waiting for room in it. */

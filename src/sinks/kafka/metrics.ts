@@ -1,5 +1,4 @@
-import { Histogram } from 'prom-client';
-import { type MetricRegistry, mirrorCounter, readGauge } from '../../telemetry/metrics.ts';
+import { byLabel, histogram, type MetricRegistry, mirrorCounter, mirrorTotal, readFlag } from '../../telemetry/metrics.ts';
 
 /**
  * What these series read of the sink's stats (`KafkaSinkStats` has them): declared here so the
@@ -30,14 +29,13 @@ const OFF: ProduceObserver = () => {};
  */
 export function registerKafkaSinkMetrics(registry: MetricRegistry, read: () => KafkaSinkReadings): void {
   if (registry === undefined) return;
-  mirrorCounter(registry, 'trajwatch_kafka_delivered_total', 'Records acknowledged by the Kafka broker.', [], () => [[{}, read().delivered]]);
-  mirrorCounter(registry, 'trajwatch_kafka_produce_errors_total', 'Failed Kafka produce attempts (each is retried from the outbox).', [], () => [[{}, read().sendErrors]]);
-  mirrorCounter(
+  mirrorTotal(registry, 'trajwatch_kafka_delivered_total', 'Records acknowledged by the Kafka broker.', () => read().delivered);
+  mirrorTotal(registry, 'trajwatch_kafka_produce_errors_total', 'Failed Kafka produce attempts (each is retried from the outbox).', () => read().sendErrors);
+  mirrorTotal(
     registry,
     'trajwatch_kafka_outbox_ack_errors_total',
     'Failed attempts to record broker acknowledgements in the outbox (retried; the records are not sent again).',
-    [],
-    () => [[{}, read().ackErrors]],
+    () => read().ackErrors,
   );
   mirrorCounter(
     registry,
@@ -46,13 +44,10 @@ export function registerKafkaSinkMetrics(registry: MetricRegistry, read: () => K
     ['reason'],
     () => {
       const s = read();
-      return [
-        [{ reason: 'full' }, s.refusedFull],
-        [{ reason: 'too-large' }, s.refusedTooLarge],
-      ];
+      return byLabel('reason', { full: s.refusedFull, 'too-large': s.refusedTooLarge });
     },
   );
-  readGauge(registry, 'trajwatch_kafka_failing', '1 from a failed produce attempt until the next success.', () => (read().failing ? 1 : 0));
+  readFlag(registry, 'trajwatch_kafka_failing', '1 from a failed produce attempt until the next success.', () => read().failing);
 }
 
 /**
@@ -61,18 +56,13 @@ export function registerKafkaSinkMetrics(registry: MetricRegistry, read: () => K
  */
 export function kafkaProduceMetrics(registry: MetricRegistry): ProduceObserver {
   if (registry === undefined) return OFF;
-  const latency = new Histogram({
-    name: 'trajwatch_kafka_produce_seconds',
-    help: 'Duration of acknowledged Kafka produce requests (send to broker acknowledgement, acks=all).',
-    buckets: PRODUCE_LATENCY_BUCKETS,
-    registers: [registry],
-  });
-  const size = new Histogram({
-    name: 'trajwatch_kafka_produce_records',
-    help: 'Records per acknowledged Kafka produce request.',
-    buckets: PRODUCE_RECORDS_BUCKETS,
-    registers: [registry],
-  });
+  const latency = histogram(
+    registry,
+    'trajwatch_kafka_produce_seconds',
+    'Duration of acknowledged Kafka produce requests (send to broker acknowledgement, acks=all).',
+    PRODUCE_LATENCY_BUCKETS,
+  );
+  const size = histogram(registry, 'trajwatch_kafka_produce_records', 'Records per acknowledged Kafka produce request.', PRODUCE_RECORDS_BUCKETS);
   return (seconds, records) => {
     latency.observe(seconds);
     size.observe(records);

@@ -1,4 +1,4 @@
-import type { LevelLog } from '../../telemetry/logger.ts';
+import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
 import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
@@ -9,15 +9,13 @@ import type { KafkaSinkConfig } from './config.ts';
 import { kafkaProduceMetrics, registerKafkaSinkMetrics } from './metrics.ts';
 import { Outbox } from './outbox.ts';
 import type { AppendResult, OutboxEntry } from './outbox.ts';
-
-export type SinkLogLevel = 'info' | 'warn' | 'error';
-/** Where the sink reports the first delivery failure and the recovery (not every retry). */
-export type SinkLog = LevelLog;
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 export interface KafkaSinkOptions {
   /** The outbox directory, e.g. `<dataDir>/outbox/kafka`. */
   outboxDir: string;
-  log?: SinkLog;
+  /** Where the sink reports the first delivery failure and the recovery (not every retry); default {@link stderrLog}. */
+  log?: LevelLog;
   /** Where `sasl.passwordEnv` is looked up (default `process.env`). */
   env?: NodeJS.ProcessEnv;
   /** Told of every acknowledged produce request: its duration and record count (metrics). Must not throw. */
@@ -80,7 +78,7 @@ export class KafkaSink {
   readonly config: KafkaSinkConfig;
   readonly #outbox: Outbox;
   readonly #kafka: Kafka;
-  readonly #log: SinkLog;
+  readonly #log: LevelLog;
   readonly #onProduce: ((seconds: number, records: number) => void) | undefined;
   #producer: Producer | undefined;
   #topicsReady = false;
@@ -110,7 +108,7 @@ export class KafkaSink {
     produceLatencyMs: { count: 0, sum: 0, max: 0, last: 0 },
   };
 
-  private constructor(config: KafkaSinkConfig, outbox: Outbox, kafka: Kafka, log: SinkLog, onProduce: KafkaSinkOptions['onProduce']) {
+  private constructor(config: KafkaSinkConfig, outbox: Outbox, kafka: Kafka, log: LevelLog, onProduce: KafkaSinkOptions['onProduce']) {
     this.config = config;
     this.#outbox = outbox;
     this.#kafka = kafka;
@@ -124,7 +122,7 @@ export class KafkaSink {
    * @throws StorageError for an unusable or damaged outbox; ConfigError for unreadable secrets.
    */
   static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaSink> {
-    const log = options.log ?? logToStderr;
+    const log = options.log ?? stderrLog('sinks.kafka');
     const kafka = new Kafka({
       ...kafkaClientConfig(config, options.env ?? process.env, '', log),
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
@@ -159,8 +157,8 @@ export class KafkaSink {
 
   /** A reason to refuse new input now, or undefined when a record of maxRecordBytes fits. */
   backpressure(): string | undefined {
-    if (this.#outbox.failure !== undefined) return 'kafka-outbox-unwritable';
-    if (!this.#outbox.hasRoomFor()) return 'kafka-outbox-full';
+    if (this.#outbox.failure !== undefined) return REFUSAL.kafkaOutboxUnwritable;
+    if (!this.#outbox.hasRoomFor()) return REFUSAL.kafkaOutboxFull;
     return undefined;
   }
 
@@ -438,9 +436,4 @@ function withTimeout(promise: Promise<unknown>, ms: number): Promise<void> {
     };
     promise.then(done, done);
   });
-}
-
-/** The default {@link SinkLog} (library use, tests): one JSON line on stderr. */
-export function logToStderr(level: SinkLogLevel, message: string, context: Record<string, unknown> = {}): void {
-  process.stderr.write(JSON.stringify({ level, logger: 'sinks.kafka', message, ...context }) + '\n');
 }

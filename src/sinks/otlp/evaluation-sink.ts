@@ -11,16 +11,17 @@ import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import { AudienceRefusals } from '../audience-refusals.ts';
 import type { FindingSink, FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
-import type { SinkLog } from '../kafka/sink.ts';
+import type { LevelLog } from '../../telemetry/logger.ts';
 import type { OtlpEvaluationConfig } from './config.ts';
 import { openDurableQueue, type DurableQueue } from './durable-queue.ts';
 import { EVALUATION_EVENT_NAME, evaluationEvent, type EvaluationEvent } from './evaluation-event.ts';
 import { registerOtlpEvaluationMetrics } from './metrics.ts';
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 export interface OtlpEvaluationSinkOptions {
   /** The outbox directory, e.g. `<dataDir>/outbox/otlp-evaluations`. */
   outboxDir: string;
-  log?: SinkLog;
+  log?: LevelLog;
   metrics?: MetricRegistry;
   /** Where a finding whose external view cannot be trusted goes (kept whole, counted); the process's one. */
   refusals?: AudienceRefusals;
@@ -54,7 +55,7 @@ export class OtlpEvaluationSink implements FindingSink {
   readonly #exporter: OTLPLogExporter;
   readonly #provider: LoggerProvider;
   readonly #capture = new Capture();
-  readonly #log: SinkLog;
+  readonly #log: LevelLog;
   readonly #refusals: AudienceRefusals;
   #overflow: SinkRecord[] = [];
   #draining: Promise<void> | undefined;
@@ -69,7 +70,7 @@ export class OtlpEvaluationSink implements FindingSink {
   #listeners = new Set<() => void>();
   #stats = { exported: 0, exportErrors: 0, refusedTooLarge: 0, refusedAudience: 0, failing: false, lastError: undefined as string | undefined };
 
-  private constructor(config: OtlpEvaluationConfig, queue: DurableQueue, log: SinkLog, refusals: AudienceRefusals) {
+  private constructor(config: OtlpEvaluationConfig, queue: DurableQueue, log: LevelLog, refusals: AudienceRefusals) {
     this.config = config;
     this.#queue = queue;
     this.#log = log;
@@ -141,9 +142,9 @@ export class OtlpEvaluationSink implements FindingSink {
   }
 
   backpressure(): string | undefined {
-    if (this.#closed) return 'otlp-evaluations-closed';
-    if (this.#queue.failure !== undefined) return 'otlp-outbox-unwritable';
-    if (this.#overflow.length > 0 || !this.#queue.hasRoomFor()) return 'otlp-outbox-full';
+    if (this.#closed) return REFUSAL.otlpEvaluationsClosed;
+    if (this.#queue.failure !== undefined) return REFUSAL.otlpOutboxUnwritable;
+    if (this.#overflow.length > 0 || !this.#queue.hasRoomFor()) return REFUSAL.otlpOutboxFull;
     return undefined;
   }
 

@@ -1,5 +1,6 @@
 import type { AudienceRefusals } from '../../sinks/audience-refusals.ts';
 import { type Component, once } from '../component.ts';
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 /**
  * The quarantine log of refused external views as a component: closed with the sinks. Its
@@ -11,6 +12,6 @@ export function audienceRefusalsComponent(refusals: AudienceRefusals): Component
     name: 'audience-quarantine',
     start: async () => {},
     stop: once(() => refusals.close()),
-    health: () => (refusals.failure !== undefined ? 'audience-quarantine-unwritable' : undefined),
+    health: () => (refusals.failure !== undefined ? REFUSAL.audienceQuarantineUnwritable : undefined),
   };
 }

@@ -5,6 +5,7 @@ import type { PositionedInput } from '../../ingest/pipeline-input.ts';
 import { levelLog, type Logger } from '../../telemetry/logger.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import { type Component, once } from '../component.ts';
+import { REFUSAL } from '../../ingest/refusal.ts';
 
 /**
  * The Kafka source (a consumer group member). Started: joined and consuming, its series
@@ -55,6 +56,6 @@ export class KafkaSourceComponent implements Component {
   });
 
   health(): string | undefined {
-    return this.#source?.stats().paused === true ? 'paused' : undefined;
+    return this.#source?.stats().paused === true ? REFUSAL.consumerPaused : undefined;
   }
 }

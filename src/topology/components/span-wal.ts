@@ -42,8 +42,7 @@ export class SpanWalComponent implements Component {
   readonly stop = once(() => this.ingest.close());
 
   health(): string | undefined {
-    const refusal = this.ingest.wal.refusal();
-    return refusal === undefined ? undefined : `wal-${refusal}`;
+    return this.ingest.wal.refusal();
   }
 
   backlog(): { bytes: number } {

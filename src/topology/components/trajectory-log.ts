@@ -1,4 +1,5 @@
 import type { JsonlLog } from '../../sinks/jsonl-log.ts';
+import { logRefusal, TRAJECTORY_LOG_REFUSALS } from '../../sinks/log-refusal.ts';
 import { type Component, once } from '../component.ts';
 
 /** The trajectory log as a component: closed with the sinks; unhealthy while it cannot write (the pipeline refuses input then). */
@@ -8,7 +9,7 @@ export function trajectoryLogComponent(log: JsonlLog, maxPendingBytes: number): 
     backlogLimit: { bytes: maxPendingBytes },
     start: async () => {},
     stop: once(() => log.close()),
-    health: () => (log.failure !== undefined ? 'trajectory-log-unwritable' : log.pendingBytes > maxPendingBytes ? 'trajectory-log-backlog' : undefined),
+    health: () => logRefusal(log, maxPendingBytes, TRAJECTORY_LOG_REFUSALS),
     backlog: () => ({ records: log.pendingLines, bytes: log.pendingBytes }),
   };
 }
