@@ -3,12 +3,12 @@ import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
 import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
-import type { SinkRecord } from '../record.ts';
+import { SINK_RECORD_SHAPE, type SinkRecord } from '../record.ts';
 import { kafkaClientConfig } from '../../kafka/client-config.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { kafkaProduceMetrics, registerKafkaSinkMetrics } from './metrics.ts';
-import { Outbox } from './outbox.ts';
-import type { AppendResult, OutboxEntry } from './outbox.ts';
+import { Outbox } from '../../storage/outbox.ts';
+import type { AppendResult, OutboxEntry } from '../../storage/outbox.ts';
 
 export type SinkLogLevel = 'info' | 'warn' | 'error';
 /** Where the sink reports the first delivery failure and the recovery (not every retry). */
@@ -78,7 +78,7 @@ const DISCONNECT_TIMEOUT_MS = 2_000;
 export class KafkaSink {
   readonly name = 'kafka';
   readonly config: KafkaSinkConfig;
-  readonly #outbox: Outbox;
+  readonly #outbox: Outbox<SinkRecord>;
   readonly #kafka: Kafka;
   readonly #log: SinkLog;
   readonly #onProduce: ((seconds: number, records: number) => void) | undefined;
@@ -110,7 +110,7 @@ export class KafkaSink {
     produceLatencyMs: { count: 0, sum: 0, max: 0, last: 0 },
   };
 
-  private constructor(config: KafkaSinkConfig, outbox: Outbox, kafka: Kafka, log: SinkLog, onProduce: KafkaSinkOptions['onProduce']) {
+  private constructor(config: KafkaSinkConfig, outbox: Outbox<SinkRecord>, kafka: Kafka, log: SinkLog, onProduce: KafkaSinkOptions['onProduce']) {
     this.config = config;
     this.#outbox = outbox;
     this.#kafka = kafka;
@@ -129,7 +129,7 @@ export class KafkaSink {
       ...kafkaClientConfig(config, options.env ?? process.env, '', log),
       retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
     });
-    const outbox = await Outbox.open(options.outboxDir, {
+    const outbox = await Outbox.open(options.outboxDir, SINK_RECORD_SHAPE, {
       maxOutboxBytes: config.maxOutboxBytes,
       maxOutboxRecords: config.maxOutboxRecords,
       maxRecordBytes: config.maxRecordBytes,
@@ -221,7 +221,7 @@ export class KafkaSink {
   async #deliver(): Promise<void> {
     let delayMs = this.config.retryInitialMs;
     while (!this.#stopped) {
-      let entries: OutboxEntry[] = [];
+      let entries: OutboxEntry<SinkRecord>[] = [];
       try {
         entries = await this.#outbox.peek(this.config.batchSize, this.config.maxBatchBytes, this.#deliveredThrough);
         if (entries.length === 0) {
@@ -295,7 +295,7 @@ export class KafkaSink {
     this.#recording = undefined;
   }
 
-  async #send(entries: readonly OutboxEntry[]): Promise<void> {
+  async #send(entries: readonly OutboxEntry<SinkRecord>[]): Promise<void> {
     const producer = await this.#ensureProducer();
     const started = performance.now();
     await producer.sendBatch({
@@ -392,7 +392,7 @@ export class KafkaSink {
   }
 }
 
-function toTopicMessages(entries: readonly OutboxEntry[], topics: KafkaSinkConfig['topics']): TopicMessages[] {
+function toTopicMessages(entries: readonly OutboxEntry<SinkRecord>[], topics: KafkaSinkConfig['topics']): TopicMessages[] {
   const byTopic = new Map<string, Message[]>();
   for (const { record } of entries) {
     const topic = topics[record.topic];

@@ -1,4 +1,5 @@
-import { Outbox, type OutboxLimits } from '../kafka/outbox.ts';
+import { Outbox, type OutboxLimits } from '../../storage/outbox.ts';
+import { SINK_RECORD_SHAPE, type SinkRecord } from '../record.ts';
 
 /**
  * What the evaluation-event sink needs of durable storage: append records (fsync'd before
@@ -8,10 +9,10 @@ import { Outbox, type OutboxLimits } from '../kafka/outbox.ts';
  * {@link openDurableQueue} and nothing else in the sink changes.
  */
 export type DurableQueue = Pick<
-  Outbox,
+  Outbox<SinkRecord>,
   'append' | 'peek' | 'ack' | 'hasRoomFor' | 'failure' | 'stats' | 'nextSeq' | 'oldestPendingSeqAfter' | 'pendingAmong' | 'close'
 >;
 
 export async function openDurableQueue(dir: string, limits: OutboxLimits): Promise<DurableQueue> {
-  return Outbox.open(dir, limits);
+  return Outbox.open(dir, SINK_RECORD_SHAPE, limits);
 }
