@@ -1,7 +1,7 @@
-import { StorageError } from '../../errors.ts';
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
 import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
+import { Overflow, type OverflowWording } from '../delivery/overflow.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { KafkaSink, logToStderr } from './sink.ts';
@@ -27,24 +27,18 @@ export function findingRecord(record: FindingLogRecord, stream: FindingStream = 
 
 /**
  * The pipeline's {@link FindingSink} over a {@link KafkaSink}. `write` cannot refuse, so
- * findings that meet a full outbox wait here, in order, and move into the outbox as
- * delivery frees room; meanwhile `backpressure()` reports the full outbox so the receiver
- * refuses new input, which bounds this overflow to the findings already in flight.
+ * findings that meet a full outbox wait in the engine's {@link Overflow}, in order, and move
+ * into the outbox as delivery frees room; meanwhile `backpressure()` reports the full outbox so
+ * the receiver refuses new input, which bounds the overflow to the findings already in flight.
  */
 export class KafkaFindingSink implements FindingSink {
   readonly name = 'kafka';
   readonly kafka: KafkaSink;
-  #overflow: SinkRecord[] = [];
-  #draining: Promise<void> | undefined;
-  #refusedTooLarge = 0;
-  readonly #log: SinkLog;
-  #closed = false;
-  /** Records handed over after close: never sent, so every later `flushed()` rejects. */
-  #refusedAfterClose = 0;
+  readonly #overflow: Overflow;
 
   constructor(kafka: KafkaSink, log: SinkLog = logToStderr) {
     this.kafka = kafka;
-    this.#log = log;
+    this.#overflow = new Overflow(kafka.engine, { log, wording: WORDING });
   }
 
   /** Opens the outbox in `options.outboxDir` and starts delivering (see {@link KafkaSink.open}). */
@@ -54,82 +48,50 @@ export class KafkaFindingSink implements FindingSink {
 
   /** Findings waiting for room in the outbox (not yet durable). */
   get overflowRecords(): number {
-    return this.#overflow.length;
+    return this.#overflow.records;
   }
 
   /** Findings larger than `maxRecordBytes`, which no broker would take: logged and counted. */
   get refusedTooLarge(): number {
-    return this.#refusedTooLarge;
+    return this.#overflow.refusedTooLarge;
   }
 
   write(findings: readonly Finding[], stream: FindingStream = 'findings'): void {
     if (findings.length === 0) return;
-    this.#send(findings.map((f) => findingRecord(f, stream)));
+    this.#overflow.offer(findings.map((f) => findingRecord(f, stream)));
   }
 
   /** To the findings topic, keyed by trajectory: after the findings it names, in their partition. */
   writeManifest(manifest: AnalysisManifest): void {
-    this.#send([findingRecord(manifest)]);
-  }
-
-  #send(records: SinkRecord[]): void {
-    if (this.#closed) {
-      this.#refusedAfterClose += records.length;
-      return;
-    }
-    if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
-    // Per record from here, so a too-large one cannot hold back the rest.
-    this.#overflow.push(...records);
-    this.#draining ??= this.#drain();
+    this.#overflow.offer([findingRecord(manifest)]);
   }
 
   backpressure(): string | undefined {
-    if (this.#closed) return 'kafka-sink-closed';
-    return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? 'kafka-outbox-full' : undefined);
+    return this.#overflow.backpressure();
   }
 
   /** Not yet acknowledged by the broker: in the outbox, or waiting for room in it. */
   backlog(): { records: number; bytes: number } {
-    const stats = this.kafka.stats();
-    const overflowBytes = this.#overflow.reduce((sum, r) => sum + Buffer.byteLength(r.value), 0);
-    return { records: stats.outboxRecords + this.#overflow.length, bytes: stats.outboxBytes + overflowBytes };
+    return this.#overflow.backlog();
   }
 
   /** Rejects, too, once anything was written after close: that was never sent. */
-  async flushed(): Promise<void> {
-    while (this.#draining !== undefined) await this.#draining;
-    await this.kafka.flushed();
-    if (this.#refusedAfterClose > 0) {
-      throw new StorageError(`kafka sink closed: ${this.#refusedAfterClose} record(s) written after close were not sent`);
-    }
+  flushed(): Promise<void> {
+    return this.#overflow.flushed();
   }
 
   /** Delivers for at most the configured `closeTimeoutMs`; what is left stays in the outbox. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const result = await this.kafka.close();
-    const lost = this.#overflow.length;
-    if (lost > 0 || !result.flushed) {
-      this.#log(lost > 0 ? 'error' : 'warn', 'closed with findings undelivered', { leftInOutbox: result.pendingRecords, neverWritten: lost });
-    }
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#overflow.length > 0) {
-      const result = this.kafka.write([this.#overflow[0]!]);
-      if (result.ok) {
-        this.#overflow.shift();
-      } else if (result.reason === 'too-large') {
-        this.#refusedTooLarge += 1;
-        this.#log('error', 'finding larger than maxRecordBytes not sent', { finding_id: result.id, bytes: result.bytes });
-        this.#overflow.shift();
-      } else if (result.reason === 'closed') {
-        break;
-      } else {
-        // full, or a write failure the outbox retries: wait for room (or close).
-        await Promise.race([this.kafka.whenWritable(), new Promise((r) => setTimeout(r, 1_000))]);
-      }
-    }
-    this.#draining = undefined;
+  close(): Promise<void> {
+    return this.#overflow.close(this.kafka.config.closeTimeoutMs);
   }
 }
+
+const WORDING: OverflowWording = {
+  closed: 'kafka-sink-closed',
+  unwritable: 'kafka-outbox-unwritable',
+  full: 'kafka-outbox-full',
+  sink: 'kafka sink',
+  record: 'finding',
+  sent: 'sent',
+  closedUndelivered: 'closed with findings undelivered',
+};
