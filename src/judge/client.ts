@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Backoff } from '../storage/backoff.ts';
 import { ANSWER_FORMATS } from './answer-format.ts';
 import type { TokenLogprob } from './parse-answers.ts';
 import { receiptOf, unknownUsage, type AttemptReceipt, type Receipt } from './receipts.ts';
@@ -87,6 +88,8 @@ export class ChatClient {
     const url = `${this.#cfg.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     const text = JSON.stringify(body);
     let last: { kind: FailureKind; status?: number; message: string } = { kind: 'network', message: 'not attempted' };
+    // The house backoff (full jitter), its ceiling doubling from backoffMs once per retry; a Retry-After overrides a wait.
+    const backoff = new Backoff(this.#cfg.backoffMs, this.#cfg.backoffMs * 2 ** this.#cfg.retries);
     for (let attempt = 0; attempt <= this.#cfg.retries; attempt++) {
       if (isAborted(signal)) return fail({ kind: 'cancelled', message: 'cancelled' });
       const timeout = AbortSignal.timeout(this.#cfg.timeoutMs);
@@ -126,7 +129,8 @@ export class ChatClient {
         attempts.push(unknownUsage(last.kind as 'timeout' | 'network', status));
       }
       if (attempt < this.#cfg.retries) {
-        const slept = await sleep(retryAfterMs ?? this.#cfg.backoffMs * 2 ** attempt, signal);
+        const waitMs = backoff.next();
+        const slept = await sleep(retryAfterMs ?? waitMs, signal);
         if (!slept) return fail({ kind: 'cancelled', message: 'cancelled' });
       }
     }
