@@ -1,7 +1,7 @@
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
-import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
-import { Overflow, type OverflowWording } from '../delivery/overflow.ts';
+import { OutboxFindingSink, type OverflowWording } from '../delivery/outbox-finding-sink.ts';
+import { isManifest, type FindingLogRecord, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { KafkaSink, logToStderr } from './sink.ts';
@@ -26,19 +26,17 @@ export function findingRecord(record: FindingLogRecord, stream: FindingStream = 
 }
 
 /**
- * The pipeline's {@link FindingSink} over a {@link KafkaSink}. `write` cannot refuse, so
- * findings that meet a full outbox wait in the engine's {@link Overflow}, in order, and move
- * into the outbox as delivery frees room; meanwhile `backpressure()` reports the full outbox so
- * the receiver refuses new input, which bounds the overflow to the findings already in flight.
+ * The pipeline's {@link FindingSink} over a {@link KafkaSink}: findings and manifests as
+ * records (`findingRecord`) into its delivery engine, through the overflow every outbox sink
+ * has ({@link OutboxFindingSink}).
  */
-export class KafkaFindingSink implements FindingSink {
+export class KafkaFindingSink extends OutboxFindingSink {
   readonly name = 'kafka';
   readonly kafka: KafkaSink;
-  readonly #overflow: Overflow;
 
   constructor(kafka: KafkaSink, log: SinkLog = logToStderr) {
+    super(kafka.engine, { log, wording: WORDING, closeTimeoutMs: kafka.config.closeTimeoutMs });
     this.kafka = kafka;
-    this.#overflow = new Overflow(kafka.engine, { log, wording: WORDING });
   }
 
   /** Opens the outbox in `options.outboxDir` and starts delivering (see {@link KafkaSink.open}). */
@@ -46,43 +44,14 @@ export class KafkaFindingSink implements FindingSink {
     return new KafkaFindingSink(await KafkaSink.open(config, options), options.log);
   }
 
-  /** Findings waiting for room in the outbox (not yet durable). */
-  get overflowRecords(): number {
-    return this.#overflow.records;
-  }
-
-  /** Findings larger than `maxRecordBytes`, which no broker would take: logged and counted. */
-  get refusedTooLarge(): number {
-    return this.#overflow.refusedTooLarge;
-  }
-
   write(findings: readonly Finding[], stream: FindingStream = 'findings'): void {
     if (findings.length === 0) return;
-    this.#overflow.offer(findings.map((f) => findingRecord(f, stream)));
+    this.offer(findings.map((f) => findingRecord(f, stream)));
   }
 
   /** To the findings topic, keyed by trajectory: after the findings it names, in their partition. */
   writeManifest(manifest: AnalysisManifest): void {
-    this.#overflow.offer([findingRecord(manifest)]);
-  }
-
-  backpressure(): string | undefined {
-    return this.#overflow.backpressure();
-  }
-
-  /** Not yet acknowledged by the broker: in the outbox, or waiting for room in it. */
-  backlog(): { records: number; bytes: number } {
-    return this.#overflow.backlog();
-  }
-
-  /** Rejects, too, once anything was written after close: that was never sent. */
-  flushed(): Promise<void> {
-    return this.#overflow.flushed();
-  }
-
-  /** Delivers for at most the configured `closeTimeoutMs`; what is left stays in the outbox. */
-  close(): Promise<void> {
-    return this.#overflow.close(this.kafka.config.closeTimeoutMs);
+    this.offer([findingRecord(manifest)]);
   }
 }
 

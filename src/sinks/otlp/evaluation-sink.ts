@@ -4,8 +4,8 @@ import { Outbox } from '../../storage/outbox.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import { AudienceRefusals } from '../audience-refusals.ts';
 import { DeliveryEngine } from '../delivery/engine.ts';
-import { Overflow, type OverflowWording } from '../delivery/overflow.ts';
-import type { FindingSink, FindingStream } from '../finding-sink.ts';
+import { OutboxFindingSink, type OverflowWording } from '../delivery/outbox-finding-sink.ts';
+import type { FindingStream } from '../finding-sink.ts';
 import type { SinkLog } from '../kafka/sink.ts';
 import { SINK_RECORD_SHAPE, type SinkRecord } from '../record.ts';
 import type { OtlpEvaluationConfig } from './config.ts';
@@ -41,25 +41,18 @@ const WORDING: OverflowWording = {
  * removed from the outbox only once the receiver acknowledged the request (at-least-once;
  * consumers dedupe by `trajwatch.finding_id`). A full outbox is backpressure, nothing is dropped.
  */
-export class OtlpEvaluationSink implements FindingSink {
+export class OtlpEvaluationSink extends OutboxFindingSink {
   readonly name = 'otlp-evaluations';
   readonly config: OtlpEvaluationConfig;
-  readonly #engine: DeliveryEngine<SinkRecord>;
-  readonly #overflow: Overflow;
   readonly #refusals: AudienceRefusals;
   #refusedAudience = 0;
 
   private constructor(config: OtlpEvaluationConfig, outbox: Outbox<SinkRecord>, log: SinkLog, refusals: AudienceRefusals) {
+    const transport = new OtlpLogTransport(config);
+    const names = { delivery: 'otlp evaluation export', outbox: 'otlp outbox' };
+    super(new DeliveryEngine({ outbox, transport, config, log, names }), { log, wording: WORDING, closeTimeoutMs: config.closeTimeoutMs });
     this.config = config;
     this.#refusals = refusals;
-    this.#engine = new DeliveryEngine({
-      outbox,
-      transport: new OtlpLogTransport(config),
-      config,
-      log,
-      names: { delivery: 'otlp evaluation export', outbox: 'otlp outbox' },
-    });
-    this.#overflow = new Overflow(this.#engine, { log, wording: WORDING });
   }
 
   /** Opens the outbox (what an earlier run left is exported first) and starts exporting. */
@@ -87,12 +80,12 @@ export class OtlpEvaluationSink implements FindingSink {
     failing: boolean;
     lastError: string | undefined;
   } {
-    const s = this.#engine.stats();
+    const s = this.engine.stats();
     return {
       exported: s.delivered,
       exportErrors: s.sendErrors,
       refusedFull: s.refusedFull,
-      refusedTooLarge: this.#overflow.refusedTooLarge + s.refusedTooLarge,
+      refusedTooLarge: this.refusedTooLarge + s.refusedTooLarge,
       refusedAudience: this.#refusedAudience,
       failing: s.failing,
       lastError: s.lastError,
@@ -115,25 +108,6 @@ export class OtlpEvaluationSink implements FindingSink {
       }
       return [{ topic: stream, key: f.subject.trajectory_key, id: f.finding_id, value: JSON.stringify(event), headers: {} }];
     });
-    if (records.length > 0) this.#overflow.offer(records);
-  }
-
-  backpressure(): string | undefined {
-    return this.#overflow.backpressure();
-  }
-
-  /** Not yet acknowledged by the receiver: in the outbox, or waiting for room in it. */
-  backlog(): { records: number; bytes: number } {
-    return this.#overflow.backlog();
-  }
-
-  /** Rejects, too, once anything was written after close: that was never exported. */
-  flushed(): Promise<void> {
-    return this.#overflow.flushed();
-  }
-
-  /** Exports for at most `closeTimeoutMs`; what is left stays in the outbox for the next run. */
-  close(): Promise<void> {
-    return this.#overflow.close(this.config.closeTimeoutMs);
+    if (records.length > 0) this.offer(records);
   }
 }

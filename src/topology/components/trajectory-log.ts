@@ -9,6 +9,6 @@ export function trajectoryLogComponent(log: JsonlLog, maxPendingBytes: number): 
     start: async () => {},
     stop: once(() => log.close()),
     health: () => (log.failure !== undefined ? 'trajectory-log-unwritable' : log.pendingBytes > maxPendingBytes ? 'trajectory-log-backlog' : undefined),
-    backlog: () => ({ records: log.pendingLines, bytes: log.pendingBytes }),
+    backlog: () => ({ records: log.lines().pending, bytes: log.pendingBytes }),
   };
 }

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { UpstreamError } from '../../../src/errors.ts';
 import { DeliveryEngine, type DeliveryConfig } from '../../../src/sinks/delivery/engine.ts';
-import { Overflow, type OverflowWording } from '../../../src/sinks/delivery/overflow.ts';
+import { OutboxFindingSink, type OutboxFindingSinkOptions, type OverflowWording } from '../../../src/sinks/delivery/outbox-finding-sink.ts';
+import type { Finding } from '../../../src/findings/schema.ts';
 import type { DeliveryTransport } from '../../../src/sinks/delivery/transport.ts';
 import { SINK_RECORD_SHAPE, type SinkRecord } from '../../../src/sinks/record.ts';
 import { DEFAULT_OUTBOX_LIMITS, Outbox, type OutboxEntry, type OutboxLimits } from '../../../src/storage/outbox.ts';
@@ -161,40 +162,55 @@ const WORDING: OverflowWording = {
   closedUndelivered: 'closed with records undelivered',
 };
 
-describe('Overflow', () => {
+/** The smallest outbox sink: a finding's id is its record. */
+class TestSink extends OutboxFindingSink {
+  readonly name = 'test';
+  constructor(e: DeliveryEngine<SinkRecord>, options: Omit<OutboxFindingSinkOptions, 'wording' | 'closeTimeoutMs'>, closeTimeoutMs = 1_000) {
+    super(e, { ...options, wording: WORDING, closeTimeoutMs });
+  }
+  write(findings: readonly Finding[]): void {
+    this.offer(findings.map((f) => record(f.finding_id)));
+  }
+  /** Records by id, as a test writes them. */
+  put(ids: string[]): void {
+    this.offer(ids.map(record));
+  }
+}
+
+describe('OutboxFindingSink (the overflow in front of the engine)', () => {
   it('takes every record past a full outbox, in order, counts it in records and bytes, reports backpressure; after close it refuses and flushed() says so', async () => {
     const transport = new MemoryTransport();
     transport.hold = true;
     const { engine: e } = await engine({ transport, limits: { maxOutboxRecords: 2 }, config: { batchSize: 1 } });
     const logged: Logged[] = [];
-    const overflow = new Overflow(e, { log: (level, message, context) => logged.push([level, message, context]), wording: WORDING, maxRecords: 3 });
-    overflow.offer(['a', 'b'].map(record));
-    overflow.offer(['c', 'd', 'e', 'f'].map(record));
-    expect(overflow.records).toBe(4);
-    expect(overflow.backlog()).toEqual({ records: 6, bytes: e.waiting().bytes + 4 * Buffer.byteLength(record('c').value) });
-    expect(overflow.backpressure()).toBe('test-full');
+    const sink = new TestSink(e, { log: (level, message, context) => logged.push([level, message, context]), maxOverflowRecords: 3 }, 0);
+    sink.put(['a', 'b']);
+    sink.put(['c', 'd', 'e', 'f']);
+    expect(sink.overflowRecords).toBe(4);
+    expect(sink.backlog()).toEqual({ records: 6, bytes: e.waiting().bytes + 4 * Buffer.byteLength(record('c').value) });
+    expect(sink.backpressure()).toBe('test-full');
     // The bound is an alarm, not a refusal: the fourth is held, counted and logged once.
-    expect(overflow.pastBound).toBe(1);
+    expect(sink.pastBound).toBe(1);
     expect(logged.filter(([level]) => level === 'error')).toHaveLength(1);
 
-    await overflow.close(0);
-    expect(overflow.backpressure()).toBe('test-closed');
-    overflow.offer([record('late')]);
-    await expect(overflow.flushed()).rejects.toThrow(/test sink closed: 1 record\(s\) written after close were not sent/);
+    await sink.close();
+    expect(sink.backpressure()).toBe('test-closed');
+    sink.put(['late']);
+    await expect(sink.flushed()).rejects.toThrow(/test sink closed: 1 record\(s\) written after close were not sent/);
   });
 
   it('moves the overflow into the outbox as room frees, so all arrive in the order offered', async () => {
     const { engine: e, transport } = await engine({ limits: { maxOutboxRecords: 2 }, config: { batchSize: 1 } });
-    const overflow = new Overflow(e, { log: () => {}, wording: WORDING });
+    const sink = new TestSink(e, { log: () => {} });
     const ids = Array.from({ length: 12 }, (_, i) => `r${i}`);
-    overflow.offer(ids.slice(0, 5).map(record));
-    overflow.offer(ids.slice(5).map(record));
-    await overflow.flushed();
+    sink.put(ids.slice(0, 5));
+    sink.put(ids.slice(5));
+    await sink.flushed();
     expect(transport.batches.flat()).toEqual(ids);
-    expect(overflow.records).toBe(0);
+    expect(sink.overflowRecords).toBe(0);
     // Room comes back once the acknowledgements are recorded in the outbox (in the background).
-    await until(() => overflow.backpressure() === undefined);
-    expect(overflow.backlog()).toEqual({ records: 0, bytes: 0 });
-    await overflow.close(1_000);
+    await until(() => sink.backpressure() === undefined);
+    expect(sink.backlog()).toEqual({ records: 0, bytes: 0 });
+    await sink.close();
   });
 });

@@ -1,5 +1,7 @@
 import { StorageError } from '../../errors.ts';
+import type { Finding } from '../../findings/schema.ts';
 import type { LevelLog } from '../../telemetry/logger.ts';
+import type { FindingSink, FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { DeliveryEngine } from './engine.ts';
 import { withTimeout } from './with-timeout.ts';
@@ -28,23 +30,28 @@ export interface OverflowWording {
   closedUndelivered: string;
 }
 
-export interface OverflowOptions {
+export interface OutboxFindingSinkOptions {
   log: LevelLog;
   wording: OverflowWording;
-  maxRecords?: number;
+  /** How long `close()` keeps delivering; what is left stays in the outbox for the next run. */
+  closeTimeoutMs: number;
+  maxOverflowRecords?: number;
 }
 
 /**
- * What a {@link FindingSink} writes into, in front of the {@link DeliveryEngine}: `write`
- * cannot refuse, so records that meet a full outbox wait here, in order, and move into it as
- * delivery frees room; meanwhile `backpressure()` reports the full outbox so the receivers
- * refuse new input, which bounds the overflow to the records already in flight. Its size is
- * counted in records and bytes, against {@link MAX_OVERFLOW_RECORDS}.
+ * A {@link FindingSink} over the {@link DeliveryEngine}; a sink supplies `write`, turning
+ * findings into records for {@link offer}. `write` cannot refuse, so records that meet a full
+ * outbox wait in an overflow in memory, in order, and move into the outbox as delivery frees
+ * room; meanwhile `backpressure()` reports the full outbox so the receivers refuse new input,
+ * which bounds the overflow to the records already in flight. The overflow is counted in
+ * records and bytes, against {@link MAX_OVERFLOW_RECORDS}.
  */
-export class Overflow {
-  readonly #engine: DeliveryEngine<SinkRecord>;
+export abstract class OutboxFindingSink implements FindingSink {
+  abstract readonly name: string;
+  protected readonly engine: DeliveryEngine<SinkRecord>;
   readonly #log: LevelLog;
   readonly #wording: OverflowWording;
+  readonly #closeTimeoutMs: number;
   readonly #maxRecords: number;
   #queue: SinkRecord[] = [];
   #bytes = 0;
@@ -55,15 +62,18 @@ export class Overflow {
   /** Records handed over after close: never sent, so every later `flushed()` rejects. */
   #refusedAfterClose = 0;
 
-  constructor(engine: DeliveryEngine<SinkRecord>, options: OverflowOptions) {
-    this.#engine = engine;
+  protected constructor(engine: DeliveryEngine<SinkRecord>, options: OutboxFindingSinkOptions) {
+    this.engine = engine;
     this.#log = options.log;
     this.#wording = options.wording;
-    this.#maxRecords = options.maxRecords ?? MAX_OVERFLOW_RECORDS;
+    this.#closeTimeoutMs = options.closeTimeoutMs;
+    this.#maxRecords = options.maxOverflowRecords ?? MAX_OVERFLOW_RECORDS;
   }
 
+  abstract write(findings: readonly Finding[], stream: FindingStream): void;
+
   /** Records waiting for room in the outbox (not yet durable). */
-  get records(): number {
+  get overflowRecords(): number {
     return this.#queue.length;
   }
 
@@ -78,12 +88,12 @@ export class Overflow {
   }
 
   /** Into the outbox, or, when it refuses or others already wait, into the overflow after them. */
-  offer(records: SinkRecord[]): void {
+  protected offer(records: SinkRecord[]): void {
     if (this.#closed) {
       this.#refusedAfterClose += records.length;
       return;
     }
-    if (this.#queue.length === 0 && this.#engine.write(records).ok) return;
+    if (this.#queue.length === 0 && this.engine.write(records).ok) return;
     // Per record from here, so a too-large one cannot hold back the rest.
     for (const record of records) {
       if (this.#queue.length >= this.#maxRecords && this.#pastBound++ === 0) {
@@ -97,7 +107,7 @@ export class Overflow {
 
   backpressure(): string | undefined {
     if (this.#closed) return this.#wording.closed;
-    const refusal = this.#engine.refusal();
+    const refusal = this.engine.refusal();
     if (refusal === 'unwritable') return this.#wording.unwritable;
     if (refusal === 'full' || this.#queue.length > 0) return this.#wording.full;
     return undefined;
@@ -105,26 +115,27 @@ export class Overflow {
 
   /** Not yet acknowledged: in the outbox, or waiting here for room in it. */
   backlog(): { records: number; bytes: number } {
-    const waiting = this.#engine.waiting();
+    const waiting = this.engine.waiting();
     return { records: waiting.records + this.#queue.length, bytes: waiting.bytes + this.#bytes };
   }
 
   /** Resolves once everything taken so far is acknowledged; rejects once anything was offered after close (never sent). */
   async flushed(): Promise<void> {
     while (this.#draining !== undefined) await this.#draining;
-    await this.#engine.flushed();
+    await this.engine.flushed();
     if (this.#refusedAfterClose > 0) {
       throw new StorageError(`${this.#wording.sink} closed: ${this.#refusedAfterClose} record(s) written after close were not ${this.#wording.sent}`);
     }
   }
 
-  /** Moves the overflow into the outbox and delivers, for at most `timeoutMs` in all; what is left stays in the outbox. */
-  async close(timeoutMs: number): Promise<void> {
+  /** Moves the overflow into the outbox and delivers, for at most `closeTimeoutMs` in all; what is left stays in the outbox. */
+  async close(): Promise<void> {
+    const timeoutMs = this.#closeTimeoutMs;
     if (this.#closed) return;
     this.#closed = true;
     const started = performance.now();
     if (this.#draining !== undefined) await withTimeout(this.#draining, timeoutMs);
-    const result = await this.#engine.close(Math.max(0, timeoutMs - (performance.now() - started)));
+    const result = await this.engine.close(Math.max(0, timeoutMs - (performance.now() - started)));
     const lost = this.#queue.length;
     if (lost > 0 || !result.flushed) {
       this.#log(lost > 0 ? 'error' : 'warn', this.#wording.closedUndelivered, { leftInOutbox: result.pendingRecords, neverWritten: lost });
@@ -134,7 +145,7 @@ export class Overflow {
   async #drain(): Promise<void> {
     while (this.#queue.length > 0) {
       const record = this.#queue[0]!;
-      const result = this.#engine.write([record]);
+      const result = this.engine.write([record]);
       if (result.ok || result.reason === 'too-large') {
         this.#queue.shift();
         this.#bytes -= Buffer.byteLength(record.value);
@@ -145,7 +156,7 @@ export class Overflow {
       } else if (result.reason === 'closed') {
         break;
       } else if (result.reason === 'full') {
-        await withTimeout(this.#engine.whenWritable(), DRAIN_POLL_MS);
+        await withTimeout(this.engine.whenWritable(), DRAIN_POLL_MS);
       } else {
         // A write failure the outbox retries: try again shortly.
         await new Promise((resolve) => setTimeout(resolve, DRAIN_POLL_MS));
