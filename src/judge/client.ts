@@ -16,7 +16,7 @@ export const JudgeClientSchema = z
     timeoutMs: z.int().min(1).max(600_000).default(30_000),
     /** Retries after the first attempt, for network errors, timeouts, 408, 429 and 5xx. */
     retries: z.int().min(0).max(10).default(2),
-    /** First backoff; doubles each retry. A `Retry-After` header is honoured up to 60 s. */
+    /** First backoff ceiling; doubles each retry, each wait drawn below it (full jitter). A `Retry-After` header is honoured up to 60 s. */
     backoffMs: z.int().min(0).max(60_000).default(500),
     maxOutputTokens: z.int().min(16).max(8192).default(256),
     /**
