@@ -22,9 +22,11 @@ describe('KafkaTransport.isRetryable', () => {
   });
 
   it('does not count a broker refusal that only configuration mends (an unauthorized topic) as retryable', () => {
-    const refused = new KafkaJSProtocolError({ message: 'Not authorized to access topics', type: 'TOPIC_AUTHORIZATION_FAILED', code: 29, retriable: false });
+    // As kafkajs builds them (its typings omit the options its constructors take).
+    const refused = new KafkaJSProtocolError(Object.assign(new Error('Not authorized to access topics'), { type: 'TOPIC_AUTHORIZATION_FAILED', code: 29, retriable: false }));
+    const NonRetriable = KafkaJSNonRetriableError as unknown as new (e: Error, options: { cause: Error }) => Error;
     expect(transport.isRetryable(refused)).toBe(false);
-    expect(transport.isRetryable(new KafkaJSNonRetriableError(refused, { cause: refused }))).toBe(false);
+    expect(transport.isRetryable(new NonRetriable(refused, { cause: refused }))).toBe(false);
   });
 });
 
