@@ -5,7 +5,7 @@ import { describeError } from './describe-error.ts';
 import type { DeliveryTransport } from './transport.ts';
 import { withTimeout } from './with-timeout.ts';
 
-/** The keys of a delivering sink's configuration the engine reads (`sinks/outbox-delivery-config.ts` and the batch bounds). */
+/** The keys of a delivering sink's configuration the engine reads (`./config.ts` and the batch bounds). */
 export interface DeliveryConfig {
   /** Records per request, and serialized bytes per request beyond its first record. */
   batchSize: number;

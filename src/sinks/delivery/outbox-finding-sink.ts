@@ -130,9 +130,9 @@ export abstract class OutboxFindingSink implements FindingSink {
 
   /** Moves the overflow into the outbox and delivers, for at most `closeTimeoutMs` in all; what is left stays in the outbox. */
   async close(): Promise<void> {
-    const timeoutMs = this.#closeTimeoutMs;
     if (this.#closed) return;
     this.#closed = true;
+    const timeoutMs = this.#closeTimeoutMs;
     const started = performance.now();
     if (this.#draining !== undefined) await withTimeout(this.#draining, timeoutMs);
     const result = await this.engine.close(Math.max(0, timeoutMs - (performance.now() - started)));

@@ -15,15 +15,18 @@ import { DEFAULT_OUTBOX_LIMITS, Outbox, type OutboxEntry } from '../../../src/st
 
 const record = (id: string): SinkRecord => ({ topic: 'findings', key: 'k', id, value: id, headers: {} });
 
-/** Fails the requests the schedule marks (cycling through it), records the rest. */
+/** Fails the requests the schedule marks, once through it (every later one succeeds); records the rest. */
 class ScheduledTransport implements DeliveryTransport<SinkRecord> {
   received: string[] = [];
+  readonly #schedule: ('ok' | 'retryable' | 'permanent')[];
   #attempt = 0;
-  constructor(readonly schedule: ('ok' | 'retryable' | 'permanent')[]) {}
+  constructor(schedule: ('ok' | 'retryable' | 'permanent')[]) {
+    this.#schedule = schedule;
+  }
   async send(entries: readonly OutboxEntry<SinkRecord>[]): Promise<void> {
-    const outcome = this.schedule[this.#attempt++ % this.schedule.length];
+    const outcome = this.#schedule[this.#attempt++ % this.#schedule.length]!;
     await new Promise((r) => setImmediate(r));
-    if (outcome !== 'ok' && this.#attempt <= this.schedule.length) throw new UpstreamError(outcome, { retriable: outcome === 'retryable' });
+    if (outcome !== 'ok' && this.#attempt <= this.#schedule.length) throw new UpstreamError(outcome, { retriable: outcome === 'retryable' });
     this.received.push(...entries.map((e) => e.record.id));
   }
   isRetryable(err: unknown): boolean {

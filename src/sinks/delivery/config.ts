@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_OUTBOX_LIMITS } from '../storage/outbox-limits.ts';
+import { DEFAULT_OUTBOX_LIMITS } from '../../storage/outbox-limits.ts';
 
 /**
  * The configuration keys every sink that delivers through an outbox shares (the Kafka sink, the
