@@ -3,6 +3,7 @@ import { Kafka } from 'kafkajs';
 import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import { UpstreamError } from '../errors.ts';
 import { kafkaClientConfig } from '../kafka/client-config.ts';
+import { Backoff } from '../storage/backoff.ts';
 import type { KafkaSourceConfig } from './kafka-source-config.ts';
 import { type DeadLetterReason, decodeRecord, isUndecodable, type Undecodable } from './kafka-source-record.ts';
 import type { PositionedInput, SourcePosition } from './pipeline-input.ts';
@@ -52,6 +53,8 @@ export interface KafkaSourceStats {
 const STOP_SETTLE_TIMEOUT_MS = 5_000;
 /** How long a commit may delay a rejoin or a stop; an unfinished one only means a longer replay. */
 const COMMIT_WAIT_MS = 2_000;
+/** The backoff between attempts at a failed dead-letter produce (the house Backoff: full jitter). */
+const DEAD_LETTER_RETRY_INITIAL_MS = 100;
 const DEAD_LETTER_RETRY_MAX_MS = 5_000;
 const DLQ_HEADER_REASON = 'trajwatch.dlq.reason';
 
@@ -299,7 +302,7 @@ export class KafkaSource {
       'trajwatch.dlq.detail': detail.slice(0, 1_000),
       'trajwatch.dlq.source': source,
     };
-    let delayMs = 100;
+    const backoff = new Backoff(DEAD_LETTER_RETRY_INITIAL_MS, DEAD_LETTER_RETRY_MAX_MS);
     let failing = false;
     for (;;) {
       try {
@@ -314,8 +317,7 @@ export class KafkaSource {
         this.#stats.deadLetterErrors++;
         if (!failing) this.#log('error', 'dead-letter produce failed; retrying', { error: (err as Error).message, record: source });
         failing = true;
-        await sleep(delayMs);
-        delayMs = Math.min(delayMs * 2, DEAD_LETTER_RETRY_MAX_MS);
+        await sleep(backoff.next());
         await this.#heartbeat(heartbeat);
       }
     }

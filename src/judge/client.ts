@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Backoff } from '../storage/backoff.ts';
 import { ANSWER_FORMATS } from './answer-format.ts';
 import type { TokenLogprob } from './parse-answers.ts';
 import { receiptOf, unknownUsage, type AttemptReceipt, type Receipt } from './receipts.ts';
@@ -15,7 +16,7 @@ export const JudgeClientSchema = z
     timeoutMs: z.int().min(1).max(600_000).default(30_000),
     /** Retries after the first attempt, for network errors, timeouts, 408, 429 and 5xx. */
     retries: z.int().min(0).max(10).default(2),
-    /** First backoff; doubles each retry. A `Retry-After` header is honoured up to 60 s. */
+    /** First backoff ceiling; doubles each retry, each wait drawn below it (full jitter). A `Retry-After` header is honoured up to 60 s. */
     backoffMs: z.int().min(0).max(60_000).default(500),
     maxOutputTokens: z.int().min(16).max(8192).default(256),
     /**
@@ -87,6 +88,8 @@ export class ChatClient {
     const url = `${this.#cfg.baseUrl.replace(/\/+$/, '')}/chat/completions`;
     const text = JSON.stringify(body);
     let last: { kind: FailureKind; status?: number; message: string } = { kind: 'network', message: 'not attempted' };
+    // The house backoff (full jitter), its ceiling doubling from backoffMs once per retry; a Retry-After overrides a wait.
+    const backoff = new Backoff(this.#cfg.backoffMs, this.#cfg.backoffMs * 2 ** this.#cfg.retries);
     for (let attempt = 0; attempt <= this.#cfg.retries; attempt++) {
       if (isAborted(signal)) return fail({ kind: 'cancelled', message: 'cancelled' });
       const timeout = AbortSignal.timeout(this.#cfg.timeoutMs);
@@ -126,7 +129,8 @@ export class ChatClient {
         attempts.push(unknownUsage(last.kind as 'timeout' | 'network', status));
       }
       if (attempt < this.#cfg.retries) {
-        const slept = await sleep(retryAfterMs ?? this.#cfg.backoffMs * 2 ** attempt, signal);
+        const waitMs = backoff.next();
+        const slept = await sleep(retryAfterMs ?? waitMs, signal);
         if (!slept) return fail({ kind: 'cancelled', message: 'cancelled' });
       }
     }

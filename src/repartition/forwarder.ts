@@ -2,6 +2,7 @@ import type { Producer } from 'kafkajs';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { LevelLog } from '../telemetry/logger.ts';
+import { Backoff } from '../storage/backoff.ts';
 import { captureOf, encodeRefusedRecord, encodeTraceRecord, sessionOf } from './record.ts';
 import { REFUSAL } from '../ingest/refusal.ts';
 
@@ -37,6 +38,8 @@ interface Queued {
 
 /** Bytes a record costs in a record batch beyond its key and value (headers of the batch and record, generous). */
 const RECORD_OVERHEAD = 128;
+/** The backoff between attempts at a failed forward (the house Backoff: full jitter). */
+const RETRY_INITIAL_MS = 100;
 const RETRY_MAX_MS = 5_000;
 
 /**
@@ -151,7 +154,7 @@ export class Forwarder {
   }
 
   async #send(batch: Queued[]): Promise<void> {
-    let delayMs = 100;
+    const backoff = new Backoff(RETRY_INITIAL_MS, RETRY_MAX_MS);
     while (!this.#closed) {
       try {
         await this.#producer.send({
@@ -172,8 +175,7 @@ export class Forwarder {
         this.#stats.sendErrors++;
         if (!this.#failing) this.#options.log('error', 'repartition forward failed; retrying (stage 1 offsets stay held)', { error: (err as Error).message });
         this.#failing = true;
-        await new Promise((r) => setTimeout(r, delayMs));
-        delayMs = Math.min(delayMs * 2, RETRY_MAX_MS);
+        await new Promise((r) => setTimeout(r, backoff.next()));
       }
     }
   }

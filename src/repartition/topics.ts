@@ -63,7 +63,8 @@ export async function prepareTopics(admin: Admin, plan: TopicPlan): Promise<{ ma
 const METADATA_SETTLE_ATTEMPTS = 8;
 
 /**
- * The topics' metadata, asked again (100 ms, doubling, about 25 s in all) while the broker
+ * The topics' metadata, asked again (the house backoff from 100 ms: at most about 25 s in all,
+ * half that on average) while the broker
  * answers a retriable error: a topic created a moment ago by this process or by another member
  * starting beside it is `UNKNOWN_TOPIC_OR_PARTITION` until every broker has its metadata.
  */

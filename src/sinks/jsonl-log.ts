@@ -65,14 +65,9 @@ export class JsonlLog {
     return this.#log.pendingBytes;
   }
 
-  /** Lines appended but not yet durable. */
-  get pendingLines(): number {
-    return this.#log.pendingRecords;
-  }
-
-  /** Lines made durable since open. */
-  get writtenLines(): number {
-    return this.#log.writtenRecords;
+  /** Lines appended and not yet durable, lines made durable since open, torn final lines cut off at open. */
+  lines(): { pending: number; written: number; torn: number } {
+    return { pending: this.#log.pendingRecords, written: this.#log.writtenRecords, torn: this.#log.tornRecords };
   }
 
   /** The last write failure, cleared by the next successful write. */
@@ -84,11 +79,6 @@ export class JsonlLog {
   get disk(): { fileBytes: number; segments: number; deletedSegments: number; deletedBytes: number } {
     const { segments, bytes } = this.#log.deleted;
     return { fileBytes: this.#log.fileBytes, segments: this.#log.segments.length, deletedSegments: segments, deletedBytes: bytes };
-  }
-
-  /** Torn final lines cut off at open. */
-  get tornLines(): number {
-    return this.#log.tornRecords;
   }
 
   append(lines: readonly string[]): void {

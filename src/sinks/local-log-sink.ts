@@ -73,7 +73,7 @@ export class LocalLogSink implements FindingSink {
     let records = 0;
     let bytes = 0;
     for (const log of Object.values(this.#logs)) {
-      records += log.pendingLines;
+      records += log.lines().pending;
       bytes += log.pendingBytes;
     }
     return { records, bytes };

@@ -1,3 +1,5 @@
+import type { OutboxRecordShape } from '../storage/outbox.ts';
+
 /**
  * One message for a sink: what the Kafka sink's outbox stores and sends. `topic` is a logical
  * name that the sink's configuration maps to a real topic; `key` is the trajectory key (so one
@@ -26,3 +28,9 @@ export function isSinkRecord(value: unknown): value is SinkRecord {
   if (typeof r.headers !== 'object' || r.headers === null || Array.isArray(r.headers)) return false;
   return Object.values(r.headers).every((v) => typeof v === 'string');
 }
+
+/** How an outbox stores a {@link SinkRecord}: `{"seq", "topic", "key", "id", "value", "headers"}`, one line each. */
+export const SINK_RECORD_SHAPE: OutboxRecordShape<SinkRecord> = {
+  fields: (r) => ({ topic: r.topic, key: r.key, id: r.id, value: r.value, headers: r.headers }),
+  is: isSinkRecord,
+};

@@ -11,11 +11,11 @@ describe('JsonlLog', () => {
     const lines = ['{"a":1}', JSON.stringify({ text: 'café — 中文 🙂' }), '', JSON.stringify({ lone: '\ud800' })];
     log.append(lines.slice(0, 2));
     log.append(lines.slice(2));
-    expect(log.pendingLines).toBe(4);
+    expect(log.lines().pending).toBe(4);
     await log.flushed();
-    expect(log.pendingLines).toBe(0);
+    expect(log.lines().pending).toBe(0);
     expect(log.pendingBytes).toBe(0);
-    expect(log.writtenLines).toBe(4);
+    expect(log.lines().written).toBe(4);
     expect(readFileSync(path, 'utf8')).toBe(lines.join('\n') + '\n');
     await log.close();
   });
@@ -62,7 +62,7 @@ describe('JsonlLog', () => {
     await first.close();
     appendFileSync(path, '{"half":');
     const second = await JsonlLog.open(path);
-    expect(second.tornLines).toBe(1);
+    expect(second.lines().torn).toBe(1);
     second.append(['{"b":2}']);
     await second.close();
     expect(readFileSync(path, 'utf8')).toBe('{"a":1}\n{"b":2}\n');

@@ -1,5 +1,6 @@
 import { stat } from 'node:fs/promises';
 import { StorageError } from '../../errors.ts';
+import { Backoff } from '../../storage/backoff.ts';
 import type { CalibrationReport } from '../calibrate.ts';
 import { calibrate } from '../calibrate.ts';
 import type { GoldStore, LabelableWindow } from '../gold-store.ts';
@@ -197,12 +198,13 @@ export class LabelData {
  * is refused as corrupt: read again a few times before believing it (a real tear stays torn).
  */
 async function readLiveLedger(path: string): Promise<LedgerRecord[]> {
+  const backoff = new Backoff(50, 200);
   for (let attempt = 0; ; attempt++) {
     try {
       return await readLedger(path);
     } catch (err) {
       if (attempt >= 4 || !(err instanceof StorageError)) throw err;
-      await new Promise((r) => setTimeout(r, 50 * (attempt + 1)));
+      await new Promise((r) => setTimeout(r, backoff.next()));
     }
   }
 }

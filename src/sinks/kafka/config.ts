@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseSection } from '../../config/parse-section.ts';
 import { KafkaConnectionSchema, KafkaTopicNameSchema as TopicName } from '../../kafka/config.ts';
 import { StreamAudiencesSchema } from '../audience-sink.ts';
-import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../outbox-delivery-config.ts';
+import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../delivery/config.ts';
 
 /** The Kafka sink's configuration: strict, every default embedded. */
 export const KafkaSinkConfigSchema = KafkaConnectionSchema.extend({

@@ -1,12 +1,12 @@
-import { StorageError } from '../../errors.ts';
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
 import type { Finding } from '../../findings/schema.ts';
-import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
-import { isManifest, type FindingLogRecord, type FindingSink, type FindingStream } from '../finding-sink.ts';
+import { OutboxFindingSink, type OverflowWording } from '../delivery/outbox-finding-sink.ts';
+import { isManifest, type FindingLogRecord, type FindingStream } from '../finding-sink.ts';
 import type { SinkRecord } from '../record.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { KafkaSink } from './sink.ts';
 import type { KafkaSinkOptions } from './sink.ts';
+import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
 import { REFUSAL } from '../../ingest/refusal.ts';
 
 /**
@@ -28,25 +28,17 @@ export function findingRecord(record: FindingLogRecord, stream: FindingStream = 
 }
 
 /**
- * The pipeline's {@link FindingSink} over a {@link KafkaSink}. `write` cannot refuse, so
- * findings that meet a full outbox wait here, in order, and move into the outbox as
- * delivery frees room; meanwhile `backpressure()` reports the full outbox so the receiver
- * refuses new input, which bounds this overflow to the findings already in flight.
+ * The pipeline's {@link FindingSink} over a {@link KafkaSink}: findings and manifests as
+ * records (`findingRecord`) into its delivery engine, through the overflow every outbox sink
+ * has ({@link OutboxFindingSink}).
  */
-export class KafkaFindingSink implements FindingSink {
+export class KafkaFindingSink extends OutboxFindingSink {
   readonly name = 'kafka';
   readonly kafka: KafkaSink;
-  #overflow: SinkRecord[] = [];
-  #draining: Promise<void> | undefined;
-  #refusedTooLarge = 0;
-  readonly #log: LevelLog;
-  #closed = false;
-  /** Records handed over after close: never sent, so every later `flushed()` rejects. */
-  #refusedAfterClose = 0;
 
   constructor(kafka: KafkaSink, log: LevelLog = stderrLog('sinks.kafka')) {
+    super(kafka.engine, { log, wording: WORDING, closeTimeoutMs: kafka.config.closeTimeoutMs });
     this.kafka = kafka;
-    this.#log = log;
   }
 
   /** Opens the outbox in `options.outboxDir` and starts delivering (see {@link KafkaSink.open}). */
@@ -54,84 +46,23 @@ export class KafkaFindingSink implements FindingSink {
     return new KafkaFindingSink(await KafkaSink.open(config, options), options.log);
   }
 
-  /** Findings waiting for room in the outbox (not yet durable). */
-  get overflowRecords(): number {
-    return this.#overflow.length;
-  }
-
-  /** Findings larger than `maxRecordBytes`, which no broker would take: logged and counted. */
-  get refusedTooLarge(): number {
-    return this.#refusedTooLarge;
-  }
-
   write(findings: readonly Finding[], stream: FindingStream = 'findings'): void {
     if (findings.length === 0) return;
-    this.#send(findings.map((f) => findingRecord(f, stream)));
+    this.offer(findings.map((f) => findingRecord(f, stream)));
   }
 
   /** To the findings topic, keyed by trajectory: after the findings it names, in their partition. */
   writeManifest(manifest: AnalysisManifest): void {
-    this.#send([findingRecord(manifest)]);
-  }
-
-  #send(records: SinkRecord[]): void {
-    if (this.#closed) {
-      this.#refusedAfterClose += records.length;
-      return;
-    }
-    if (this.#overflow.length === 0 && this.kafka.write(records).ok) return;
-    // Per record from here, so a too-large one cannot hold back the rest.
-    this.#overflow.push(...records);
-    this.#draining ??= this.#drain();
-  }
-
-  backpressure(): string | undefined {
-    if (this.#closed) return REFUSAL.kafkaSinkClosed;
-    return this.kafka.backpressure() ?? (this.#overflow.length > 0 ? REFUSAL.kafkaOutboxFull : undefined);
-  }
-
-  /** Not yet acknowledged by the broker: in the outbox, or waiting for room in it. */
-  backlog(): { records: number; bytes: number } {
-    const stats = this.kafka.stats();
-    const overflowBytes = this.#overflow.reduce((sum, r) => sum + Buffer.byteLength(r.value), 0);
-    return { records: stats.outboxRecords + this.#overflow.length, bytes: stats.outboxBytes + overflowBytes };
-  }
-
-  /** Rejects, too, once anything was written after close: that was never sent. */
-  async flushed(): Promise<void> {
-    while (this.#draining !== undefined) await this.#draining;
-    await this.kafka.flushed();
-    if (this.#refusedAfterClose > 0) {
-      throw new StorageError(`kafka sink closed: ${this.#refusedAfterClose} record(s) written after close were not sent`);
-    }
-  }
-
-  /** Delivers for at most the configured `closeTimeoutMs`; what is left stays in the outbox. */
-  async close(): Promise<void> {
-    this.#closed = true;
-    const result = await this.kafka.close();
-    const lost = this.#overflow.length;
-    if (lost > 0 || !result.flushed) {
-      this.#log(lost > 0 ? 'error' : 'warn', 'closed with findings undelivered', { leftInOutbox: result.pendingRecords, neverWritten: lost });
-    }
-  }
-
-  async #drain(): Promise<void> {
-    while (this.#overflow.length > 0) {
-      const result = this.kafka.write([this.#overflow[0]!]);
-      if (result.ok) {
-        this.#overflow.shift();
-      } else if (result.reason === 'too-large') {
-        this.#refusedTooLarge += 1;
-        this.#log('error', 'finding larger than maxRecordBytes not sent', { finding_id: result.id, bytes: result.bytes });
-        this.#overflow.shift();
-      } else if (result.reason === 'closed') {
-        break;
-      } else {
-        // full, or a write failure the outbox retries: wait for room (or close).
-        await Promise.race([this.kafka.whenWritable(), new Promise((r) => setTimeout(r, 1_000))]);
-      }
-    }
-    this.#draining = undefined;
+    this.offer([findingRecord(manifest)]);
   }
 }
+
+const WORDING: OverflowWording = {
+  closed: REFUSAL.kafkaSinkClosed,
+  unwritable: REFUSAL.kafkaOutboxUnwritable,
+  full: REFUSAL.kafkaOutboxFull,
+  sink: 'kafka sink',
+  record: 'finding',
+  sent: 'sent',
+  closedUndelivered: 'closed with findings undelivered',
+};

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseSection } from '../../config/parse-section.ts';
 import { AUDIENCES } from '../../findings/audience.ts';
-import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../outbox-delivery-config.ts';
+import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../delivery/config.ts';
 
 /**
  * OpenTelemetry evaluation events (docs/consumers.md): every finding also as an OTLP/HTTP log

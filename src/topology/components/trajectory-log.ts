@@ -10,6 +10,6 @@ export function trajectoryLogComponent(log: JsonlLog, maxPendingBytes: number): 
     start: async () => {},
     stop: once(() => log.close()),
     health: () => logRefusal(log, maxPendingBytes, TRAJECTORY_LOG_REFUSALS),
-    backlog: () => ({ records: log.pendingLines, bytes: log.pendingBytes }),
+    backlog: () => ({ records: log.lines().pending, bytes: log.pendingBytes }),
   };
 }

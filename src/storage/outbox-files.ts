@@ -1,56 +1,63 @@
 import { open, readFile, rename } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StorageError } from '../../errors.ts';
-import { isSinkRecord } from '../record.ts';
-import type { SinkRecord } from '../record.ts';
-import type { Segment } from '../../storage/segment-files.ts';
-import { syncDir } from '../../storage/sync-dir.ts';
-import { writevAll } from '../../storage/writev-all.ts';
+import { StorageError } from '../errors.ts';
+import { RangeSet, toRanges } from './range-set.ts';
+import type { Segment } from './segment-files.ts';
+import type { SegmentedLog } from './segmented-log.ts';
+import { syncDir } from './sync-dir.ts';
+import { writevAll } from './writev-all.ts';
 
 /*
  * The outbox's files. A directory holds segment files `seg-<first seq, 16 digits>.jsonl` (on
- * the storage layer: `SegmentedLog`), one record per line as `{"seq", "topic", "key", "id",
- * "value", "headers"}`, and its own `acks.jsonl`, one line `{"acked": [[from, to], ...]}`
+ * the storage layer: `SegmentedLog`), one record per line as `{"seq", ...the record's fields}`
+ * (the owner's `OutboxRecordShape` names them), and its own `acks.jsonl`, one line `{"acked": [[from, to], ...]}`
  * (inclusive ranges of sequence numbers) per acknowledgement. Sequence numbers are
  * consecutive within a segment.
  */
 
 export const ACK_LOG = 'acks.jsonl';
 
-/** A durable, unacknowledged record as handed to the delivery loop. */
-export interface OutboxEntry {
-  seq: number;
-  record: SinkRecord;
+/** What an outbox holds: any record with the id its consumers dedupe by (delivery is at-least-once). */
+export interface OutboxRecord {
+  id: string;
 }
 
-export interface Location {
+/**
+ * How an owner's records are stored: `fields` gives the JSON object written beside `seq` (its
+ * key order is the line's), `is` checks what a line read back holds.
+ */
+export interface OutboxRecordShape<R extends OutboxRecord> {
+  fields(record: R): Record<string, unknown>;
+  is(value: unknown): value is R;
+}
+
+/** A durable, unacknowledged record as handed to the delivery loop. */
+export interface OutboxEntry<R> {
+  seq: number;
+  record: R;
+}
+
+export interface Location<R> {
   seq: number;
   segment: Segment;
   offset: number;
   length: number;
   /** The record itself while the outbox keeps a copy in memory (so sending it needs no read). */
-  record?: SinkRecord;
+  record?: R;
 }
 
-export interface EntryLine {
-  seq: number;
-  topic: SinkRecord['topic'];
-  key: string;
-  id: string;
-  value: string;
-  headers: Record<string, string>;
+/** One segment line as JSON text. */
+export function toLine<R extends OutboxRecord>(shape: OutboxRecordShape<R>, seq: number, record: R): string {
+  return JSON.stringify({ seq, ...shape.fields(record) });
 }
 
-export function toLine(seq: number, r: SinkRecord): EntryLine {
-  return { seq, topic: r.topic, key: r.key, id: r.id, value: r.value, headers: r.headers };
-}
-
-export function parseEntry(value: unknown): EntryLine | undefined {
+/** A segment line's value as an entry, or undefined when it is none. */
+export function parseEntry<R extends OutboxRecord>(shape: OutboxRecordShape<R>, value: unknown): OutboxEntry<R> | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const { seq, ...record } = value as Record<string, unknown>;
-  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0 || !isSinkRecord(record)) return undefined;
-  return { seq, ...record };
+  if (typeof seq !== 'number' || !Number.isSafeInteger(seq) || seq < 0 || !shape.is(record)) return undefined;
+  return { seq, record };
 }
 
 function parseAckLine(value: unknown): [number, number][] | undefined {
@@ -141,7 +148,7 @@ export async function loadAcks(dir: string): Promise<{ acked: RangeSet; maxSeq: 
  * replace), and returns it open for appending. Acks of deleted segments are dropped here, so
  * they can never match a record appended later.
  */
-export async function rewriteAckLog(dir: string, segments: readonly Segment[], unacked: readonly Location[]): Promise<FileHandle> {
+export async function rewriteAckLog(dir: string, segments: readonly Segment[], unacked: readonly Location<unknown>[]): Promise<FileHandle> {
   const path = join(dir, ACK_LOG);
   const tmp = `${path}.tmp`;
   const open_ = new Set(unacked.map((l) => l.seq));
@@ -174,8 +181,8 @@ export async function rewriteAckLog(dir: string, segments: readonly Segment[], u
   }
 }
 
-export async function readEntries(locations: readonly Location[]): Promise<OutboxEntry[]> {
-  const out: OutboxEntry[] = [];
+export async function readEntries<R extends OutboxRecord>(shape: OutboxRecordShape<R>, locations: readonly Location<R>[]): Promise<OutboxEntry<R>[]> {
+  const out: OutboxEntry<R>[] = [];
   let i = 0;
   while (i < locations.length) {
     // One read per run of locations in the same segment.
@@ -200,9 +207,9 @@ export async function readEntries(locations: readonly Location[]): Promise<Outbo
     }
     for (let k = i; k <= j; k += 1) {
       const loc = locations[k]!;
-      let entry: EntryLine | undefined;
+      let entry: OutboxEntry<R> | undefined;
       try {
-        entry = parseEntry(JSON.parse(buffer.toString('utf8', loc.offset - start, loc.offset - start + loc.length)));
+        entry = parseEntry(shape, JSON.parse(buffer.toString('utf8', loc.offset - start, loc.offset - start + loc.length)));
       } catch {
         entry = undefined; // reported below
       }
@@ -211,59 +218,41 @@ export async function readEntries(locations: readonly Location[]): Promise<Outbo
           context: { path: segment.path, offset: loc.offset, seq: loc.seq },
         });
       }
-      const { seq, ...record } = entry;
-      out.push({ seq, record });
+      out.push(entry);
     }
     i = j + 1;
   }
   return out;
 }
 
-/** Sorted, distinct integers as inclusive ranges: [1,2,3,7] → [[1,3],[7,7]]. */
-export function toRanges(sorted: readonly number[]): [number, number][] {
-  const ranges: [number, number][] = [];
-  for (const n of sorted) {
-    const last = ranges.at(-1);
-    if (last !== undefined && n === last[1] + 1) last[1] = n;
-    else ranges.push([n, n]);
+/** Where each record of the log read at open is, checking that sequence numbers run on (each segment's `lastNo` set). */
+export async function scanLocations<R>(log: SegmentedLog<OutboxEntry<R>>): Promise<{ entries: Location<R>[]; maxSeq: number }> {
+  const entries: Location<R>[] = [];
+  let maxSeq = -1;
+  for await (const { value, segment, offset, bytes } of log.records()) {
+    if (value.seq !== segment.lastNo + 1 || value.seq <= maxSeq) {
+      throw new StorageError(`damaged outbox data in ${segment.path} at byte ${offset}: sequence ${value.seq} out of order`, {
+        context: { path: segment.path, offset },
+      });
+    }
+    segment.lastNo = value.seq;
+    maxSeq = value.seq;
+    entries.push({ seq: value.seq, segment, offset, length: bytes });
   }
-  return ranges;
+  return { entries, maxSeq };
 }
 
-/** Inclusive integer ranges with membership tests (ack logs are mostly contiguous runs). */
-export class RangeSet {
-  #ranges: [number, number][] = [];
-  #normalized = true;
-
-  add(from: number, to: number): void {
-    this.#ranges.push([from, to]);
-    this.#normalized = false;
+/** Records acknowledged sequence numbers (sorted, distinct) in the ack log, fsync'd; returns the bytes written. */
+export async function appendAcks(ackLog: FileHandle, dir: string, sorted: readonly number[]): Promise<number> {
+  const line = JSON.stringify({ acked: toRanges(sorted) }) + '\n';
+  try {
+    await writevAll(ackLog, [Buffer.from(line)]);
+    await ackLog.datasync();
+  } catch (err) {
+    throw new StorageError(`cannot record acknowledgements in ${join(dir, ACK_LOG)}`, {
+      cause: err,
+      retriable: true,
+    });
   }
-
-  has(n: number): boolean {
-    if (!this.#normalized) this.#normalize();
-    let lo = 0;
-    let hi = this.#ranges.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const [from, to] = this.#ranges[mid]!;
-      if (n < from) hi = mid - 1;
-      else if (n > to) lo = mid + 1;
-      else return true;
-    }
-    return false;
-  }
-
-  /** Sorts and merges overlapping or adjacent ranges, so one binary search answers `has`. */
-  #normalize(): void {
-    const sorted = this.#ranges.sort((a, b) => a[0] - b[0]);
-    const merged: [number, number][] = [];
-    for (const [from, to] of sorted) {
-      const last = merged.at(-1);
-      if (last !== undefined && from <= last[1] + 1) last[1] = Math.max(last[1], to);
-      else merged.push([from, to]);
-    }
-    this.#ranges = merged;
-    this.#normalized = true;
-  }
+  return Buffer.byteLength(line);
 }

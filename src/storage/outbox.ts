@@ -1,72 +1,24 @@
 import { mkdir } from 'node:fs/promises';
-import { PRIVATE_DIR_MODE } from '../../core/private-files.ts';
+import { PRIVATE_DIR_MODE } from '../core/private-files.ts';
 import type { FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
-import { StorageError } from '../../errors.ts';
-import type { Batch } from '../../storage/batching-writer.ts';
-import { jsonLinesCodec } from '../../storage/line-codec.ts';
-import type { Segment } from '../../storage/segment-files.ts';
-import { numberedSegments } from '../../storage/segment-naming.ts';
-import { SegmentedLog } from '../../storage/segmented-log.ts';
-import { writevAll } from '../../storage/writev-all.ts';
-import type { SinkRecord } from '../record.ts';
-import { ACK_LOG, loadAcks, parseEntry, readEntries, rewriteAckLog, toLine, toRanges } from './outbox-files.ts';
-import type { EntryLine, Location, OutboxEntry } from './outbox-files.ts';
+import { StorageError } from '../errors.ts';
+import type { Batch } from './batching-writer.ts';
+import { jsonLinesCodec } from './line-codec.ts';
+import { appendAcks, loadAcks, parseEntry, readEntries, rewriteAckLog, scanLocations, toLine } from './outbox-files.ts';
+import type { Location, OutboxEntry, OutboxRecord, OutboxRecordShape } from './outbox-files.ts';
+import { DEFAULT_OUTBOX_LIMITS, type AppendResult, type OutboxLimits, type OutboxStats } from './outbox-limits.ts';
+import type { Segment } from './segment-files.ts';
+import { numberedSegments } from './segment-naming.ts';
+import { SegmentedLog } from './segmented-log.ts';
 
-export type { OutboxEntry } from './outbox-files.ts';
-
-/**
- * Named bounds of the outbox. Counts cover records appended and not yet acknowledged,
- * including those still being written.
- */
-export interface OutboxLimits {
-  /** Unacknowledged serialized bytes at which `append` answers `full`. */
-  maxOutboxBytes: number;
-  /** Unacknowledged records at which `append` answers `full`. */
-  maxOutboxRecords: number;
-  /** A single serialized record above this is refused as `too-large` (a broker would reject it). */
-  maxRecordBytes: number;
-  /** A segment file that has reached this size is closed and the next write starts a new one. */
-  segmentBytes: number;
-}
-
-export const DEFAULT_OUTBOX_LIMITS: OutboxLimits = {
-  maxOutboxBytes: 256 * 1024 * 1024,
-  maxOutboxRecords: 200_000,
-  maxRecordBytes: 900 * 1024,
-  segmentBytes: 16 * 1024 * 1024,
-};
-
-/** What `append` answers. Refusals accept nothing of the call: the caller keeps the records. */
-export type AppendResult =
-  | { ok: true; firstSeq: number; lastSeq: number }
-  | { ok: false; reason: 'full'; pendingRecords: number; pendingBytes: number }
-  | { ok: false; reason: 'too-large'; id: string; bytes: number }
-  | { ok: false; reason: 'unwritable'; error: StorageError }
-  | { ok: false; reason: 'closed' };
-
-export interface OutboxStats {
-  /** Appended and not yet acknowledged (written or still being written). */
-  pendingRecords: number;
-  pendingBytes: number;
-  /** Appended but not yet durable. */
-  queuedRecords: number;
-  segments: number;
-  appendedRecords: number;
-  ackedRecords: number;
-  refusedFull: number;
-  refusedTooLarge: number;
-  /** Torn final lines (a crash mid-write) found at open and ignored. */
-  tornLinesIgnored: number;
-  /** The last write failure while it lasts. */
-  failure: StorageError | undefined;
-}
+export type { OutboxEntry, OutboxRecord, OutboxRecordShape } from './outbox-files.ts';
+export { DEFAULT_OUTBOX_LIMITS, type AppendResult, type OutboxLimits, type OutboxStats } from './outbox-limits.ts';
 
 /** Appended, not yet on disk. */
-interface Queued {
+interface Queued<R> {
   seq: number;
   length: number;
-  record: SinkRecord;
+  record: R;
 }
 
 /** The ack log is rewritten to the acks that still matter once it passes this size. */
@@ -74,12 +26,12 @@ const ACK_LOG_COMPACT_BYTES = 1024 * 1024;
 /** Written records kept in memory (oldest first) so sending them needs no disk read; the rest are read back. */
 const MEMORY_COPY_MAX_BYTES = 16 * 1024 * 1024;
 const NAMING = numberedSegments('seg-', '.jsonl');
-const CODEC = jsonLinesCodec<EntryLine>('outbox segment', parseEntry);
 
 /**
- * The Kafka sink's durable outbox: records are appended to segment files of JSON lines in
- * one directory (the storage layer's `SegmentedLog`: batching, segments, torn-tail recovery,
- * retry with backoff) and stay there until the broker has acknowledged them. The ack log and
+ * A durable outbox: records are appended to segment files of JSON lines in one directory
+ * (`SegmentedLog`: batching, segments, torn-tail recovery, retry with backoff) and stay there
+ * until the receiving end has acknowledged them; `shape`
+ * says how a record is written and checked. The ack log and
  * which records are unacknowledged are the outbox's own.
  *
  * - `append` is synchronous: it checks the bounds, assigns sequence numbers and queues the
@@ -98,16 +50,17 @@ const CODEC = jsonLinesCodec<EntryLine>('outbox segment', parseEntry);
  *   unterminated or unparseable) is ignored, counted and cut off; damage anywhere else is a
  *   {@link StorageError}.
  */
-export class Outbox {
+export class Outbox<R extends OutboxRecord> {
   readonly dir: string;
   readonly limits: OutboxLimits;
-  readonly #log: SegmentedLog<EntryLine>;
+  readonly #shape: OutboxRecordShape<R>;
+  readonly #log: SegmentedLog<OutboxEntry<R>>;
   /** Unacknowledged records per segment: a segment with any is needed. */
   readonly #unackedIn: Map<Segment, number>;
   /** Durable, unacknowledged records in sequence order (Map keeps insertion order). */
-  readonly #unacked = new Map<number, Location>();
+  readonly #unacked = new Map<number, Location<R>>();
   /** Appended, not yet durable, consecutive sequence numbers. */
-  #queue: Queued[] = [];
+  #queue: Queued<R>[] = [];
   #nextSeq: number;
   #durableSeq: number;
   #pendingBytes = 0;
@@ -123,12 +76,14 @@ export class Outbox {
   private constructor(
     dir: string,
     limits: OutboxLimits,
-    log: SegmentedLog<EntryLine>,
+    shape: OutboxRecordShape<R>,
+    log: SegmentedLog<OutboxEntry<R>>,
     unackedIn: Map<Segment, number>,
-    loaded: { unacked: Location[]; nextSeq: number; tornLines: number; ackLog: FileHandle; ackLogBytes: number },
+    loaded: { unacked: Location<R>[]; nextSeq: number; tornLines: number; ackLog: FileHandle; ackLogBytes: number },
   ) {
     this.dir = dir;
     this.limits = limits;
+    this.#shape = shape;
     this.#log = log;
     this.#unackedIn = unackedIn;
     for (const loc of loaded.unacked) {
@@ -147,17 +102,17 @@ export class Outbox {
    * its segments.
    * @throws StorageError when the directory cannot be used or holds damaged data.
    */
-  static async open(dir: string, limits: OutboxLimits = DEFAULT_OUTBOX_LIMITS): Promise<Outbox> {
+  static async open<R extends OutboxRecord>(dir: string, shape: OutboxRecordShape<R>, limits: OutboxLimits = DEFAULT_OUTBOX_LIMITS): Promise<Outbox<R>> {
     try {
       await mkdir(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
     } catch (err) {
       throw new StorageError(`cannot create outbox directory ${dir}: ${(err as Error).message}`, { cause: err });
     }
     const unackedIn = new Map<Segment, number>();
-    let outbox: Outbox | undefined;
+    let outbox: Outbox<R> | undefined;
     const log = await SegmentedLog.open(dir, {
       naming: NAMING,
-      codec: CODEC,
+      codec: jsonLinesCodec('outbox segment', (value) => parseEntry(shape, value)),
       segmentBytes: limits.segmentBytes,
       // Nothing goes by size or age: what is unacknowledged stays (`full` refuses more), what is acknowledged goes at once.
       retention: { maxBytes: Infinity },
@@ -165,23 +120,12 @@ export class Outbox {
       needed: (segment) => (unackedIn.get(segment) ?? 0) > 0,
       onWritten: (segment, offset, batch) => outbox!.#onWritten(segment, offset, batch),
     });
-    const entries: Location[] = [];
-    let maxSeq = -1;
-    for await (const { value, segment, offset, bytes } of log.records()) {
-      if (value.seq !== segment.lastNo + 1 || value.seq <= maxSeq) {
-        throw new StorageError(`damaged outbox data in ${segment.path} at byte ${offset}: sequence ${value.seq} out of order`, {
-          context: { path: segment.path, offset },
-        });
-      }
-      segment.lastNo = value.seq;
-      maxSeq = value.seq;
-      entries.push({ seq: value.seq, segment, offset, length: bytes });
-    }
+    const { entries, maxSeq } = await scanLocations(log);
     const acks = await loadAcks(dir);
     const unacked = entries.filter((loc) => !acks.acked.has(loc.seq));
     for (const loc of unacked) unackedIn.set(loc.segment, (unackedIn.get(loc.segment) ?? 0) + 1);
     const ackLog = await rewriteAckLog(dir, log.segments, unacked);
-    outbox = new Outbox(dir, limits, log, unackedIn, {
+    outbox = new Outbox(dir, limits, shape, log, unackedIn, {
       unacked,
       nextSeq: Math.max(maxSeq, acks.maxSeq) + 1,
       tornLines: log.tornRecords + acks.tornLines,
@@ -249,15 +193,15 @@ export class Outbox {
    * Queues `records` for durable storage, all or none. Never throws: a refusal comes back as
    * a value and the caller keeps the records (`full` means: apply backpressure, try later).
    */
-  append(records: readonly SinkRecord[]): AppendResult {
+  append(records: readonly R[]): AppendResult {
     if (this.#closing) return { ok: false, reason: 'closed' };
     const failure = this.#log.failure;
     if (failure !== undefined && !failure.retriable) return { ok: false, reason: 'unwritable', error: failure };
-    const lines: Queued[] = [];
+    const lines: Queued<R>[] = [];
     const buffers: Buffer[] = [];
     let bytes = 0;
     for (const [i, record] of records.entries()) {
-      const line = JSON.stringify(toLine(this.#nextSeq + i, record)) + '\n';
+      const line = toLine(this.#shape, this.#nextSeq + i, record) + '\n';
       const size = Buffer.byteLength(line);
       if (size > this.limits.maxRecordBytes) {
         this.#stats.refusedTooLarge += 1;
@@ -300,7 +244,7 @@ export class Outbox {
    * The oldest unacknowledged records above `afterSeq` (durable or still being written), at
    * most `maxRecords` and (beyond the first) `maxBytes`, in sequence order.
    */
-  peek(maxRecords: number, maxBytes: number, afterSeq = -1): Promise<OutboxEntry[]> {
+  peek(maxRecords: number, maxBytes: number, afterSeq = -1): Promise<OutboxEntry<R>[]> {
     const picked = this.#pick(maxRecords, maxBytes, afterSeq);
     if (picked.every((p) => p.record !== undefined)) {
       return Promise.resolve(picked.map((p) => ({ seq: p.seq, record: p.record! })));
@@ -308,8 +252,8 @@ export class Outbox {
     // Some must be read back: under the lock, so no ack deletes their segment meanwhile.
     return this.#exclusive(async () => {
       const again = this.#pick(maxRecords, maxBytes, afterSeq);
-      const onDisk = again.filter((p): p is Location => p.record === undefined && 'segment' in p);
-      const read = new Map((await readEntries(onDisk)).map((e) => [e.seq, e.record]));
+      const onDisk = again.filter((p): p is Location<R> => p.record === undefined && 'segment' in p);
+      const read = new Map((await readEntries(this.#shape, onDisk)).map((e) => [e.seq, e.record]));
       return again.map((p) => ({ seq: p.seq, record: p.record ?? read.get(p.seq)! }));
     });
   }
@@ -327,17 +271,7 @@ export class Outbox {
       if (this.#closed) return;
       const fresh = [...new Set(seqs)].filter((s) => this.#unacked.has(s)).sort((a, b) => a - b);
       if (fresh.length === 0) return;
-      const line = JSON.stringify({ acked: toRanges(fresh) }) + '\n';
-      try {
-        await writevAll(this.#ackLog, [Buffer.from(line)]);
-        await this.#ackLog.datasync();
-      } catch (err) {
-        throw new StorageError(`cannot record acknowledgements in ${join(this.dir, ACK_LOG)}`, {
-          cause: err,
-          retriable: true,
-        });
-      }
-      this.#ackLogBytes += Buffer.byteLength(line);
+      this.#ackLogBytes += await appendAcks(this.#ackLog, this.dir, fresh);
       for (const seq of fresh) {
         const loc = this.#unacked.get(seq)!;
         this.#unacked.delete(seq);
@@ -394,7 +328,7 @@ export class Outbox {
     let n = 0;
     while (n < this.#queue.length && this.#queue[n]!.seq <= batch.lastNo) {
       const q = this.#queue[n++]!;
-      const loc: Location = { seq: q.seq, segment, offset: at, length: q.length };
+      const loc: Location<R> = { seq: q.seq, segment, offset: at, length: q.length };
       if (this.#memoryCopyBytes + q.length <= MEMORY_COPY_MAX_BYTES) {
         loc.record = q.record;
         this.#memoryCopyBytes += q.length;
@@ -421,10 +355,10 @@ export class Outbox {
   }
 
   /** Appended records above `afterSeq` in sequence order: durable ones, then those still queued. */
-  #pick(maxRecords: number, maxBytes: number, afterSeq: number): (Location | Queued)[] {
-    const picked: (Location | Queued)[] = [];
+  #pick(maxRecords: number, maxBytes: number, afterSeq: number): (Location<R> | Queued<R>)[] {
+    const picked: (Location<R> | Queued<R>)[] = [];
     let bytes = 0;
-    const take = (p: Location | Queued): boolean => {
+    const take = (p: Location<R> | Queued<R>): boolean => {
       if (p.seq <= afterSeq) return true;
       if (picked.length >= maxRecords || (picked.length > 0 && bytes + p.length > maxBytes)) return false;
       picked.push(p);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_OUTBOX_LIMITS } from './kafka/outbox.ts';
+import { DEFAULT_OUTBOX_LIMITS } from '../../storage/outbox-limits.ts';
 
 /**
  * The configuration keys every sink that delivers through an outbox shares (the Kafka sink, the
@@ -14,7 +14,7 @@ export const OUTBOX_DELIVERY_KEYS = {
   /** One record's bound (for Kafka below the broker's default `message.max.bytes`, 1 MiB). */
   maxRecordBytes: z.number().int().min(256).default(DEFAULT_OUTBOX_LIMITS.maxRecordBytes),
   outboxSegmentBytes: z.number().int().min(4096).default(DEFAULT_OUTBOX_LIMITS.segmentBytes),
-  /** Backoff after a failed delivery: doubles from initial up to max. */
+  /** Backoff after a failed delivery (the house `Backoff`, full jitter): its ceiling doubles from initial up to max. */
   retryInitialMs: z.number().int().min(1).default(250),
   retryMaxMs: z.number().int().min(1).default(10_000),
   /** How long `close()` keeps delivering; what is left stays in the outbox for the next run. */

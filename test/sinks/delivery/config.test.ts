@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../src/errors.ts';
-import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
-import { parseOtlpEvaluationConfig } from '../../src/sinks/otlp/config.ts';
+import { ConfigError } from '../../../src/errors.ts';
+import { parseKafkaSinkConfig } from '../../../src/sinks/kafka/config.ts';
+import { parseOtlpEvaluationConfig } from '../../../src/sinks/otlp/config.ts';
 
-// The outbox keys both delivering sinks share (sinks/outbox-delivery-config.ts): one
+// The outbox keys both delivering sinks share (sinks/delivery/config.ts): one
 // definition, the same defaults and the same refusal in each.
 const SINKS = {
   kafka: (input: Record<string, unknown>) => parseKafkaSinkConfig({ brokers: ['127.0.0.1:9092'], ...input }),

@@ -7,10 +7,10 @@ import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { StorageError } from '../../src/errors.ts';
-import { toRanges } from '../../src/sinks/kafka/outbox-files.ts';
-import { DEFAULT_OUTBOX_LIMITS, Outbox } from '../../src/sinks/kafka/outbox.ts';
-import type { OutboxLimits } from '../../src/sinks/kafka/outbox.ts';
-import type { SinkRecord } from '../../src/sinks/record.ts';
+import { SINK_RECORD_SHAPE, type SinkRecord } from '../../src/sinks/record.ts';
+import { DEFAULT_OUTBOX_LIMITS, Outbox } from '../../src/storage/outbox.ts';
+import type { OutboxLimits } from '../../src/storage/outbox.ts';
+import { toRanges } from '../../src/storage/range-set.ts';
 
 const dirs: string[] = [];
 async function tempDir(): Promise<string> {
@@ -32,13 +32,13 @@ function record(id: string, topic: SinkRecord['topic'] = 'findings'): SinkRecord
   };
 }
 
-async function appendDurably(outbox: Outbox, records: SinkRecord[]): Promise<void> {
+async function appendDurably(outbox: Outbox<SinkRecord>, records: SinkRecord[]): Promise<void> {
   const result = outbox.append(records);
   expect(result.ok).toBe(true);
   await outbox.durable();
 }
 
-async function pendingIds(outbox: Outbox): Promise<string[]> {
+async function pendingIds(outbox: Outbox<SinkRecord>): Promise<string[]> {
   return (await outbox.peek(Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER)).map((e) => e.record.id);
 }
 
@@ -49,7 +49,7 @@ async function segmentFiles(dir: string): Promise<string[]> {
 describe('Outbox', () => {
   it('hands out durable records in append order and forgets them once acknowledged', async () => {
     const dir = await tempDir();
-    const outbox = await Outbox.open(dir);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE);
     await appendDurably(outbox, [record('a'), record('b', 'alarms')]);
     await appendDurably(outbox, [record('c')]);
 
@@ -68,7 +68,7 @@ describe('Outbox', () => {
 
   it('hands out records still being written, and records their acknowledgement only once they are durable', async () => {
     const dir = await tempDir();
-    const outbox = await Outbox.open(dir);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE);
     expect(outbox.append([record('a'), record('b')]).ok).toBe(true);
     expect(outbox.stats().queuedRecords).toBe(2); // not yet on disk
 
@@ -79,14 +79,14 @@ describe('Outbox', () => {
     expect(await pendingIds(outbox)).toEqual(['b']);
     await outbox.close();
 
-    const reopened = await Outbox.open(dir);
+    const reopened = await Outbox.open(dir, SINK_RECORD_SHAPE);
     expect(await pendingIds(reopened)).toEqual(['b']);
     await reopened.close();
   });
 
   it('peeks past a sequence number (records sent and not yet acknowledged in the outbox)', async () => {
     const dir = await tempDir();
-    const outbox = await Outbox.open(dir);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE);
     await appendDurably(outbox, ['a', 'b', 'c'].map((id) => record(id)));
     outbox.append([record('d')]); // still queued
     expect((await outbox.peek(10, 1 << 20, 1)).map((e) => e.record.id)).toEqual(['c', 'd']);
@@ -101,7 +101,7 @@ describe('Outbox', () => {
   it('serves records beyond its in-memory copy from disk, unchanged and in order', async () => {
     const dir = await tempDir();
     const limits: OutboxLimits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 4 * 1024 * 1024 };
-    const outbox = await Outbox.open(dir, limits);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     // 24 records of ~800 KiB: past the 16 MiB kept in memory.
     const big = (i: number): SinkRecord => ({ ...record(`big-${i}`), value: JSON.stringify({ i, pad: String(i % 10).repeat(800 * 1024) }) });
     for (let i = 0; i < 24; i += 1) await appendDurably(outbox, [big(i)]);
@@ -115,7 +115,7 @@ describe('Outbox', () => {
   it('keeps every unacknowledged record when acks delete segments while appends write new ones', async () => {
     const dir = await tempDir();
     const limits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 300 }; // a new segment every record or two
-    const outbox = await Outbox.open(dir, limits);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     const appended: string[] = [];
     const acked = new Set<string>();
     let writing = true;
@@ -147,45 +147,45 @@ describe('Outbox', () => {
     const expected = appended.filter((id) => !acked.has(id));
     expect(await pendingIds(outbox)).toEqual(expected);
     await outbox.close();
-    const reopened = await Outbox.open(dir, limits);
+    const reopened = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     expect(await pendingIds(reopened)).toEqual(expected);
     await reopened.close();
   });
 
   it('re-reads unacknowledged records after a restart, and only those', async () => {
     const dir = await tempDir();
-    const first = await Outbox.open(dir);
+    const first = await Outbox.open(dir, SINK_RECORD_SHAPE);
     await appendDurably(first, ['a', 'b', 'c', 'd'].map((id) => record(id)));
     await first.ack([1, 3]);
     await first.close();
 
-    const second = await Outbox.open(dir);
+    const second = await Outbox.open(dir, SINK_RECORD_SHAPE);
     expect(await pendingIds(second)).toEqual(['a', 'c']);
     await appendDurably(second, [record('e')]);
     const seqs = (await second.peek(10, 1 << 20)).map((e) => e.seq);
     expect(seqs[2]).toBeGreaterThan(3); // sequence numbers are not reused while acks of them exist
     await second.close();
 
-    const third = await Outbox.open(dir);
+    const third = await Outbox.open(dir, SINK_RECORD_SHAPE);
     expect(await pendingIds(third)).toEqual(['a', 'c', 'e']);
     await third.close();
   });
 
   it('ignores and counts a torn final line, cuts it off, and keeps appending after it', async () => {
     const dir = await tempDir();
-    const first = await Outbox.open(dir);
+    const first = await Outbox.open(dir, SINK_RECORD_SHAPE);
     await appendDurably(first, [record('a'), record('b')]);
     await first.close();
     const [segment] = await segmentFiles(dir);
     await appendFile(join(dir, segment!), '{"seq":2,"topic":"findings","key":"k","id":"torn","val');
 
-    const second = await Outbox.open(dir);
+    const second = await Outbox.open(dir, SINK_RECORD_SHAPE);
     expect(second.stats().tornLinesIgnored).toBe(1);
     expect(await pendingIds(second)).toEqual(['a', 'b']);
     await appendDurably(second, [record('c')]);
     await second.close();
 
-    const third = await Outbox.open(dir);
+    const third = await Outbox.open(dir, SINK_RECORD_SHAPE);
     expect(third.stats().tornLinesIgnored).toBe(0);
     expect(await pendingIds(third)).toEqual(['a', 'b', 'c']);
     await third.close();
@@ -193,13 +193,13 @@ describe('Outbox', () => {
 
   it('treats a terminated but garbled final line as torn too', async () => {
     const dir = await tempDir();
-    const first = await Outbox.open(dir);
+    const first = await Outbox.open(dir, SINK_RECORD_SHAPE);
     await appendDurably(first, [record('a')]);
     await first.close();
     const [segment] = await segmentFiles(dir);
     await appendFile(join(dir, segment!), '\u0000\u0000\u0000\n');
 
-    const second = await Outbox.open(dir);
+    const second = await Outbox.open(dir, SINK_RECORD_SHAPE);
     expect(second.stats().tornLinesIgnored).toBe(1);
     expect(await pendingIds(second)).toEqual(['a']);
     await second.close();
@@ -207,7 +207,7 @@ describe('Outbox', () => {
 
   it('refuses to open over damaged earlier data with a StorageError naming the file and line', async () => {
     const dir = await tempDir();
-    const first = await Outbox.open(dir);
+    const first = await Outbox.open(dir, SINK_RECORD_SHAPE);
     await appendDurably(first, [record('a'), record('b'), record('c')]);
     await first.close();
     const [segment] = await segmentFiles(dir);
@@ -216,7 +216,7 @@ describe('Outbox', () => {
     lines[1] = lines[1]!.slice(0, 20) + '#' + lines[1]!.slice(21);
     await writeFile(path, lines.join('\n'));
 
-    const error = await Outbox.open(dir).catch((err: unknown) => err);
+    const error = await Outbox.open(dir, SINK_RECORD_SHAPE).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(StorageError);
     expect((error as StorageError).message).toContain(segment);
     expect((error as StorageError).message).toContain('line 2');
@@ -225,7 +225,7 @@ describe('Outbox', () => {
   it('answers "full" at its record bound without accepting any of the call, and accepts again after acks', async () => {
     const dir = await tempDir();
     const limits: OutboxLimits = { ...DEFAULT_OUTBOX_LIMITS, maxOutboxRecords: 3 };
-    const outbox = await Outbox.open(dir, limits);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     await appendDurably(outbox, [record('a'), record('b')]);
 
     const refused = outbox.append([record('c'), record('d')]);
@@ -246,7 +246,7 @@ describe('Outbox', () => {
     const dir = await tempDir();
     const size = Buffer.byteLength(JSON.stringify({ seq: 0, ...record('a') })) + 1;
     const limits: OutboxLimits = { ...DEFAULT_OUTBOX_LIMITS, maxOutboxBytes: size * 2, maxRecordBytes: size + 10 };
-    const outbox = await Outbox.open(dir, limits);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     await appendDurably(outbox, [record('a'), record('b')]);
     expect(outbox.append([record('c')])).toMatchObject({ ok: false, reason: 'full' });
 
@@ -258,7 +258,7 @@ describe('Outbox', () => {
 
   it('rolls segments at segmentBytes and deletes each once everything in it is acknowledged', async () => {
     const dir = await tempDir();
-    const outbox = await Outbox.open(dir, { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 400 });
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 400 });
     for (let i = 0; i < 12; i += 1) await appendDurably(outbox, [record(`r${i}`)]);
     const before = await segmentFiles(dir);
     expect(before.length).toBeGreaterThan(2);
@@ -277,7 +277,7 @@ describe('Outbox', () => {
 
   it('limits a peek by bytes but always returns at least one record', async () => {
     const dir = await tempDir();
-    const outbox = await Outbox.open(dir);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE);
     await appendDurably(outbox, [record('a'), record('b'), record('c')]);
     expect(await outbox.peek(10, 1)).toHaveLength(1);
     await outbox.close();
@@ -285,12 +285,14 @@ describe('Outbox', () => {
 
   it('keeps every record whose append was confirmed durable when the process is killed mid-stream', async () => {
     const dir = await tempDir();
-    const outboxUrl = pathToFileURL(join(import.meta.dirname, '../../src/sinks/kafka/outbox.ts')).href;
+    const outboxUrl = pathToFileURL(join(import.meta.dirname, '../../src/storage/outbox.ts')).href;
+    const recordUrl = pathToFileURL(join(import.meta.dirname, '../../src/sinks/record.ts')).href;
     // A writer process appending (and acknowledging some) as fast as it can, printing each
     // confirmed-durable id, until it is SIGKILLed at an arbitrary point.
     const script = `
       import { Outbox } from ${JSON.stringify(outboxUrl)};
-      const outbox = await Outbox.open(process.argv[1], { maxOutboxBytes: 1 << 30, maxOutboxRecords: 1e6, maxRecordBytes: 1 << 20, segmentBytes: 8192 });
+      import { SINK_RECORD_SHAPE } from ${JSON.stringify(recordUrl)};
+      const outbox = await Outbox.open(process.argv[1], SINK_RECORD_SHAPE, { maxOutboxBytes: 1 << 30, maxOutboxRecords: 1e6, maxRecordBytes: 1 << 20, segmentBytes: 8192 });
       for (let i = 0; ; i += 1) {
         const ids = [0, 1, 2].map((k) => 'c' + (i * 3 + k));
         outbox.append(ids.map((id) => ({ topic: 'findings', key: 'k', id, value: JSON.stringify({ id, pad: 'x'.repeat(200) }), headers: {} })));
@@ -320,7 +322,7 @@ describe('Outbox', () => {
     });
     await new Promise((resolve) => child.once('exit', resolve));
 
-    const outbox = await Outbox.open(dir);
+    const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE);
     const pending = new Set(await pendingIds(outbox));
     // An ack cut short by the kill may or may not have reached the disk: either is fine.
     const lost = [...durable].filter((id) => !acking.has(id) && !pending.has(id));
@@ -331,7 +333,7 @@ describe('Outbox', () => {
   });
 
   it('refuses appends after close', async () => {
-    const outbox = await Outbox.open(await tempDir());
+    const outbox = await Outbox.open(await tempDir(), SINK_RECORD_SHAPE);
     await outbox.close();
     expect(outbox.append([record('a')])).toEqual({ ok: false, reason: 'closed' });
   });
@@ -342,18 +344,18 @@ describe('Outbox', () => {
     // Room for seven records: the first eight take two segments, the ninth fits the first.
     const size = Buffer.byteLength(JSON.stringify({ seq: 0, ...record('a') })) + 1;
     const limits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 7 * size };
-    let outbox = await Outbox.open(dir, limits);
+    let outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     await appendDurably(outbox, ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => record(id)));
     await appendDurably(outbox, [record('g'), record('h')]);
     expect(await segmentFiles(dir)).toHaveLength(2);
     await outbox.ack([6, 7]);
     expect(await segmentFiles(dir)).toHaveLength(1);
     await outbox.close();
-    outbox = await Outbox.open(dir, limits);
+    outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     expect(outbox.nextSeq).toBe(8);
     await appendDurably(outbox, [record('i')]);
     await outbox.close();
-    const reopened = await Outbox.open(dir, limits);
+    const reopened = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
     expect(await pendingIds(reopened)).toEqual(['a', 'b', 'c', 'd', 'e', 'f', 'i']);
     await reopened.close();
   });
@@ -380,7 +382,7 @@ describe('Outbox', () => {
       fc.asyncProperty(fc.array(op, { maxLength: 25 }), fc.integer({ min: 250, max: 2000 }), async (ops, segmentBytes) => {
         const dir = await tempDir();
         const limits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes };
-        let outbox = await Outbox.open(dir, limits);
+        let outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
         const expected: string[] = [];
         let nextId = 0;
         for (const step of ops) {
@@ -411,12 +413,12 @@ describe('Outbox', () => {
               const last = (await segmentFiles(dir)).at(-1);
               if (last !== undefined) await appendFile(join(dir, last), '{"seq":');
             }
-            outbox = await Outbox.open(dir, limits);
+            outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
           }
           expect(await pendingIds(outbox)).toEqual(expected);
         }
         await outbox.close();
-        const reopened = await Outbox.open(dir, limits);
+        const reopened = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
         expect(await pendingIds(reopened)).toEqual(expected);
         await reopened.close();
         await rm(dir, { recursive: true, force: true });

@@ -1,0 +1,117 @@
+import { CompressionTypes, Partitioners } from 'kafkajs';
+import type { Admin, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
+import type { OutboxEntry } from '../../storage/outbox.ts';
+import type { DeliveryTransport } from '../delivery/transport.ts';
+import { withTimeout } from '../delivery/with-timeout.ts';
+import type { SinkRecord } from '../record.ts';
+import type { KafkaSinkConfig } from './config.ts';
+
+const DISCONNECT_TIMEOUT_MS = 2_000;
+
+/**
+ * The Kafka sink's transport: one `sendBatch` per batch with an idempotent kafkajs producer
+ * (`acks: -1`, one request in flight), the topics created first when configured. `onSent`
+ * hears each acknowledged request's duration and record count (latency stats, metrics).
+ */
+export class KafkaTransport implements DeliveryTransport<SinkRecord> {
+  readonly #kafka: Kafka;
+  readonly #config: KafkaSinkConfig;
+  readonly #onSent: (elapsedMs: number, records: number) => void;
+  #producer: Producer | undefined;
+  #topicsReady = false;
+
+  constructor(kafka: Kafka, config: KafkaSinkConfig, onSent: (elapsedMs: number, records: number) => void) {
+    this.#kafka = kafka;
+    this.#config = config;
+    this.#onSent = onSent;
+  }
+
+  async send(entries: readonly OutboxEntry<SinkRecord>[]): Promise<void> {
+    const producer = await this.#ensureProducer();
+    const started = performance.now();
+    await producer.sendBatch({
+      acks: -1,
+      timeout: this.#config.requestTimeoutMs,
+      compression: this.#config.compression === 'gzip' ? CompressionTypes.GZIP : CompressionTypes.None,
+      topicMessages: toTopicMessages(entries, this.#config.topics),
+    });
+    this.#onSent(performance.now() - started, entries.length);
+  }
+
+  /**
+   * kafkajs wraps what its own retries gave up on (`KafkaJSNumberOfRetriesExceeded`,
+   * `KafkaJSNonRetriableError`) around the broker's error: that innermost error's `retriable`
+   * decides (a refused topic or authorization is not; a lost connection or leader is).
+   */
+  isRetryable(err: unknown): boolean {
+    let inner = err;
+    while (inner instanceof Error && inner.cause instanceof Error && inner.cause !== inner) inner = inner.cause;
+    return (inner as { retriable?: unknown } | undefined)?.retriable !== false;
+  }
+
+  /** A fresh producer after any failure: kafkajs does not always recover a broken one. */
+  reset(): Promise<void> {
+    return this.#dropProducer();
+  }
+
+  close(): Promise<void> {
+    return this.#dropProducer();
+  }
+
+  async #ensureProducer(): Promise<Producer> {
+    if (this.#config.createTopics && !this.#topicsReady) {
+      await createTopics(this.#kafka.admin(), this.#config);
+      this.#topicsReady = true;
+    }
+    if (this.#producer !== undefined) return this.#producer;
+    const producer = this.#kafka.producer({
+      idempotent: true,
+      // kafkajs keeps idempotent ordering only with one request in flight per broker.
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+      // Few inner retries: the delivery engine retries forever with its own backoff.
+      retry: { retries: 3, initialRetryTime: 100, maxRetryTime: 1_000 },
+    });
+    this.#producer = producer;
+    await producer.connect();
+    return producer;
+  }
+
+  async #dropProducer(): Promise<void> {
+    const producer = this.#producer;
+    this.#producer = undefined;
+    if (producer !== undefined) await withTimeout(producer.disconnect().catch(() => undefined), DISCONNECT_TIMEOUT_MS);
+  }
+}
+
+function toTopicMessages(entries: readonly OutboxEntry<SinkRecord>[], topics: KafkaSinkConfig['topics']): TopicMessages[] {
+  const byTopic = new Map<string, Message[]>();
+  for (const { record } of entries) {
+    const topic = topics[record.topic];
+    let messages = byTopic.get(topic);
+    if (messages === undefined) byTopic.set(topic, (messages = []));
+    messages.push({
+      key: record.key,
+      value: record.value,
+      headers: { 'content-type': 'application/json', ...record.headers },
+    });
+  }
+  return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
+}
+
+async function createTopics(admin: Admin, config: KafkaSinkConfig): Promise<void> {
+  await admin.connect();
+  try {
+    await admin.createTopics({
+      waitForLeaders: true,
+      topics: [config.topics.findings, config.topics.alarms].map((topic) => ({
+        topic,
+        numPartitions: config.topicPartitions,
+        replicationFactor: config.topicReplicationFactor,
+      })),
+    });
+  } finally {
+    await admin.disconnect();
+  }
+}
