@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { DecodeError, UsageError } from '../errors.ts';
-import { readOtlpFile } from '../ingest/otlp-file.ts';
+import { readOtlpFile } from '../ingest/otlp/file.ts';
 import type { Pipeline } from '../pipeline.ts';
 import { refusalLines } from '../sinks/audience-refusals.ts';
 import { createLogger } from '../telemetry/logger.ts';

@@ -8,10 +8,10 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '
 import { afterEach, describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
 import { TrajwatchError } from '../../src/errors.ts';
-import { DurableIngest } from '../../src/ingest/durable-ingest.ts';
+import { DurableIngest } from '../../src/ingest/wal/durable-ingest.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
-import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/receiver-config.ts';
-import { SpanWal } from '../../src/ingest/span-wal.ts';
+import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/otlp/receiver-config.ts';
+import { SpanWal } from '../../src/ingest/wal/span-wal.ts';
 import { Pipeline } from '../../src/pipeline.ts';
 import type { OtlpTransport, ServedReceiver } from './otlp-transports.ts';
 
@@ -62,7 +62,7 @@ function newPipeline(assembler: Record<string, unknown> = {}): Pipeline {
 
 /**
  * One suite over every OTLP source transport (Hono's `runTest`): the same outcome gets the
- * same answer on each — the map of `src/ingest/export-status.ts` — and bad input loses
+ * same answer on each — the map of `src/ingest/otlp/export-status.ts` — and bad input loses
  * nothing accepted before it. Each transport's own test calls this with its adapter
  * (`otlp-transports.ts`: the receiver on a real socket, a real client for it).
  */
