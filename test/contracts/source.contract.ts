@@ -7,7 +7,6 @@ import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } f
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
-import { TrajwatchError } from '../../src/errors.ts';
 import { DurableIngest } from '../../src/ingest/wal/durable-ingest.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/otlp/receiver-config.ts';
@@ -249,7 +248,7 @@ export function runSourceContract(transport: OtlpTransport): void {
         const target: PipelineInput = {
           admission: () => undefined,
           accept: (r) => pipeline.accept(r),
-          acceptDurably: () => Promise.reject(new TrajwatchError('contract: log unwritable', { context: { reason: 'wal-unwritable' } })),
+          acceptDurably: async () => ({ refused: 'wal-unwritable' }),
         };
         const receiver = await serve(target);
         const answer = await receiver.export(await sdkRequest(1));

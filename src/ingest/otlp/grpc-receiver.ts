@@ -6,20 +6,16 @@
 import * as grpc from '@grpc/grpc-js';
 import { type AddressInfo, createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { formatHostPort, type HostPort } from '../../config/host-port.ts';
-import { DecodeError } from '../../errors.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import { createAuthCheck, type ReceiverAuth } from './auth.ts';
+import { exportCounts, type ExportResult, LOGS_EXPORT, refusalReason, type SignalExport, TRACES_EXPORT } from './export.ts';
 import { exportStatus, type ExportOutcome } from './export-status.ts';
 import { callMeter } from './grpc-call-meter.ts';
 import { capConnections, type ConnectionObserver, grpcConnectionOptions, type GrpcConnectionLimits } from './connection-limits.ts';
 import { RETRY_INFO_KEY, retryInfo, STATUS_DETAILS_KEY, statusWithRetryInfo } from './grpc-status.ts';
 import { INFLIGHT_REFUSAL, InflightBudget } from './inflight-budget.ts';
-import { durabilityRefusal, logsPartialSuccess } from './http-receiver.ts';
-import { decodeOtlpLogsProto } from './proto-logs-decode.ts';
-import { decodeOtlpProto } from './proto-decode.ts';
-import { exportResponse } from './response.ts';
-import type { LogsAccepted, PipelineInput } from '../pipeline-input.ts';
-import type { DecodedRequest } from '../span.ts';
+import { exportResponse, type Signal } from './response.ts';
+import type { PipelineInput } from '../pipeline-input.ts';
 import type { TlsPem } from './tls-files.ts';
 
 /** The full method path OTLP exporters call. */
@@ -95,8 +91,8 @@ export function createGrpcReceiver(
   observe: GrpcRequestObserver = () => {},
   options: { logger?: Logger; budget?: InflightBudget } = {},
 ): grpc.Server {
-  const note = (code: grpc.status, spans: number, rejectedSpans: number, reason?: string) =>
-    observe({ status: grpc.status[code], contentType: GRPC_CONTENT_TYPE, spans, rejectedSpans, reason });
+  const note = (code: grpc.status, signal: Signal, result: ExportResult | undefined, reason: string | undefined) =>
+    observe({ status: grpc.status[code], contentType: GRPC_CONTENT_TYPE, ...exportCounts(signal, result, reason) });
 
   const budget = options.budget ?? new InflightBudget(config.maxInflightBytes);
   // grpc-js refuses an oversized or undecompressible message itself, before any handler runs;
@@ -105,7 +101,7 @@ export function createGrpcReceiver(
     budget,
     maxDecompressedBytes: config.maxDecompressedBytes,
     refusal: (reason) => ({ ...throttled(reason, config.retryAfterSeconds) }),
-    onRefused: () => note(codeOf({ kind: 'refused', reason: INFLIGHT_REFUSAL }), 0, 0, INFLIGHT_REFUSAL),
+    onRefused: () => note(codeOf({ kind: 'refused', reason: INFLIGHT_REFUSAL }), 'traces', undefined, INFLIGHT_REFUSAL),
     onUndelivered: () =>
       observe({ status: 'NOT_DELIVERED', contentType: GRPC_CONTENT_TYPE, spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' }),
   });
@@ -117,96 +113,43 @@ export function createGrpcReceiver(
   });
 
   const allowed = createAuthCheck(config.auth);
-  const exportTraces = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
-    if (!allowed((name) => metadataValue(call.metadata, name))) {
-      note(codeOf({ kind: 'unauthenticated' }), 0, 0, 'unauthenticated');
-      callback({ code: codeOf({ kind: 'unauthenticated' }), details: 'Export requires a token (authorization: Bearer <token>)' });
-      return;
-    }
-    const refuse = (busy: string) => {
-      const error = throttled(busy, config.retryAfterSeconds);
-      note(error.code, 0, 0, busy);
-      callback(error);
+  /** One Export method: authentication here, the rest is the signal's export routine (`export.ts`). */
+  const exportMethod = ({ signal, admit, take }: SignalExport) => {
+    const answer = (callback: grpc.sendUnaryData<Buffer>, result: ExportResult): void => {
+      note(codeOf(result), signal, result, refusalReason(result));
+      if (result.kind === 'accepted') callback(null, exportResponse('protobuf', result.partial, signal));
+      else if (result.kind === 'refused') callback(throttled(result.reason, config.retryAfterSeconds));
+      else callback({ code: codeOf(result), details: `undecodable OTLP protobuf${signal === 'logs' ? ' logs' : ''} request: ${result.message}` });
     };
-    const busy = target.admission();
-    if (busy !== undefined) return refuse(busy);
-    const decoded = decodeOtlpProto(call.request);
-    if (decoded instanceof DecodeError) {
-      note(codeOf({ kind: 'undecodable' }), 0, 0, 'undecodable');
-      callback({ code: codeOf({ kind: 'undecodable' }), details: `undecodable OTLP protobuf request: ${decoded.message}` });
-      return;
-    }
-    const over = target.admitRequest?.(decoded);
-    if (over !== undefined) return refuse(over);
-    const answer = () => {
-      const rejected = decoded.rejected.length;
-      note(grpc.status.OK, decoded.spans.length, rejected);
-      const partial = rejected === 0 ? undefined : { rejected, errorMessage: summarizeRejections(decoded) };
-      callback(null, exportResponse('protobuf', partial));
+    const failed = (callback: grpc.sendUnaryData<Buffer>, err: unknown): void => {
+      // Only a bug reaches here; answer INTERNAL rather than leave the client hanging.
+      if (options.logger !== undefined) options.logger.error({ err }, 'gRPC receiver failed on a request');
+      else process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
+      note(codeOf({ kind: 'internal' }), signal, undefined, 'internal-error');
+      callback({ code: codeOf({ kind: 'internal' }), details: 'internal error' });
     };
-    if (target.acceptDurably === undefined) {
-      target.accept(decoded);
-      return answer();
-    }
-    target.acceptDurably(decoded, { format: 'protobuf', bytes: call.request }).then(answer, (err: unknown) => refuse(durabilityRefusal(err)));
-  };
-
-  /** The same answers as for traces; a logs partial success counts log records (see `logsPartialSuccess`). */
-  const exportLogs = (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
-    const noteLogs = (code: grpc.status, logRecords: number, rejectedLogRecords: number, reason?: string) =>
-      observe({
-        status: grpc.status[code],
-        contentType: GRPC_CONTENT_TYPE,
-        spans: 0,
-        rejectedSpans: 0,
-        signal: 'logs',
-        logRecords,
-        rejectedLogRecords,
-        ...(reason === undefined ? {} : { reason }),
-      });
-    if (!allowed((name) => metadataValue(call.metadata, name))) {
-      noteLogs(codeOf({ kind: 'unauthenticated' }), 0, 0, 'unauthenticated');
-      callback({ code: codeOf({ kind: 'unauthenticated' }), details: 'Export requires a token (authorization: Bearer <token>)' });
-      return;
-    }
-    const refuse = (busy: string) => {
-      const error = throttled(busy, config.retryAfterSeconds);
-      noteLogs(error.code, 0, 0, busy);
-      callback(error);
-    };
-    const busy = target.admission();
-    if (busy !== undefined) return refuse(busy);
-    const decoded = decodeOtlpLogsProto(call.request);
-    if (decoded instanceof DecodeError) {
-      noteLogs(codeOf({ kind: 'undecodable' }), 0, 0, 'undecodable');
-      callback({ code: codeOf({ kind: 'undecodable' }), details: `undecodable OTLP protobuf logs request: ${decoded.message}` });
-      return;
-    }
-    const answer = (accepted: LogsAccepted) => {
-      const partial = logsPartialSuccess(decoded, accepted);
-      noteLogs(grpc.status.OK, decoded.logs.length, partial?.rejected ?? 0);
-      callback(null, exportResponse('protobuf', partial, 'logs'));
-    };
-    if (target.acceptLogsDurably === undefined) return answer(target.acceptLogs!(decoded));
-    target.acceptLogsDurably(decoded, { format: 'protobuf', bytes: call.request }).then(answer, (err: unknown) => refuse(durabilityRefusal(err)));
-  };
-
-  const guarded =
-    (handler: typeof exportTraces) =>
-    (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
-      try {
-        handler(call, callback);
-      } catch (err) {
-        // Only a bug reaches here; answer INTERNAL rather than leave the client hanging.
-        if (options.logger !== undefined) options.logger.error({ err }, 'gRPC receiver failed on a request');
-        else process.emitWarning(`gRPC receiver failed on a request: ${(err as Error).stack ?? String(err)}`);
-        note(codeOf({ kind: 'internal' }), 0, 0, 'internal-error');
-        callback({ code: codeOf({ kind: 'internal' }), details: 'internal error' });
+    return (call: grpc.ServerUnaryCall<Buffer, Buffer>, callback: grpc.sendUnaryData<Buffer>): void => {
+      if (!allowed((name) => metadataValue(call.metadata, name))) {
+        note(codeOf({ kind: 'unauthenticated' }), signal, undefined, 'unauthenticated');
+        callback({ code: codeOf({ kind: 'unauthenticated' }), details: 'Export requires a token (authorization: Bearer <token>)' });
+        return;
       }
+      let refused: ExportResult | undefined;
+      try {
+        refused = admit(target);
+      } catch (err) {
+        return failed(callback, err);
+      }
+      if (refused !== undefined) return answer(callback, refused);
+      take(target, call.request, 'protobuf').then(
+        (result) => answer(callback, result),
+        (err: unknown) => failed(callback, err),
+      );
     };
-  server.addService(rawExportService(TRACE_EXPORT_PATH), { Export: guarded(exportTraces) });
+  };
+  server.addService(rawExportService(TRACE_EXPORT_PATH), { Export: exportMethod(TRACES_EXPORT) });
   // Without a logs target the method is not served: grpc-js answers UNIMPLEMENTED.
-  if (target.acceptLogs !== undefined) server.addService(rawExportService(LOGS_EXPORT_PATH), { Export: guarded(exportLogs) });
+  if (target.acceptLogs !== undefined) server.addService(rawExportService(LOGS_EXPORT_PATH), { Export: exportMethod(LOGS_EXPORT) });
   return server;
 }
 
@@ -287,10 +230,4 @@ export function closeGrpcReceiver(server: grpc.Server, graceMs = 5_000): Promise
 function metadataValue(metadata: grpc.Metadata, name: string): string | undefined {
   const value = metadata.get(name)[0];
   return typeof value === 'string' ? value : undefined;
-}
-
-function summarizeRejections(decoded: DecodedRequest): string {
-  const byReason = new Map<string, number>();
-  for (const r of decoded.rejected) byReason.set(r.reason, (byReason.get(r.reason) ?? 0) + 1);
-  return [...byReason].map(([reason, n]) => `${n} span(s): ${reason}`).join('; ');
 }

@@ -1,10 +1,10 @@
-import { DecodeError, LimitError, StorageError } from '../../errors.ts';
+import { DecodeError } from '../../errors.ts';
 import type { DecodedLogsRequest } from '../log-record.ts';
 import { decodeOtlpLogsJson } from '../otlp/json-logs-decode.ts';
 import { decodeOtlpLogsProto } from '../otlp/proto-logs-decode.ts';
 import { decodeOtlpJson } from '../otlp/json-decode.ts';
 import { decodeOtlpProto } from '../otlp/proto-decode.ts';
-import type { LogsAccepted, PipelineInput, PositionedInput, RawRequest, RequestDemand } from '../pipeline-input.ts';
+import type { LogsAccepted, PipelineInput, PositionedInput, Refused, RawRequest, RequestDemand } from '../pipeline-input.ts';
 import { demandOf } from '../request-demand.ts';
 import type { DecodedRequest } from '../span.ts';
 import type { SpanWal, WalRecord, WalSignal } from './span-wal.ts';
@@ -65,20 +65,22 @@ export class DurableIngest implements PipelineInput {
   }
 
   /** Refused (before logging) when the request does not fit the bounds beside those being logged; else reserved until accepted. */
-  async acceptDurably(request: DecodedRequest, raw: RawRequest): Promise<void> {
+  async acceptDurably(request: DecodedRequest, raw: RawRequest): Promise<Refused | undefined> {
     const refusal = this.admitRequest(request);
-    if (refusal !== undefined) throw new LimitError(refusal, `request refused at ${refusal}`, { reason: refusal });
+    if (refusal !== undefined) return { refused: refusal };
     const demand = demandOf(request);
     this.#reserved.trajectories += demand.trajectories;
     this.#reserved.bytes += demand.bytes;
-    let seq: number;
+    let seq: number | Refused;
     try {
       seq = await this.#append(raw, 'traces');
     } finally {
       this.#reserved.trajectories -= demand.trajectories;
       this.#reserved.bytes -= demand.bytes;
     }
+    if (typeof seq !== 'number') return seq;
     this.#pipeline.accept(request, { partition: WAL_PARTITION, offset: seq });
+    return undefined;
   }
 
   acceptLogs(request: DecodedLogsRequest): LogsAccepted {
@@ -86,21 +88,24 @@ export class DurableIngest implements PipelineInput {
   }
 
   /** Logs requests go through the same log, under the same sequence, as traces. */
-  async acceptLogsDurably(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted> {
+  async acceptLogsDurably(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted | Refused> {
     const seq = await this.#append(raw, 'logs');
+    if (typeof seq !== 'number') return seq;
     return this.#pipeline.acceptLogs(request, { partition: WAL_PARTITION, offset: seq });
   }
 
-  /** Appends and waits until durable; resolves with the sequence number, rejects with the refusal. */
-  async #append(raw: RawRequest, signal: WalSignal): Promise<number> {
+  /**
+   * Appends and waits until durable: the sequence number, or the refusal (`wal-full`, or
+   * `wal-unwritable` when the write failed: the log keeps its failure, `wal.refusal()`
+   * answers `unwritable` until it recovers, so admission refuses the next requests too).
+   */
+  async #append(raw: RawRequest, signal: WalSignal): Promise<number | Refused> {
     const appended = this.wal.append(raw.format, raw.bytes, signal);
-    if (!appended.ok) {
-      throw new StorageError(`write-ahead log ${appended.reason}`, { retriable: true, context: { reason: `wal-${appended.reason}` } });
-    }
+    if (!appended.ok) return { refused: `wal-${appended.reason}` };
     try {
       await appended.durable;
-    } catch (err) {
-      throw new StorageError('write-ahead log unwritable', { retriable: true, cause: err, context: { reason: 'wal-unwritable' } });
+    } catch {
+      return { refused: 'wal-unwritable' };
     }
     return appended.seq;
   }
