@@ -10,10 +10,7 @@ import { DecodeError } from '../../errors.ts';
 import type { DecodedLogsRequest } from '../log-record.ts';
 import type { PipelineInput } from '../pipeline-input.ts';
 import type { DecodedRequest } from '../span.ts';
-import { decodeOtlpJson } from './json-decode.ts';
-import { decodeOtlpLogsJson } from './json-logs-decode.ts';
-import { decodeOtlpLogsProto } from './proto-logs-decode.ts';
-import { decodeOtlpProto } from './proto-decode.ts';
+import { decodeLogsBody, decodeTracesBody } from './decode-body.ts';
 import type { PartialSuccess, ResponseFormat, Signal } from './response.ts';
 
 /**
@@ -48,7 +45,7 @@ export const TRACES_EXPORT: SignalExport = {
   signal: 'traces',
   admit,
   async take(target, body, format) {
-    const decoded = format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
+    const decoded = decodeTracesBody(format, body);
     if (decoded instanceof DecodeError) return { kind: 'undecodable', message: decoded.message };
     const over = target.admitRequest?.(decoded);
     if (over !== undefined) return { kind: 'refused', reason: over };
@@ -67,7 +64,7 @@ export const LOGS_EXPORT: SignalExport = {
   signal: 'logs',
   admit,
   async take(target, body, format) {
-    const decoded = format === 'protobuf' ? decodeOtlpLogsProto(body) : decodeOtlpLogsJson(body.toString('utf8'));
+    const decoded = decodeLogsBody(format, body);
     if (decoded instanceof DecodeError) return { kind: 'undecodable', message: decoded.message };
     let unattachable: number;
     if (target.acceptLogsDurably === undefined) unattachable = target.acceptLogs!(decoded).unattachable;

@@ -7,6 +7,7 @@ import { DecodeError } from '../../errors.ts';
 import { maxAnyValueDepth } from './any-value.ts';
 import { normalizeHexId } from './hex.ts';
 import { decodeAttributesInto } from './json-any-value.ts';
+import { decodeJsonExportRequest, type JsonExportSchema, parseJsonBody } from './json-export.ts';
 import {
   type Cursor, decimalInteger, estimateOverheadChars, fail, field, isObject, type JsonObject, list, message, optionalString, typeName,
 } from './json-walk.ts';
@@ -29,52 +30,30 @@ import { spanProblem } from './span-validation.ts';
  * keys (see {@link estimateOverheadChars}).
  */
 export function decodeOtlpJson(text: string): DecodedRequest | DecodeError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
-  return decodeOtlpJsonValue(parsed);
+  const parsed = parseJsonBody(text);
+  return parsed instanceof DecodeError ? parsed : decodeOtlpJsonValue(parsed);
 }
 
 /** Like {@link decodeOtlpJson}, for a request that is already parsed (e.g. a Kafka `otlp_json` record). */
 export function decodeOtlpJsonValue(request: unknown): DecodedRequest | DecodeError {
-  const result: DecodedRequest = { spans: [], rejected: [] };
-  try {
-    decodeRequest(request, result);
-  } catch (error) {
-    if (error instanceof DecodeError) return error;
-    throw error; // a defect in this decoder, not bad input
-  }
-  return result;
+  return decodeJsonExportRequest(request, TRACES, { spans: [], rejected: [] });
 }
 
-function decodeRequest(request: unknown, out: DecodedRequest): void {
-  const cursor: Cursor = { path: 'request', chars: 0 };
-  const body = message(cursor, request, 'the request');
-  const resourceSpansList = list(cursor, body, 'resourceSpans', 'resource_spans');
-  for (let i = 0; i < resourceSpansList.length; i++) {
-    cursor.path = `resourceSpans[${i}]`;
-    const resourceSpans = message(cursor, resourceSpansList[i], 'ResourceSpans');
-    const resourceValue = field(resourceSpans, 'resource', 'resource');
-    const resource: Attributes = {};
-    if (resourceValue !== undefined && resourceValue !== null) {
-      cursor.path = `resourceSpans[${i}].resource`;
-      decodeAttributesInto(cursor, message(cursor, resourceValue, 'Resource'), 'attributes', 'attributes', resource);
-    }
-    cursor.path = `resourceSpans[${i}]`;
-    const scopeSpansList = list(cursor, resourceSpans, 'scopeSpans', 'scope_spans');
-    for (let j = 0; j < scopeSpansList.length; j++) {
-      cursor.path = `resourceSpans[${i}].scopeSpans[${j}]`;
-      const scopeSpans = message(cursor, scopeSpansList[j], 'ScopeSpans');
-      const scope = decodeScope(cursor, field(scopeSpans, 'scope', 'scope'));
-      const spans = list(cursor, scopeSpans, 'spans', 'spans');
-      for (let k = 0; k < spans.length; k++) {
-        cursor.path = `resourceSpans[${i}].scopeSpans[${j}].spans[${k}]`;
-        decodeSpan(cursor, message(cursor, spans[k], 'Span'), resource, scope, out);
-      }
-    }
+const TRACES: JsonExportSchema<DecodedRequest> = {
+  resourceGroups: ['resourceSpans', 'resource_spans'],
+  resourceGroup: 'ResourceSpans',
+  scopeGroups: ['scopeSpans', 'scope_spans'],
+  scopeGroup: 'ScopeSpans',
+  decodeScopeGroup: decodeScopeSpans,
+};
+
+function decodeScopeSpans(cursor: Cursor, scopeSpans: JsonObject, resource: Attributes, out: DecodedRequest): void {
+  const path = cursor.path;
+  const scope = decodeScope(cursor, field(scopeSpans, 'scope', 'scope'));
+  const spans = list(cursor, scopeSpans, 'spans', 'spans');
+  for (let k = 0; k < spans.length; k++) {
+    cursor.path = `${path}.spans[${k}]`;
+    decodeSpan(cursor, message(cursor, spans[k], 'Span'), resource, scope, out);
   }
 }
 

@@ -8,56 +8,35 @@ import { DecodeError } from '../../errors.ts';
 import { pushLogRecord, type DecodedLogsRequest } from '../log-record.ts';
 import { decodeAnyValue, decodeAttributesInto } from './json-any-value.ts';
 import { hexId, uint64 } from './json-decode.ts';
+import { decodeJsonExportRequest, type JsonExportSchema, parseJsonBody } from './json-export.ts';
 import { type Cursor, estimateOverheadChars, field, type JsonObject, list, message, optionalString } from './json-walk.ts';
 import type { Attributes, AttrValue } from '../span.ts';
 
 /** Decodes an OTLP/JSON logs request body; bad input is a returned {@link DecodeError}, never a throw. */
 export function decodeOtlpLogsJson(text: string): DecodedLogsRequest | DecodeError {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (error) {
-    return new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { cause: error });
-  }
-  return decodeOtlpLogsJsonValue(parsed);
+  const parsed = parseJsonBody(text);
+  return parsed instanceof DecodeError ? parsed : decodeOtlpLogsJsonValue(parsed);
 }
 
 /** Like {@link decodeOtlpLogsJson}, for a request that is already parsed (a recorded file's line). */
 export function decodeOtlpLogsJsonValue(request: unknown): DecodedLogsRequest | DecodeError {
-  const out: DecodedLogsRequest = { logs: [], rejected: [] };
-  try {
-    decodeRequest(request, out);
-  } catch (error) {
-    if (error instanceof DecodeError) return error;
-    throw error; // a defect in this decoder, not bad input
-  }
-  return out;
+  return decodeJsonExportRequest(request, LOGS, { logs: [], rejected: [] });
 }
 
-function decodeRequest(request: unknown, out: DecodedLogsRequest): void {
-  const cursor: Cursor = { path: 'request', chars: 0 };
-  const body = message(cursor, request, 'the request');
-  const resourceLogsList = list(cursor, body, 'resourceLogs', 'resource_logs');
-  for (let i = 0; i < resourceLogsList.length; i++) {
-    cursor.path = `resourceLogs[${i}]`;
-    const resourceLogs = message(cursor, resourceLogsList[i], 'ResourceLogs');
-    const resourceValue = field(resourceLogs, 'resource', 'resource');
-    const resource: Attributes = {};
-    if (resourceValue !== undefined && resourceValue !== null) {
-      cursor.path = `resourceLogs[${i}].resource`;
-      decodeAttributesInto(cursor, message(cursor, resourceValue, 'Resource'), 'attributes', 'attributes', resource);
-    }
-    cursor.path = `resourceLogs[${i}]`;
-    const scopeLogsList = list(cursor, resourceLogs, 'scopeLogs', 'scope_logs');
-    for (let j = 0; j < scopeLogsList.length; j++) {
-      cursor.path = `resourceLogs[${i}].scopeLogs[${j}]`;
-      const scopeLogs = message(cursor, scopeLogsList[j], 'ScopeLogs');
-      const records = list(cursor, scopeLogs, 'logRecords', 'log_records');
-      for (let k = 0; k < records.length; k++) {
-        cursor.path = `resourceLogs[${i}].scopeLogs[${j}].logRecords[${k}]`;
-        decodeLogRecord(cursor, message(cursor, records[k], 'LogRecord'), resource, out);
-      }
-    }
+const LOGS: JsonExportSchema<DecodedLogsRequest> = {
+  resourceGroups: ['resourceLogs', 'resource_logs'],
+  resourceGroup: 'ResourceLogs',
+  scopeGroups: ['scopeLogs', 'scope_logs'],
+  scopeGroup: 'ScopeLogs',
+  decodeScopeGroup: decodeScopeLogs,
+};
+
+function decodeScopeLogs(cursor: Cursor, scopeLogs: JsonObject, resource: Attributes, out: DecodedLogsRequest): void {
+  const path = cursor.path;
+  const records = list(cursor, scopeLogs, 'logRecords', 'log_records');
+  for (let k = 0; k < records.length; k++) {
+    cursor.path = `${path}.logRecords[${k}]`;
+    decodeLogRecord(cursor, message(cursor, records[k], 'LogRecord'), resource, out);
   }
 }
 

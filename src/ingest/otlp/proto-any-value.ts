@@ -12,17 +12,15 @@ export function decodeKeyValueInto(r: ProtoReader, target: { [key: string]: Attr
   let key = '';
   let value: AttrValue = null;
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     if (field === 1) {
-      r.expectWireType('KeyValue', field, wireType, wireLen);
+      r.expect('KeyValue', field, wireLen);
       key = r.readKey();
     } else if (field === 2) {
-      r.expectWireType('KeyValue', field, wireType, wireLen);
+      r.expect('KeyValue', field, wireLen);
       value = decodeAnyValue(r, depth);
     } else {
-      r.skip(wireType, field);
+      r.skipField(field);
     }
   }
   r.expectEnd('KeyValue', end);
@@ -34,44 +32,39 @@ export function decodeAnyValue(r: ProtoReader, depth: number): AttrValue {
   const end = r.readLengthEnd();
   let value: AttrValue = null; // no field set: the empty AnyValue
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     switch (field) {
       case 1:
-        r.expectWireType('AnyValue', field, wireType, wireLen);
-        value = r.readString();
+        value = r.expect('AnyValue', field, wireLen).readString();
         break;
       case 2:
-        r.expectWireType('AnyValue', field, wireType, wireVarint);
-        value = r.readVarint() !== 0;
+        value = r.expect('AnyValue', field, wireVarint).readVarint() !== 0;
         break;
       case 3:
-        r.expectWireType('AnyValue', field, wireType, wireVarint);
+        r.expect('AnyValue', field, wireVarint);
         r.readVarint64();
         value = int64FromHalves(r.low, r.high);
         break;
       case 4:
-        r.expectWireType('AnyValue', field, wireType, wireFixed64);
+        r.expect('AnyValue', field, wireFixed64);
         value = r.readDouble();
         break;
       case 5:
-        r.expectWireType('AnyValue', field, wireType, wireLen);
+        r.expect('AnyValue', field, wireLen);
         value = decodeArrayValue(r, depth + 1);
         break;
       case 6:
-        r.expectWireType('AnyValue', field, wireType, wireLen);
+        r.expect('AnyValue', field, wireLen);
         value = decodeKeyValueList(r, depth + 1);
         break;
       case 7: {
-        r.expectWireType('AnyValue', field, wireType, wireLen);
-        const bytesEnd = r.readLengthEnd();
+        const bytesEnd = r.expect('AnyValue', field, wireLen).readLengthEnd();
         value = r.buf.toString('base64', r.pos, bytesEnd);
         r.pos = bytesEnd;
         break;
       }
       default:
-        r.skip(wireType, field);
+        r.skipField(field);
     }
   }
   r.expectEnd('AnyValue', end);
@@ -89,14 +82,12 @@ function decodeArrayValue(r: ProtoReader, depth: number): AttrValue[] {
   const end = r.readLengthEnd();
   const values: AttrValue[] = [];
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     if (field === 1) {
-      r.expectWireType('ArrayValue', field, wireType, wireLen);
+      r.expect('ArrayValue', field, wireLen);
       values.push(decodeAnyValue(r, depth));
     } else {
-      r.skip(wireType, field);
+      r.skipField(field);
     }
   }
   r.expectEnd('ArrayValue', end);
@@ -108,14 +99,12 @@ function decodeKeyValueList(r: ProtoReader, depth: number): { [key: string]: Att
   const end = r.readLengthEnd();
   const values: { [key: string]: AttrValue } = {};
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     if (field === 1) {
-      r.expectWireType('KeyValueList', field, wireType, wireLen);
+      r.expect('KeyValueList', field, wireLen);
       decodeKeyValueInto(r, values, depth);
     } else {
-      r.skip(wireType, field);
+      r.skipField(field);
     }
   }
   r.expectEnd('KeyValueList', end);

@@ -3,10 +3,10 @@
  * the trace schema: it builds {@link Span}s directly from the wire bytes without an
  * intermediate message tree. bench/decode.ts compares it with protobufjs.
  */
-import { DecodeError } from '../../errors.ts';
-import { maxAnyValueDepth } from './any-value.ts';
-import { decodeKeyValueInto } from './proto-any-value.ts';
-import { ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
+import type { DecodeError } from '../../errors.ts';
+import type { maxAnyValueDepth } from './any-value.ts';
+import { attributeField, decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
+import { type ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
 import type { Attributes, DecodedRequest, SpanEvent, SpanKind, SpanLink, StatusCode } from '../span.ts';
 import { spanProblem } from './span-validation.ts';
 
@@ -25,114 +25,51 @@ import { spanProblem } from './span-validation.ts';
  * if (result instanceof DecodeError) return badRequest(result.message);
  */
 export function decodeOtlpProto(body: Uint8Array): DecodedRequest | DecodeError {
-  const reader = new ProtoReader(body);
-  const result: DecodedRequest = { spans: [], rejected: [] };
-  try {
-    decodeRequest(reader, result);
-  } catch (error) {
-    if (error instanceof DecodeError) return error;
-    throw error; // a defect in this decoder, not bad input
-  }
-  return result;
+  return decodeExportRequest(body, TRACES, { spans: [], rejected: [] });
 }
 
-function decodeRequest(r: ProtoReader, out: DecodedRequest): void {
-  while (r.pos < r.length) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
-    if (field === 1) {
-      r.expectWireType('ExportTraceServiceRequest', field, wireType, wireLen);
-      const end = r.readLengthEnd();
-      decodeResourceSpans(r, end, out);
-      r.expectEnd('ResourceSpans', end);
-    } else {
-      r.skip(wireType, field);
-    }
-  }
-}
+const TRACES: ExportRequestSchema<DecodedRequest> = {
+  request: 'ExportTraceServiceRequest',
+  resourceGroup: 'ResourceSpans',
+  scopeGroup: 'ScopeSpans',
+  decodeScopeGroup: decodeScopeSpans,
+};
 
 export interface Scope {
   name: string;
   version?: string;
 }
 
-function decodeResourceSpans(r: ProtoReader, end: number, out: DecodedRequest): void {
-  // Filled in place when the resource field arrives, which may come after the spans.
-  const resource: Attributes = {};
-  while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
-    if (field === 1) {
-      r.expectWireType('ResourceSpans', field, wireType, wireLen);
-      const resourceEnd = r.readLengthEnd();
-      decodeResource(r, resourceEnd, resource);
-      r.expectEnd('Resource', resourceEnd);
-    } else if (field === 2) {
-      r.expectWireType('ResourceSpans', field, wireType, wireLen);
-      const scopeSpansEnd = r.readLengthEnd();
-      decodeScopeSpans(r, scopeSpansEnd, resource, out);
-      r.expectEnd('ScopeSpans', scopeSpansEnd);
-    } else {
-      r.skip(wireType, field);
-    }
-  }
-}
-
-/** Reads a Resource's attributes into `attributes` (shared with the logs decoder). */
-export function decodeResource(r: ProtoReader, end: number, attributes: Attributes): void {
-  while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
-    if (field === 1) {
-      r.expectWireType('Resource', field, wireType, wireLen);
-      decodeKeyValueInto(r, attributes, 0);
-    } else {
-      r.skip(wireType, field);
-    }
-  }
-}
-
 function decodeScopeSpans(r: ProtoReader, end: number, resource: Attributes, out: DecodedRequest): void {
   const scope: Scope = { name: '' };
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     if (field === 2) {
-      r.expectWireType('ScopeSpans', field, wireType, wireLen);
-      const spanEnd = r.readLengthEnd();
+      const spanEnd = r.expect('ScopeSpans', field, wireLen).readLengthEnd();
       decodeSpan(r, spanEnd, resource, scope, out);
       r.expectEnd('Span', spanEnd);
     } else if (field === 1) {
-      r.expectWireType('ScopeSpans', field, wireType, wireLen);
-      const scopeEnd = r.readLengthEnd();
+      const scopeEnd = r.expect('ScopeSpans', field, wireLen).readLengthEnd();
       decodeScope(r, scopeEnd, scope);
       r.expectEnd('InstrumentationScope', scopeEnd);
     } else {
-      r.skip(wireType, field);
+      r.skipField(field);
     }
   }
 }
 
-/** Reads an InstrumentationScope's name and version into `scope` (shared with the logs decoder). */
-export function decodeScope(r: ProtoReader, end: number, scope: Scope): void {
+/** Reads an InstrumentationScope's name and version into `scope`. */
+function decodeScope(r: ProtoReader, end: number, scope: Scope): void {
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     if (field === 1) {
-      r.expectWireType('InstrumentationScope', field, wireType, wireLen);
-      scope.name = r.readString();
+      scope.name = r.expect('InstrumentationScope', field, wireLen).readString();
     } else if (field === 2) {
-      r.expectWireType('InstrumentationScope', field, wireType, wireLen);
-      const version = r.readString();
+      const version = r.expect('InstrumentationScope', field, wireLen).readString();
       if (version === '') delete scope.version;
       else scope.version = version;
     } else {
-      r.skip(wireType, field); // scope attributes are not part of Span
+      r.skipField(field); // scope attributes are not part of Span
     }
   }
 }
@@ -152,77 +89,59 @@ function decodeSpan(r: ProtoReader, end: number, resource: Attributes, scope: Sc
   let statusCode = 0;
   let statusMessage = '';
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     switch (field) {
       case 1:
-        r.expectWireType('Span', field, wireType, wireLen);
-        traceId = r.readRepeatedHex(r.traceIdMemo);
+        traceId = r.expect('Span', field, wireLen).readRepeatedHex(r.traceIdMemo);
         break;
       case 2:
-        r.expectWireType('Span', field, wireType, wireLen);
-        spanId = r.readHex();
+        spanId = r.expect('Span', field, wireLen).readHex();
         break;
       case 4:
-        r.expectWireType('Span', field, wireType, wireLen);
-        parentSpanId = r.readRepeatedHex(r.parentIdMemo);
+        parentSpanId = r.expect('Span', field, wireLen).readRepeatedHex(r.parentIdMemo);
         break;
       case 5:
-        r.expectWireType('Span', field, wireType, wireLen);
-        name = r.readString();
+        name = r.expect('Span', field, wireLen).readString();
         break;
       case 6:
-        r.expectWireType('Span', field, wireType, wireVarint);
-        kind = r.readVarint();
+        kind = r.expect('Span', field, wireVarint).readVarint();
         break;
       case 7:
-        r.expectWireType('Span', field, wireType, wireFixed64);
-        startTimeUnixNano = r.readFixed64();
+        startTimeUnixNano = r.expect('Span', field, wireFixed64).readFixed64();
         break;
       case 8:
-        r.expectWireType('Span', field, wireType, wireFixed64);
-        endTimeUnixNano = r.readFixed64();
+        endTimeUnixNano = r.expect('Span', field, wireFixed64).readFixed64();
         break;
       case 9:
-        r.expectWireType('Span', field, wireType, wireLen);
-        decodeKeyValueInto(r, attributes, 0);
+        attributeField(r, 'Span', field, attributes);
         break;
       case 11:
-        r.expectWireType('Span', field, wireType, wireLen);
+        r.expect('Span', field, wireLen);
         events.push(decodeEvent(r));
         break;
       case 13:
-        r.expectWireType('Span', field, wireType, wireLen);
+        r.expect('Span', field, wireLen);
         links.push(decodeLink(r));
         break;
       case 15: {
-        r.expectWireType('Span', field, wireType, wireLen);
-        const statusEnd = r.readLengthEnd();
+        // Two Status fields merge, as protobuf merges a repeated singular message.
+        const statusEnd = r.expect('Span', field, wireLen).readLengthEnd();
         while (r.pos < statusEnd) {
-          const statusTag = r.readTag();
-          const statusField = statusTag >>> 3;
-          const statusWireType = statusTag & 7;
-          if (statusField === 2) {
-            r.expectWireType('Status', statusField, statusWireType, wireLen);
-            statusMessage = r.readString();
-          } else if (statusField === 3) {
-            r.expectWireType('Status', statusField, statusWireType, wireVarint);
-            statusCode = r.readVarint();
-          } else {
-            r.skip(statusWireType, statusField);
-          }
+          const statusField = r.readField();
+          if (statusField === 2) statusMessage = r.expect('Status', statusField, wireLen).readString();
+          else if (statusField === 3) statusCode = r.expect('Status', statusField, wireVarint).readVarint();
+          else r.skipField(statusField);
         }
         r.expectEnd('Status', statusEnd);
         break;
       }
       case 16:
-        r.expectWireType('Span', field, wireType, wireFixed32);
-        r.skip(wireType, field);
+        r.expect('Span', field, wireFixed32);
+        r.skipField(field);
         break;
       default:
         // 3 trace_state, 10/12/14 dropped counts and unknown fields are not carried by Span
-        r.skip(wireType, field);
+        r.skipField(field);
     }
   }
 
@@ -279,21 +198,11 @@ function decodeEvent(r: ProtoReader): SpanEvent {
   let name = '';
   const attributes: Attributes = {};
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
-    if (field === 1) {
-      r.expectWireType('Span.Event', field, wireType, wireFixed64);
-      timeUnixNano = r.readFixed64();
-    } else if (field === 2) {
-      r.expectWireType('Span.Event', field, wireType, wireLen);
-      name = r.readString();
-    } else if (field === 3) {
-      r.expectWireType('Span.Event', field, wireType, wireLen);
-      decodeKeyValueInto(r, attributes, 0);
-    } else {
-      r.skip(wireType, field);
-    }
+    const field = r.readField();
+    if (field === 1) timeUnixNano = r.expect('Span.Event', field, wireFixed64).readFixed64();
+    else if (field === 2) name = r.expect('Span.Event', field, wireLen).readString();
+    else if (field === 3) attributeField(r, 'Span.Event', field, attributes);
+    else r.skipField(field);
   }
   r.expectEnd('Span.Event', end);
   return { name, timeUnixNano, attributes };
@@ -305,21 +214,11 @@ function decodeLink(r: ProtoReader): SpanLink {
   let spanId = '';
   const attributes: Attributes = {};
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
-    if (field === 1) {
-      r.expectWireType('Span.Link', field, wireType, wireLen);
-      traceId = r.readHex();
-    } else if (field === 2) {
-      r.expectWireType('Span.Link', field, wireType, wireLen);
-      spanId = r.readHex();
-    } else if (field === 4) {
-      r.expectWireType('Span.Link', field, wireType, wireLen);
-      decodeKeyValueInto(r, attributes, 0);
-    } else {
-      r.skip(wireType, field);
-    }
+    const field = r.readField();
+    if (field === 1) traceId = r.expect('Span.Link', field, wireLen).readHex();
+    else if (field === 2) spanId = r.expect('Span.Link', field, wireLen).readHex();
+    else if (field === 4) attributeField(r, 'Span.Link', field, attributes);
+    else r.skipField(field);
   }
   r.expectEnd('Span.Link', end);
   return { traceId, spanId, attributes };

@@ -1,14 +1,14 @@
 /**
  * Decoder for OTLP/protobuf logs requests (`ExportLogsServiceRequest`), hand-written over the
- * logs schema like the trace decoder (`otlp-proto-decode.ts`), whose reader, AnyValue and
- * resource decoding it shares.
+ * logs schema like the trace decoder (`proto-decode.ts`), whose reader, envelope
+ * (`proto-export.ts`) and AnyValue decoding it shares.
  */
-import { DecodeError } from '../../errors.ts';
+import type { DecodeError } from '../../errors.ts';
 import { pushLogRecord, type DecodedLogsRequest } from '../log-record.ts';
-import { decodeAnyValue, decodeKeyValueInto } from './proto-any-value.ts';
-import { decodeResource } from './proto-decode.ts';
-import { ProtoReader, wireFixed64, wireLen } from './proto-reader.ts';
 import type { Attributes, AttrValue } from '../span.ts';
+import { decodeAnyValue } from './proto-any-value.ts';
+import { attributeField, decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
+import { type ProtoReader, wireFixed64, wireLen } from './proto-reader.ts';
 
 /**
  * Decodes an OTLP `ExportLogsServiceRequest` protobuf body. A record whose trace or span id
@@ -18,60 +18,25 @@ import type { Attributes, AttrValue } from '../span.ts';
  * length of the LogRecord message.
  */
 export function decodeOtlpLogsProto(body: Uint8Array): DecodedLogsRequest | DecodeError {
-  const r = new ProtoReader(body);
-  const out: DecodedLogsRequest = { logs: [], rejected: [] };
-  try {
-    while (r.pos < r.length) {
-      const tag = r.readTag();
-      if (tag >>> 3 === 1) {
-        r.expectWireType('ExportLogsServiceRequest', 1, tag & 7, wireLen);
-        const end = r.readLengthEnd();
-        decodeResourceLogs(r, end, out);
-        r.expectEnd('ResourceLogs', end);
-      } else {
-        r.skip(tag & 7, tag >>> 3);
-      }
-    }
-  } catch (error) {
-    if (error instanceof DecodeError) return error;
-    throw error; // a defect in this decoder, not bad input
-  }
-  return out;
+  return decodeExportRequest(body, LOGS, { logs: [], rejected: [] });
 }
 
-function decodeResourceLogs(r: ProtoReader, end: number, out: DecodedLogsRequest): void {
-  // Filled in place when the resource field arrives, which may come after the records.
-  const resource: Attributes = {};
-  while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    if (field === 1) {
-      r.expectWireType('ResourceLogs', field, tag & 7, wireLen);
-      const resourceEnd = r.readLengthEnd();
-      decodeResource(r, resourceEnd, resource);
-      r.expectEnd('Resource', resourceEnd);
-    } else if (field === 2) {
-      r.expectWireType('ResourceLogs', field, tag & 7, wireLen);
-      const scopeEnd = r.readLengthEnd();
-      decodeScopeLogs(r, scopeEnd, resource, out);
-      r.expectEnd('ScopeLogs', scopeEnd);
-    } else {
-      r.skip(tag & 7, field);
-    }
-  }
-}
+const LOGS: ExportRequestSchema<DecodedLogsRequest> = {
+  request: 'ExportLogsServiceRequest',
+  resourceGroup: 'ResourceLogs',
+  scopeGroup: 'ScopeLogs',
+  decodeScopeGroup: decodeScopeLogs,
+};
 
 function decodeScopeLogs(r: ProtoReader, end: number, resource: Attributes, out: DecodedLogsRequest): void {
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
+    const field = r.readField();
     if (field === 2) {
-      r.expectWireType('ScopeLogs', field, tag & 7, wireLen);
-      const recordEnd = r.readLengthEnd();
+      const recordEnd = r.expect('ScopeLogs', field, wireLen).readLengthEnd();
       decodeLogRecord(r, recordEnd, resource, out);
       r.expectEnd('LogRecord', recordEnd);
     } else {
-      r.skip(tag & 7, field); // 1 scope, 3 schema_url: not carried by LogRecord
+      r.skipField(field); // 1 scope, 3 schema_url: not carried by LogRecord
     }
   }
 }
@@ -86,41 +51,33 @@ function decodeLogRecord(r: ProtoReader, end: number, resource: Attributes, out:
   let body: AttrValue | undefined;
   const attributes: Attributes = {};
   while (r.pos < end) {
-    const tag = r.readTag();
-    const field = tag >>> 3;
-    const wireType = tag & 7;
+    const field = r.readField();
     switch (field) {
       case 1:
-        r.expectWireType('LogRecord', field, wireType, wireFixed64);
-        time = r.readFixed64();
+        time = r.expect('LogRecord', field, wireFixed64).readFixed64();
         break;
       case 11:
-        r.expectWireType('LogRecord', field, wireType, wireFixed64);
-        observed = r.readFixed64();
+        observed = r.expect('LogRecord', field, wireFixed64).readFixed64();
         break;
       case 5:
-        r.expectWireType('LogRecord', field, wireType, wireLen);
+        r.expect('LogRecord', field, wireLen);
         body = decodeAnyValue(r, 0);
         break;
       case 6:
-        r.expectWireType('LogRecord', field, wireType, wireLen);
-        decodeKeyValueInto(r, attributes, 0);
+        attributeField(r, 'LogRecord', field, attributes);
         break;
       case 9:
-        r.expectWireType('LogRecord', field, wireType, wireLen);
-        traceId = r.readHex();
+        traceId = r.expect('LogRecord', field, wireLen).readHex();
         break;
       case 10:
-        r.expectWireType('LogRecord', field, wireType, wireLen);
-        spanId = r.readHex();
+        spanId = r.expect('LogRecord', field, wireLen).readHex();
         break;
       case 12:
-        r.expectWireType('LogRecord', field, wireType, wireLen);
-        eventName = r.readString();
+        eventName = r.expect('LogRecord', field, wireLen).readString();
         break;
       default:
         // 2 severity_number, 3 severity_text, 7 dropped count, 8 flags, unknown fields
-        r.skip(wireType, field);
+        r.skipField(field);
     }
   }
   pushLogRecord(out, { traceId, spanId, eventName, timeUnixNano: time, observedTimeUnixNano: observed, attributes, body, resource, encodedBytes: end - start });

@@ -1,9 +1,6 @@
 import { DecodeError } from '../../errors.ts';
 import type { DecodedLogsRequest } from '../log-record.ts';
-import { decodeOtlpLogsJson } from '../otlp/json-logs-decode.ts';
-import { decodeOtlpLogsProto } from '../otlp/proto-logs-decode.ts';
-import { decodeOtlpJson } from '../otlp/json-decode.ts';
-import { decodeOtlpProto } from '../otlp/proto-decode.ts';
+import { decodeLogsBody, decodeTracesBody } from '../otlp/decode-body.ts';
 import type { LogsAccepted, PipelineInput, PositionedInput, Refused, RawRequest, RequestDemand } from '../pipeline-input.ts';
 import { demandOf } from '../request-demand.ts';
 import type { DecodedRequest } from '../span.ts';
@@ -124,12 +121,12 @@ export class DurableIngest implements PipelineInput {
       read += 1;
       const position = { partition: WAL_PARTITION, offset: r.seq };
       if (r.signal === 'logs') {
-        const decoded = r.format === 'protobuf' ? decodeOtlpLogsProto(r.bytes) : decodeOtlpLogsJson(r.bytes.toString('utf8'));
+        const decoded = decodeLogsBody(r.format, r.bytes);
         if (decoded instanceof DecodeError) undecodable += 1;
         else this.#pipeline.acceptLogs(decoded, position);
         continue;
       }
-      const decoded = r.format === 'protobuf' ? decodeOtlpProto(r.bytes) : decodeOtlpJson(r.bytes.toString('utf8'));
+      const decoded = decodeTracesBody(r.format, r.bytes);
       if (decoded instanceof DecodeError) {
         undecodable += 1;
         continue;
