@@ -8,7 +8,7 @@
  */
 import { DecodeError } from '../../errors.ts';
 import type { DecodedLogsRequest } from '../log-record.ts';
-import type { PipelineInput } from '../pipeline-input.ts';
+import type { PipelineInput, RawRequest } from '../pipeline-input.ts';
 import type { DecodedRequest } from '../span.ts';
 import { decodeLogsBody, decodeTracesBody } from './decode-body.ts';
 import type { PartialSuccess, ResponseFormat, Signal } from './response.ts';
@@ -35,47 +35,53 @@ export interface SignalExport {
   take(target: PipelineInput, body: Buffer, format: ResponseFormat): Promise<ExportResult>;
 }
 
-function admit(target: PipelineInput): ExportResult | undefined {
-  const busy = target.admission();
-  return busy === undefined ? undefined : { kind: 'refused', reason: busy };
+/**
+ * The steps every signal shares, around its own decoder and accept: admission first (apart,
+ * so a transport can ask it before reading the body), then decode; `accept` takes it from there.
+ */
+function signalExport<Decoded>(
+  signal: Signal,
+  decode: (format: ResponseFormat, body: Buffer) => Decoded | DecodeError,
+  accept: (target: PipelineInput, decoded: Decoded, raw: RawRequest) => Promise<ExportResult>,
+): SignalExport {
+  return {
+    signal,
+    admit(target) {
+      const busy = target.admission();
+      return busy === undefined ? undefined : { kind: 'refused', reason: busy };
+    },
+    async take(target, body, format) {
+      const decoded = decode(format, body);
+      if (decoded instanceof DecodeError) return { kind: 'undecodable', message: decoded.message };
+      return accept(target, decoded, { format, bytes: body });
+    },
+  };
 }
 
-/** `/v1/traces`, `TraceService/Export`. */
-export const TRACES_EXPORT: SignalExport = {
-  signal: 'traces',
-  admit,
-  async take(target, body, format) {
-    const decoded = decodeTracesBody(format, body);
-    if (decoded instanceof DecodeError) return { kind: 'undecodable', message: decoded.message };
-    const over = target.admitRequest?.(decoded);
-    if (over !== undefined) return { kind: 'refused', reason: over };
-    if (target.acceptDurably === undefined) target.accept(decoded);
-    else {
-      const refusal = await target.acceptDurably(decoded, { format, bytes: body });
-      if (refusal !== undefined) return { kind: 'refused', reason: refusal.refused };
-    }
-    const rejected = decoded.rejected.length;
-    return { kind: 'accepted', items: decoded.spans.length, partial: rejected === 0 ? undefined : { rejected, errorMessage: spanRejections(decoded) } };
-  },
-};
+/** `/v1/traces`, `TraceService/Export`: the request's own admission, then the (durable) accept. */
+export const TRACES_EXPORT: SignalExport = signalExport('traces', decodeTracesBody, async (target, decoded, raw) => {
+  const over = target.admitRequest?.(decoded);
+  if (over !== undefined) return { kind: 'refused', reason: over };
+  if (target.acceptDurably === undefined) target.accept(decoded);
+  else {
+    const refusal = await target.acceptDurably(decoded, raw);
+    if (refusal !== undefined) return { kind: 'refused', reason: refusal.refused };
+  }
+  const rejected = decoded.rejected.length;
+  return { kind: 'accepted', items: decoded.spans.length, partial: rejected === 0 ? undefined : { rejected, errorMessage: spanRejections(decoded) } };
+});
 
 /** `/v1/logs`, `LogsService/Export`: served only for a target with `acceptLogs`. */
-export const LOGS_EXPORT: SignalExport = {
-  signal: 'logs',
-  admit,
-  async take(target, body, format) {
-    const decoded = decodeLogsBody(format, body);
-    if (decoded instanceof DecodeError) return { kind: 'undecodable', message: decoded.message };
-    let unattachable: number;
-    if (target.acceptLogsDurably === undefined) unattachable = target.acceptLogs!(decoded).unattachable;
-    else {
-      const accepted = await target.acceptLogsDurably(decoded, { format, bytes: body });
-      if ('refused' in accepted) return { kind: 'refused', reason: accepted.refused };
-      unattachable = accepted.unattachable;
-    }
-    return { kind: 'accepted', items: decoded.logs.length, partial: logsPartialSuccess(decoded, unattachable) };
-  },
-};
+export const LOGS_EXPORT: SignalExport = signalExport('logs', decodeLogsBody, async (target, decoded, raw) => {
+  let unattachable: number;
+  if (target.acceptLogsDurably === undefined) unattachable = target.acceptLogs!(decoded).unattachable;
+  else {
+    const accepted = await target.acceptLogsDurably(decoded, raw);
+    if ('refused' in accepted) return { kind: 'refused', reason: accepted.refused };
+    unattachable = accepted.unattachable;
+  }
+  return { kind: 'accepted', items: decoded.logs.length, partial: logsPartialSuccess(decoded, unattachable) };
+});
 
 /** The export routine of each signal. */
 export const SIGNAL_EXPORTS: Readonly<Record<Signal, SignalExport>> = { traces: TRACES_EXPORT, logs: LOGS_EXPORT };

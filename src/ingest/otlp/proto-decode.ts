@@ -5,7 +5,8 @@
  */
 import type { DecodeError } from '../../errors.ts';
 import type { maxAnyValueDepth } from './any-value.ts';
-import { attributeField, decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
+import { decodeKeyValueInto } from './proto-any-value.ts';
+import { decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
 import { type ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
 import type { Attributes, DecodedRequest, SpanEvent, SpanKind, SpanLink, StatusCode } from '../span.ts';
 import { spanProblem } from './span-validation.ts';
@@ -113,7 +114,8 @@ function decodeSpan(r: ProtoReader, end: number, resource: Attributes, scope: Sc
         endTimeUnixNano = r.expect('Span', field, wireFixed64).readFixed64();
         break;
       case 9:
-        attributeField(r, 'Span', field, attributes);
+        r.expect('Span', field, wireLen);
+        decodeKeyValueInto(r, attributes, 0);
         break;
       case 11:
         r.expect('Span', field, wireLen);
@@ -199,10 +201,16 @@ function decodeEvent(r: ProtoReader): SpanEvent {
   const attributes: Attributes = {};
   while (r.pos < end) {
     const field = r.readField();
-    if (field === 1) timeUnixNano = r.expect('Span.Event', field, wireFixed64).readFixed64();
-    else if (field === 2) name = r.expect('Span.Event', field, wireLen).readString();
-    else if (field === 3) attributeField(r, 'Span.Event', field, attributes);
-    else r.skipField(field);
+    if (field === 1) {
+      timeUnixNano = r.expect('Span.Event', field, wireFixed64).readFixed64();
+    } else if (field === 2) {
+      name = r.expect('Span.Event', field, wireLen).readString();
+    } else if (field === 3) {
+      r.expect('Span.Event', field, wireLen);
+      decodeKeyValueInto(r, attributes, 0);
+    } else {
+      r.skipField(field);
+    }
   }
   r.expectEnd('Span.Event', end);
   return { name, timeUnixNano, attributes };
@@ -215,10 +223,16 @@ function decodeLink(r: ProtoReader): SpanLink {
   const attributes: Attributes = {};
   while (r.pos < end) {
     const field = r.readField();
-    if (field === 1) traceId = r.expect('Span.Link', field, wireLen).readHex();
-    else if (field === 2) spanId = r.expect('Span.Link', field, wireLen).readHex();
-    else if (field === 4) attributeField(r, 'Span.Link', field, attributes);
-    else r.skipField(field);
+    if (field === 1) {
+      traceId = r.expect('Span.Link', field, wireLen).readHex();
+    } else if (field === 2) {
+      spanId = r.expect('Span.Link', field, wireLen).readHex();
+    } else if (field === 4) {
+      r.expect('Span.Link', field, wireLen);
+      decodeKeyValueInto(r, attributes, 0);
+    } else {
+      r.skipField(field);
+    }
   }
   r.expectEnd('Span.Link', end);
   return { traceId, spanId, attributes };

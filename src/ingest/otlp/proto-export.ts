@@ -67,13 +67,11 @@ function decodeResourceGroup<Out>(r: ProtoReader, end: number, schema: ExportReq
 function decodeResource(r: ProtoReader, end: number, attributes: Attributes): void {
   while (r.pos < end) {
     const field = r.readField();
-    if (field === 1) attributeField(r, 'Resource', field, attributes);
-    else r.skipField(field);
+    if (field === 1) {
+      r.expect('Resource', field, wireLen);
+      decodeKeyValueInto(r, attributes, 0);
+    } else {
+      r.skipField(field);
+    }
   }
-}
-
-/** A repeated `KeyValue attributes` field of `message`, read into `attributes`. */
-export function attributeField(r: ProtoReader, message: string, field: number, attributes: Attributes): void {
-  r.expect(message, field, wireLen);
-  decodeKeyValueInto(r, attributes, 0);
 }

@@ -6,8 +6,8 @@
 import type { DecodeError } from '../../errors.ts';
 import { pushLogRecord, type DecodedLogsRequest } from '../log-record.ts';
 import type { Attributes, AttrValue } from '../span.ts';
-import { decodeAnyValue } from './proto-any-value.ts';
-import { attributeField, decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
+import { decodeAnyValue, decodeKeyValueInto } from './proto-any-value.ts';
+import { decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
 import { type ProtoReader, wireFixed64, wireLen } from './proto-reader.ts';
 
 /**
@@ -64,7 +64,8 @@ function decodeLogRecord(r: ProtoReader, end: number, resource: Attributes, out:
         body = decodeAnyValue(r, 0);
         break;
       case 6:
-        attributeField(r, 'LogRecord', field, attributes);
+        r.expect('LogRecord', field, wireLen);
+        decodeKeyValueInto(r, attributes, 0);
         break;
       case 9:
         traceId = r.expect('LogRecord', field, wireLen).readHex();
