@@ -7,7 +7,7 @@ import { DecodeError } from '../../errors.ts';
 import { maxAnyValueDepth } from './any-value.ts';
 import { normalizeHexId } from './hex.ts';
 import { decodeAttributesInto } from './json-any-value.ts';
-import { decodeJsonExportRequest, type JsonExportSchema, parseJsonBody } from './json-export.ts';
+import { decodeJsonExportRequest, decodeJsonText, jsonExportSchema } from './json-export.ts';
 import {
   type Cursor, decimalInteger, estimateOverheadChars, fail, field, isObject, type JsonObject, list, message, optionalString, typeName,
 } from './json-walk.ts';
@@ -30,8 +30,7 @@ import { spanProblem } from './span-validation.ts';
  * keys (see {@link estimateOverheadChars}).
  */
 export function decodeOtlpJson(text: string): DecodedRequest | DecodeError {
-  const parsed = parseJsonBody(text);
-  return parsed instanceof DecodeError ? parsed : decodeOtlpJsonValue(parsed);
+  return decodeJsonText(text, decodeOtlpJsonValue);
 }
 
 /** Like {@link decodeOtlpJson}, for a request that is already parsed (e.g. a Kafka `otlp_json` record). */
@@ -39,13 +38,7 @@ export function decodeOtlpJsonValue(request: unknown): DecodedRequest | DecodeEr
   return decodeJsonExportRequest(request, TRACES, { spans: [], rejected: [] });
 }
 
-const TRACES: JsonExportSchema<DecodedRequest> = {
-  resourceGroups: ['resourceSpans', 'resource_spans'],
-  resourceGroup: 'ResourceSpans',
-  scopeGroups: ['scopeSpans', 'scope_spans'],
-  scopeGroup: 'ScopeSpans',
-  decodeScopeGroup: decodeScopeSpans,
-};
+const TRACES = jsonExportSchema<DecodedRequest>('Spans', decodeScopeSpans);
 
 function decodeScopeSpans(cursor: Cursor, scopeSpans: JsonObject, resource: Attributes, out: DecodedRequest): void {
   const path = cursor.path;

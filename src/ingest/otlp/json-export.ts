@@ -23,13 +23,27 @@ export interface JsonExportSchema<Out> {
   decodeScopeGroup(cursor: Cursor, group: JsonObject, resource: Attributes, out: Out): void;
 }
 
-/** `JSON.parse`, with a syntax error as a returned {@link DecodeError}. */
-export function parseJsonBody(text: string): unknown {
+/** A signal's request schema by OTLP's naming: `resource<Records>` groups holding `scope<Records>` groups. */
+export function jsonExportSchema<Out>(records: 'Spans' | 'Logs', decodeScopeGroup: JsonExportSchema<Out>['decodeScopeGroup']): JsonExportSchema<Out> {
+  const snake = records.toLowerCase();
+  return {
+    resourceGroups: [`resource${records}`, `resource_${snake}`],
+    resourceGroup: `Resource${records}`,
+    scopeGroups: [`scope${records}`, `scope_${snake}`],
+    scopeGroup: `Scope${records}`,
+    decodeScopeGroup,
+  };
+}
+
+/** Parses `text` and decodes it with `decodeValue`; a syntax error is a returned {@link DecodeError}. */
+export function decodeJsonText<Out>(text: string, decodeValue: (request: unknown) => Out | DecodeError): Out | DecodeError {
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(text);
   } catch (error) {
     return new DecodeError(`body is not valid JSON: ${(error as Error).message}`, { cause: error });
   }
+  return decodeValue(parsed);
 }
 
 /** Decodes a parsed request as the export request of `schema` into `out`; bad input is a returned {@link DecodeError}. */

@@ -8,14 +8,13 @@ import { DecodeError } from '../../errors.ts';
 import { pushLogRecord, type DecodedLogsRequest } from '../log-record.ts';
 import { decodeAnyValue, decodeAttributesInto } from './json-any-value.ts';
 import { hexId, uint64 } from './json-decode.ts';
-import { decodeJsonExportRequest, type JsonExportSchema, parseJsonBody } from './json-export.ts';
+import { decodeJsonExportRequest, decodeJsonText, jsonExportSchema } from './json-export.ts';
 import { type Cursor, estimateOverheadChars, field, type JsonObject, list, message, optionalString } from './json-walk.ts';
 import type { Attributes, AttrValue } from '../span.ts';
 
 /** Decodes an OTLP/JSON logs request body; bad input is a returned {@link DecodeError}, never a throw. */
 export function decodeOtlpLogsJson(text: string): DecodedLogsRequest | DecodeError {
-  const parsed = parseJsonBody(text);
-  return parsed instanceof DecodeError ? parsed : decodeOtlpLogsJsonValue(parsed);
+  return decodeJsonText(text, decodeOtlpLogsJsonValue);
 }
 
 /** Like {@link decodeOtlpLogsJson}, for a request that is already parsed (a recorded file's line). */
@@ -23,13 +22,7 @@ export function decodeOtlpLogsJsonValue(request: unknown): DecodedLogsRequest | 
   return decodeJsonExportRequest(request, LOGS, { logs: [], rejected: [] });
 }
 
-const LOGS: JsonExportSchema<DecodedLogsRequest> = {
-  resourceGroups: ['resourceLogs', 'resource_logs'],
-  resourceGroup: 'ResourceLogs',
-  scopeGroups: ['scopeLogs', 'scope_logs'],
-  scopeGroup: 'ScopeLogs',
-  decodeScopeGroup: decodeScopeLogs,
-};
+const LOGS = jsonExportSchema<DecodedLogsRequest>('Logs', decodeScopeLogs);
 
 function decodeScopeLogs(cursor: Cursor, scopeLogs: JsonObject, resource: Attributes, out: DecodedLogsRequest): void {
   const path = cursor.path;

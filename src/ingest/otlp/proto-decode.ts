@@ -6,7 +6,7 @@
 import type { DecodeError } from '../../errors.ts';
 import type { maxAnyValueDepth } from './any-value.ts';
 import { decodeKeyValueInto } from './proto-any-value.ts';
-import { decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
+import { decodeExportRequest, exportRequestSchema } from './proto-export.ts';
 import { type ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
 import type { Attributes, DecodedRequest, SpanEvent, SpanKind, SpanLink, StatusCode } from '../span.ts';
 import { spanProblem } from './span-validation.ts';
@@ -29,12 +29,7 @@ export function decodeOtlpProto(body: Uint8Array): DecodedRequest | DecodeError 
   return decodeExportRequest(body, TRACES, { spans: [], rejected: [] });
 }
 
-const TRACES: ExportRequestSchema<DecodedRequest> = {
-  request: 'ExportTraceServiceRequest',
-  resourceGroup: 'ResourceSpans',
-  scopeGroup: 'ScopeSpans',
-  decodeScopeGroup: decodeScopeSpans,
-};
+const TRACES = exportRequestSchema<DecodedRequest>('ExportTraceServiceRequest', 'Spans', decodeScopeSpans);
 
 export interface Scope {
   name: string;

@@ -20,6 +20,15 @@ export interface ExportRequestSchema<Out> {
   decodeScopeGroup(r: ProtoReader, end: number, resource: Attributes, out: Out): void;
 }
 
+/** A signal's request schema by OTLP's naming: `Resource<records>` groups holding `Scope<records>` groups. */
+export function exportRequestSchema<Out>(
+  request: string,
+  records: 'Spans' | 'Logs',
+  decodeScopeGroup: ExportRequestSchema<Out>['decodeScopeGroup'],
+): ExportRequestSchema<Out> {
+  return { request, resourceGroup: `Resource${records}`, scopeGroup: `Scope${records}`, decodeScopeGroup };
+}
+
 /**
  * Decodes `body` as the export request of `schema` into `out`. A body that is not a
  * well-formed request yields the reader's {@link DecodeError}; bad input never throws.

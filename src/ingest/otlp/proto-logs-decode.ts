@@ -7,7 +7,7 @@ import type { DecodeError } from '../../errors.ts';
 import { pushLogRecord, type DecodedLogsRequest } from '../log-record.ts';
 import type { Attributes, AttrValue } from '../span.ts';
 import { decodeAnyValue, decodeKeyValueInto } from './proto-any-value.ts';
-import { decodeExportRequest, type ExportRequestSchema } from './proto-export.ts';
+import { decodeExportRequest, exportRequestSchema } from './proto-export.ts';
 import { type ProtoReader, wireFixed64, wireLen } from './proto-reader.ts';
 
 /**
@@ -21,12 +21,7 @@ export function decodeOtlpLogsProto(body: Uint8Array): DecodedLogsRequest | Deco
   return decodeExportRequest(body, LOGS, { logs: [], rejected: [] });
 }
 
-const LOGS: ExportRequestSchema<DecodedLogsRequest> = {
-  request: 'ExportLogsServiceRequest',
-  resourceGroup: 'ResourceLogs',
-  scopeGroup: 'ScopeLogs',
-  decodeScopeGroup: decodeScopeLogs,
-};
+const LOGS = exportRequestSchema<DecodedLogsRequest>('ExportLogsServiceRequest', 'Logs', decodeScopeLogs);
 
 function decodeScopeLogs(r: ProtoReader, end: number, resource: Attributes, out: DecodedLogsRequest): void {
   while (r.pos < end) {
