@@ -12,15 +12,17 @@ export function decodeKeyValueInto(r: ProtoReader, target: { [key: string]: Attr
   let key = '';
   let value: AttrValue = null;
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      r.expect('KeyValue', field, wireLen);
+      r.expectWireType('KeyValue', field, wireType, wireLen);
       key = r.readKey();
     } else if (field === 2) {
-      r.expect('KeyValue', field, wireLen);
+      r.expectWireType('KeyValue', field, wireType, wireLen);
       value = decodeAnyValue(r, depth);
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
   r.expectEnd('KeyValue', end);
@@ -32,39 +34,44 @@ export function decodeAnyValue(r: ProtoReader, depth: number): AttrValue {
   const end = r.readLengthEnd();
   let value: AttrValue = null; // no field set: the empty AnyValue
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     switch (field) {
       case 1:
-        value = r.expect('AnyValue', field, wireLen).readString();
+        r.expectWireType('AnyValue', field, wireType, wireLen);
+        value = r.readString();
         break;
       case 2:
-        value = r.expect('AnyValue', field, wireVarint).readVarint() !== 0;
+        r.expectWireType('AnyValue', field, wireType, wireVarint);
+        value = r.readVarint() !== 0;
         break;
       case 3:
-        r.expect('AnyValue', field, wireVarint);
+        r.expectWireType('AnyValue', field, wireType, wireVarint);
         r.readVarint64();
         value = int64FromHalves(r.low, r.high);
         break;
       case 4:
-        r.expect('AnyValue', field, wireFixed64);
+        r.expectWireType('AnyValue', field, wireType, wireFixed64);
         value = r.readDouble();
         break;
       case 5:
-        r.expect('AnyValue', field, wireLen);
+        r.expectWireType('AnyValue', field, wireType, wireLen);
         value = decodeArrayValue(r, depth + 1);
         break;
       case 6:
-        r.expect('AnyValue', field, wireLen);
+        r.expectWireType('AnyValue', field, wireType, wireLen);
         value = decodeKeyValueList(r, depth + 1);
         break;
       case 7: {
-        const bytesEnd = r.expect('AnyValue', field, wireLen).readLengthEnd();
+        r.expectWireType('AnyValue', field, wireType, wireLen);
+        const bytesEnd = r.readLengthEnd();
         value = r.buf.toString('base64', r.pos, bytesEnd);
         r.pos = bytesEnd;
         break;
       }
       default:
-        r.skipField(field);
+        r.skip(wireType, field);
     }
   }
   r.expectEnd('AnyValue', end);
@@ -82,12 +89,14 @@ function decodeArrayValue(r: ProtoReader, depth: number): AttrValue[] {
   const end = r.readLengthEnd();
   const values: AttrValue[] = [];
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      r.expect('ArrayValue', field, wireLen);
+      r.expectWireType('ArrayValue', field, wireType, wireLen);
       values.push(decodeAnyValue(r, depth));
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
   r.expectEnd('ArrayValue', end);
@@ -99,12 +108,14 @@ function decodeKeyValueList(r: ProtoReader, depth: number): { [key: string]: Att
   const end = r.readLengthEnd();
   const values: { [key: string]: AttrValue } = {};
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      r.expect('KeyValueList', field, wireLen);
+      r.expectWireType('KeyValueList', field, wireType, wireLen);
       decodeKeyValueInto(r, values, depth);
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
   r.expectEnd('KeyValueList', end);

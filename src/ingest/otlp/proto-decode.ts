@@ -7,7 +7,7 @@ import type { DecodeError } from '../../errors.ts';
 import type { maxAnyValueDepth } from './any-value.ts';
 import { decodeKeyValueInto } from './proto-any-value.ts';
 import { decodeExportRequest, exportRequestSchema } from './proto-export.ts';
-import { type ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
+import { ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
 import type { Attributes, DecodedRequest, SpanEvent, SpanKind, SpanLink, StatusCode } from '../span.ts';
 import { spanProblem } from './span-validation.ts';
 
@@ -39,17 +39,21 @@ export interface Scope {
 function decodeScopeSpans(r: ProtoReader, end: number, resource: Attributes, out: DecodedRequest): void {
   const scope: Scope = { name: '' };
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 2) {
-      const spanEnd = r.expect('ScopeSpans', field, wireLen).readLengthEnd();
+      r.expectWireType('ScopeSpans', field, wireType, wireLen);
+      const spanEnd = r.readLengthEnd();
       decodeSpan(r, spanEnd, resource, scope, out);
       r.expectEnd('Span', spanEnd);
     } else if (field === 1) {
-      const scopeEnd = r.expect('ScopeSpans', field, wireLen).readLengthEnd();
+      r.expectWireType('ScopeSpans', field, wireType, wireLen);
+      const scopeEnd = r.readLengthEnd();
       decodeScope(r, scopeEnd, scope);
       r.expectEnd('InstrumentationScope', scopeEnd);
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
 }
@@ -57,15 +61,19 @@ function decodeScopeSpans(r: ProtoReader, end: number, resource: Attributes, out
 /** Reads an InstrumentationScope's name and version into `scope`. */
 function decodeScope(r: ProtoReader, end: number, scope: Scope): void {
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      scope.name = r.expect('InstrumentationScope', field, wireLen).readString();
+      r.expectWireType('InstrumentationScope', field, wireType, wireLen);
+      scope.name = r.readString();
     } else if (field === 2) {
-      const version = r.expect('InstrumentationScope', field, wireLen).readString();
+      r.expectWireType('InstrumentationScope', field, wireType, wireLen);
+      const version = r.readString();
       if (version === '') delete scope.version;
       else scope.version = version;
     } else {
-      r.skipField(field); // scope attributes are not part of Span
+      r.skip(wireType, field); // scope attributes are not part of Span
     }
   }
 }
@@ -85,60 +93,77 @@ function decodeSpan(r: ProtoReader, end: number, resource: Attributes, scope: Sc
   let statusCode = 0;
   let statusMessage = '';
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     switch (field) {
       case 1:
-        traceId = r.expect('Span', field, wireLen).readRepeatedHex(r.traceIdMemo);
+        r.expectWireType('Span', field, wireType, wireLen);
+        traceId = r.readRepeatedHex(r.traceIdMemo);
         break;
       case 2:
-        spanId = r.expect('Span', field, wireLen).readHex();
+        r.expectWireType('Span', field, wireType, wireLen);
+        spanId = r.readHex();
         break;
       case 4:
-        parentSpanId = r.expect('Span', field, wireLen).readRepeatedHex(r.parentIdMemo);
+        r.expectWireType('Span', field, wireType, wireLen);
+        parentSpanId = r.readRepeatedHex(r.parentIdMemo);
         break;
       case 5:
-        name = r.expect('Span', field, wireLen).readString();
+        r.expectWireType('Span', field, wireType, wireLen);
+        name = r.readString();
         break;
       case 6:
-        kind = r.expect('Span', field, wireVarint).readVarint();
+        r.expectWireType('Span', field, wireType, wireVarint);
+        kind = r.readVarint();
         break;
       case 7:
-        startTimeUnixNano = r.expect('Span', field, wireFixed64).readFixed64();
+        r.expectWireType('Span', field, wireType, wireFixed64);
+        startTimeUnixNano = r.readFixed64();
         break;
       case 8:
-        endTimeUnixNano = r.expect('Span', field, wireFixed64).readFixed64();
+        r.expectWireType('Span', field, wireType, wireFixed64);
+        endTimeUnixNano = r.readFixed64();
         break;
       case 9:
-        r.expect('Span', field, wireLen);
+        r.expectWireType('Span', field, wireType, wireLen);
         decodeKeyValueInto(r, attributes, 0);
         break;
       case 11:
-        r.expect('Span', field, wireLen);
+        r.expectWireType('Span', field, wireType, wireLen);
         events.push(decodeEvent(r));
         break;
       case 13:
-        r.expect('Span', field, wireLen);
+        r.expectWireType('Span', field, wireType, wireLen);
         links.push(decodeLink(r));
         break;
       case 15: {
-        // Two Status fields merge, as protobuf merges a repeated singular message.
-        const statusEnd = r.expect('Span', field, wireLen).readLengthEnd();
+        r.expectWireType('Span', field, wireType, wireLen);
+        const statusEnd = r.readLengthEnd();
         while (r.pos < statusEnd) {
-          const statusField = r.readField();
-          if (statusField === 2) statusMessage = r.expect('Status', statusField, wireLen).readString();
-          else if (statusField === 3) statusCode = r.expect('Status', statusField, wireVarint).readVarint();
-          else r.skipField(statusField);
+          const statusTag = r.readTag();
+          const statusField = statusTag >>> 3;
+          const statusWireType = statusTag & 7;
+          if (statusField === 2) {
+            r.expectWireType('Status', statusField, statusWireType, wireLen);
+            statusMessage = r.readString();
+          } else if (statusField === 3) {
+            r.expectWireType('Status', statusField, statusWireType, wireVarint);
+            statusCode = r.readVarint();
+          } else {
+            r.skip(statusWireType, statusField);
+          }
         }
         r.expectEnd('Status', statusEnd);
         break;
       }
       case 16:
-        r.expect('Span', field, wireFixed32);
-        r.skipField(field);
+        r.expectWireType('Span', field, wireType, wireFixed32);
+        r.skip(wireType, field);
         break;
       default:
         // 3 trace_state, 10/12/14 dropped counts and unknown fields are not carried by Span
-        r.skipField(field);
+        r.skip(wireType, field);
     }
   }
 
@@ -195,16 +220,20 @@ function decodeEvent(r: ProtoReader): SpanEvent {
   let name = '';
   const attributes: Attributes = {};
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      timeUnixNano = r.expect('Span.Event', field, wireFixed64).readFixed64();
+      r.expectWireType('Span.Event', field, wireType, wireFixed64);
+      timeUnixNano = r.readFixed64();
     } else if (field === 2) {
-      name = r.expect('Span.Event', field, wireLen).readString();
+      r.expectWireType('Span.Event', field, wireType, wireLen);
+      name = r.readString();
     } else if (field === 3) {
-      r.expect('Span.Event', field, wireLen);
+      r.expectWireType('Span.Event', field, wireType, wireLen);
       decodeKeyValueInto(r, attributes, 0);
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
   r.expectEnd('Span.Event', end);
@@ -217,16 +246,20 @@ function decodeLink(r: ProtoReader): SpanLink {
   let spanId = '';
   const attributes: Attributes = {};
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      traceId = r.expect('Span.Link', field, wireLen).readHex();
+      r.expectWireType('Span.Link', field, wireType, wireLen);
+      traceId = r.readHex();
     } else if (field === 2) {
-      spanId = r.expect('Span.Link', field, wireLen).readHex();
+      r.expectWireType('Span.Link', field, wireType, wireLen);
+      spanId = r.readHex();
     } else if (field === 4) {
-      r.expect('Span.Link', field, wireLen);
+      r.expectWireType('Span.Link', field, wireType, wireLen);
       decodeKeyValueInto(r, attributes, 0);
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
   r.expectEnd('Span.Link', end);

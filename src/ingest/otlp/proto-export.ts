@@ -37,13 +37,14 @@ export function decodeExportRequest<Out>(body: Uint8Array, schema: ExportRequest
   const r = new ProtoReader(body);
   try {
     while (r.pos < r.length) {
-      const field = r.readField();
-      if (field === 1) {
-        const end = r.expect(schema.request, field, wireLen).readLengthEnd();
+      const tag = r.readTag();
+      if (tag >>> 3 === 1) {
+        r.expectWireType(schema.request, 1, tag & 7, wireLen);
+        const end = r.readLengthEnd();
         decodeResourceGroup(r, end, schema, out);
         r.expectEnd(schema.resourceGroup, end);
       } else {
-        r.skipField(field);
+        r.skip(tag & 7, tag >>> 3);
       }
     }
   } catch (error) {
@@ -57,17 +58,21 @@ function decodeResourceGroup<Out>(r: ProtoReader, end: number, schema: ExportReq
   // Filled in place when the resource field arrives, which may come after the records.
   const resource: Attributes = {};
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      const resourceEnd = r.expect(schema.resourceGroup, field, wireLen).readLengthEnd();
+      r.expectWireType(schema.resourceGroup, field, wireType, wireLen);
+      const resourceEnd = r.readLengthEnd();
       decodeResource(r, resourceEnd, resource);
       r.expectEnd('Resource', resourceEnd);
     } else if (field === 2) {
-      const scopeEnd = r.expect(schema.resourceGroup, field, wireLen).readLengthEnd();
+      r.expectWireType(schema.resourceGroup, field, wireType, wireLen);
+      const scopeEnd = r.readLengthEnd();
       schema.decodeScopeGroup(r, scopeEnd, resource, out);
       r.expectEnd(schema.scopeGroup, scopeEnd);
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
 }
@@ -75,12 +80,14 @@ function decodeResourceGroup<Out>(r: ProtoReader, end: number, schema: ExportReq
 /** Reads a Resource's attributes into `attributes`. */
 function decodeResource(r: ProtoReader, end: number, attributes: Attributes): void {
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     if (field === 1) {
-      r.expect('Resource', field, wireLen);
+      r.expectWireType('Resource', field, wireType, wireLen);
       decodeKeyValueInto(r, attributes, 0);
     } else {
-      r.skipField(field);
+      r.skip(wireType, field);
     }
   }
 }

@@ -1,14 +1,14 @@
 /**
  * Decoder for OTLP/protobuf logs requests (`ExportLogsServiceRequest`), hand-written over the
- * logs schema like the trace decoder (`proto-decode.ts`), whose reader, envelope
+ * logs schema like the trace decoder (`proto-decode.ts`), whose reader, request envelope
  * (`proto-export.ts`) and AnyValue decoding it shares.
  */
 import type { DecodeError } from '../../errors.ts';
 import { pushLogRecord, type DecodedLogsRequest } from '../log-record.ts';
-import type { Attributes, AttrValue } from '../span.ts';
 import { decodeAnyValue, decodeKeyValueInto } from './proto-any-value.ts';
 import { decodeExportRequest, exportRequestSchema } from './proto-export.ts';
 import { type ProtoReader, wireFixed64, wireLen } from './proto-reader.ts';
+import type { Attributes, AttrValue } from '../span.ts';
 
 /**
  * Decodes an OTLP `ExportLogsServiceRequest` protobuf body. A record whose trace or span id
@@ -25,13 +25,15 @@ const LOGS = exportRequestSchema<DecodedLogsRequest>('ExportLogsServiceRequest',
 
 function decodeScopeLogs(r: ProtoReader, end: number, resource: Attributes, out: DecodedLogsRequest): void {
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
     if (field === 2) {
-      const recordEnd = r.expect('ScopeLogs', field, wireLen).readLengthEnd();
+      r.expectWireType('ScopeLogs', field, tag & 7, wireLen);
+      const recordEnd = r.readLengthEnd();
       decodeLogRecord(r, recordEnd, resource, out);
       r.expectEnd('LogRecord', recordEnd);
     } else {
-      r.skipField(field); // 1 scope, 3 schema_url: not carried by LogRecord
+      r.skip(tag & 7, field); // 1 scope, 3 schema_url: not carried by LogRecord
     }
   }
 }
@@ -46,34 +48,41 @@ function decodeLogRecord(r: ProtoReader, end: number, resource: Attributes, out:
   let body: AttrValue | undefined;
   const attributes: Attributes = {};
   while (r.pos < end) {
-    const field = r.readField();
+    const tag = r.readTag();
+    const field = tag >>> 3;
+    const wireType = tag & 7;
     switch (field) {
       case 1:
-        time = r.expect('LogRecord', field, wireFixed64).readFixed64();
+        r.expectWireType('LogRecord', field, wireType, wireFixed64);
+        time = r.readFixed64();
         break;
       case 11:
-        observed = r.expect('LogRecord', field, wireFixed64).readFixed64();
+        r.expectWireType('LogRecord', field, wireType, wireFixed64);
+        observed = r.readFixed64();
         break;
       case 5:
-        r.expect('LogRecord', field, wireLen);
+        r.expectWireType('LogRecord', field, wireType, wireLen);
         body = decodeAnyValue(r, 0);
         break;
       case 6:
-        r.expect('LogRecord', field, wireLen);
+        r.expectWireType('LogRecord', field, wireType, wireLen);
         decodeKeyValueInto(r, attributes, 0);
         break;
       case 9:
-        traceId = r.expect('LogRecord', field, wireLen).readHex();
+        r.expectWireType('LogRecord', field, wireType, wireLen);
+        traceId = r.readHex();
         break;
       case 10:
-        spanId = r.expect('LogRecord', field, wireLen).readHex();
+        r.expectWireType('LogRecord', field, wireType, wireLen);
+        spanId = r.readHex();
         break;
       case 12:
-        eventName = r.expect('LogRecord', field, wireLen).readString();
+        r.expectWireType('LogRecord', field, wireType, wireLen);
+        eventName = r.readString();
         break;
       default:
         // 2 severity_number, 3 severity_text, 7 dropped count, 8 flags, unknown fields
-        r.skipField(field);
+        r.skip(wireType, field);
     }
   }
   pushLogRecord(out, { traceId, spanId, eventName, timeUnixNano: time, observedTimeUnixNano: observed, attributes, body, resource, encodedBytes: end - start });

@@ -45,8 +45,6 @@ export class ProtoReader {
   /** Halves of the last {@link readVarint64}, kept on the reader to avoid allocating a pair. */
   low = 0;
   high = 0;
-  /** The wire type of the field {@link readField} read last, checked by the typed field reads. */
-  wireType = 0;
 
   constructor(body: Uint8Array) {
     this.buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength) as NativeSliceBuffer;
@@ -256,35 +254,6 @@ export class ProtoReader {
     const tag = this.readVarint();
     if (tag < 8 || tag > 0xffff_ffff) this.fail(`invalid field tag ${tag} at byte ${start}`, start);
     return tag >>> 0;
-  }
-
-  /**
-   * The next field's tag: returns its number and keeps its wire type in {@link wireType} for
-   * {@link expect} and {@link skipField}.
-   */
-  readField(): number {
-    // readTag's body rather than a call: this runs once per field, and one call less keeps the
-    // decoders' hot loops within V8's inlining budget.
-    const start = this.pos;
-    const tag = this.readVarint();
-    if (tag < 8 || tag > 0xffff_ffff) this.fail(`invalid field tag ${tag} at byte ${start}`, start);
-    this.wireType = tag & 7;
-    return tag >>> 3;
-  }
-
-  /**
-   * Fails, naming `message`, unless the field {@link readField} read last has the wire type
-   * the schema declares for it; returns the reader, to read the value:
-   * `name = r.expect('Span', field, wireLen).readString()`.
-   */
-  expect(message: string, field: number, expected: number): this {
-    if (this.wireType !== expected) this.expectWireType(message, field, this.wireType, expected);
-    return this;
-  }
-
-  /** Skips the value of the field {@link readField} read last. */
-  skipField(field: number): void {
-    this.skip(this.wireType, field);
   }
 
   /** Fails unless `wireType` is what the schema declares for this field. */
