@@ -6,8 +6,8 @@
  * Run: node_modules/.bin/node bench/decode.ts [secondsPerCase]   (default 1; best of 5 slices)
  */
 import { fileURLToPath } from 'node:url';
-import { decodeOtlpJson } from '../src/ingest/otlp-json-decode.ts';
-import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpJson } from '../src/ingest/otlp/json-decode.ts';
+import { decodeOtlpProto } from '../src/ingest/otlp/proto-decode.ts';
 import { decodeWithProtobufjs, decodeWithProtobufjsRaw, exportTraceServiceRequest } from '../test/fixtures/otlp/protobufjs-codec.ts';
 import { type Dataset, describeDataset, jsonBytes, protoBytes, syntheticDataset, trailDataset } from './datasets.ts';
 import { fmt, markdownTable, measureCases } from './measure.ts';

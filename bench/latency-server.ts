@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { createAnalyzer } from '../src/analyze.ts';
 import { ConfigSchema } from '../src/config-schema.ts';
 import type { Finding } from '../src/findings/schema.ts';
-import { createHttpReceiver } from '../src/ingest/http-receiver.ts';
+import { createHttpReceiver } from '../src/ingest/otlp/http-receiver.ts';
 import { Pipeline } from '../src/pipeline/pipeline.ts';
 import type { FindingSink, FindingStream } from '../src/sinks/finding-sink.ts';
 import { JsonlLog } from '../src/sinks/jsonl-log.ts';

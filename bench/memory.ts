@@ -13,7 +13,7 @@ import { createAnalyzer } from '../src/analyze.ts';
 import { Assembler } from '../src/assemble/assembler.ts';
 import { ConfigSchema } from '../src/config-schema.ts';
 import { DecodeError } from '../src/errors.ts';
-import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpProto } from '../src/ingest/otlp/proto-decode.ts';
 import type { DecodedRequest, Span } from '../src/ingest/span.ts';
 import { normalizeSpan } from '../src/normalize/normalize.ts';
 import { Pipeline } from '../src/pipeline/pipeline.ts';

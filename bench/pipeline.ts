@@ -15,7 +15,7 @@ import type { Trajectory } from '../src/assemble/trajectory.ts';
 import { runChecks } from '../src/checks/run-checks.ts';
 import { ConfigSchema } from '../src/config-schema.ts';
 import { DecodeError } from '../src/errors.ts';
-import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpProto } from '../src/ingest/otlp/proto-decode.ts';
 import type { DecodedRequest } from '../src/ingest/span.ts';
 import { normalizeSpan } from '../src/normalize/normalize.ts';
 import { Pipeline } from '../src/pipeline/pipeline.ts';

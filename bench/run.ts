@@ -14,7 +14,7 @@ import { writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { DecodeError } from '../src/errors.ts';
-import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpProto } from '../src/ingest/otlp/proto-decode.ts';
 import { measureBounds } from './bounds.ts';
 import {
   describeDataset,

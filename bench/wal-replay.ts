@@ -14,8 +14,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { DurableIngest } from '../src/ingest/durable-ingest.ts';
-import { SpanWal, type WalRecord } from '../src/ingest/span-wal.ts';
+import { DurableIngest } from '../src/ingest/wal/durable-ingest.ts';
+import { SpanWal, type WalRecord } from '../src/ingest/wal/span-wal.ts';
 import { syntheticRequest, syntheticRequestProto } from './synthetic-spans.ts';
 
 const MiB = 1024 * 1024;

@@ -18,9 +18,9 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
 import { DecodeError, LimitError } from '../src/errors.ts';
-import { gunzipCapped } from '../src/ingest/body.ts';
-import { decodeOtlpJson } from '../src/ingest/otlp-json-decode.ts';
-import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
+import { gunzipCapped } from '../src/ingest/otlp/body.ts';
+import { decodeOtlpJson } from '../src/ingest/otlp/json-decode.ts';
+import { decodeOtlpProto } from '../src/ingest/otlp/proto-decode.ts';
 import { loadSeeds } from '../test/fuzz/corpus.ts';
 import { CONTENT_TYPE, fuzzBody, type FuzzBody, VALID_STATUSES } from '../test/fuzz/mutate.ts';
 

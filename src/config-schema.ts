@@ -9,8 +9,8 @@ import { JudgeConfigSchema } from './judge/config.ts';
 import { KafkaSinkConfigSchema } from './sinks/kafka/config.ts';
 import { LocalLogsRetentionSchema } from './sinks/log-retention-config.ts';
 import { OtlpEvaluationConfigSchema } from './sinks/otlp/config.ts';
-import { ReceiverConfigSchema } from './ingest/receiver-config.ts';
-import { SourceConfigSchema } from './ingest/kafka-source-config.ts';
+import { ReceiverConfigSchema } from './ingest/otlp/receiver-config.ts';
+import { SourceConfigSchema } from './ingest/kafka/config.ts';
 import { StreamAudiencesSchema } from './sinks/audience-sink.ts';
 import { LogConfigSchema } from './telemetry/logger.ts';
 

@@ -1,7 +1,7 @@
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { ConfigError, UsageError } from '../errors.ts';
-import { createAuthCheck } from '../ingest/auth.ts';
+import { createAuthCheck } from '../ingest/otlp/auth.ts';
 import { underDataDir } from '../judge/config.ts';
 import { GoldStore } from '../judge/gold-store.ts';
 import { LabelData } from '../judge/label/label-data.ts';

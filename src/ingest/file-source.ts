@@ -1,5 +1,5 @@
 import { DecodeError } from '../errors.ts';
-import { readOtlpFile } from './otlp-file.ts';
+import { readOtlpFile } from './otlp/file.ts';
 import type { PipelineInput } from './pipeline-input.ts';
 
 /** What a file source feeds: an input that takes logs requests too. */

@@ -44,6 +44,14 @@ export interface LogsAccepted {
   unattachable: number;
 }
 
+/**
+ * A durable accept that did not happen: nothing was taken, and `refused` names why
+ * (`wal-full`, `wal-unwritable`, a memory bound). Answered like an `admission()` refusal.
+ */
+export interface Refused {
+  refused: string;
+}
+
 /** What `dropPartitions` forgot: open trajectories, and those of them fed from two partitions. */
 export interface DroppedPartitions {
   dropped: number;
@@ -75,12 +83,12 @@ export interface PipelineInput {
   acceptLogs?(request: DecodedLogsRequest, position?: SourcePosition): LogsAccepted;
   /**
    * Used instead of `accept` when present: the request is acknowledged only once this
-   * resolves (durable). A rejection is answered 503 / UNAVAILABLE + Retry-After; a
-   * `TrajwatchError` whose `context.reason` is a string names the refusal.
+   * resolves with undefined (durable). A {@link Refused} is answered 503 / UNAVAILABLE +
+   * Retry-After, and the request was not taken.
    */
-  acceptDurably?(request: DecodedRequest, raw: RawRequest): Promise<void>;
+  acceptDurably?(request: DecodedRequest, raw: RawRequest): Promise<Refused | undefined>;
   /** Like `acceptDurably`, for logs requests: used instead of `acceptLogs` when present. */
-  acceptLogsDurably?(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted>;
+  acceptLogsDurably?(request: DecodedLogsRequest, raw: RawRequest): Promise<LogsAccepted | Refused>;
   /** Per partition, the offset below which every request is finished (safe to commit or release). */
   committable?(): PositionFloor;
   /** Resolves once the output of every trajectory closed so far is durable. */

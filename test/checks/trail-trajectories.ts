@@ -9,7 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { compareSteps } from '../../src/assemble/step-order.ts';
 import type { IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
 import { DecodeError } from '../../src/errors.ts';
-import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
+import { decodeOtlpJson } from '../../src/ingest/otlp/json-decode.ts';
 import type { Span } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import type { Step } from '../../src/normalize/step.ts';

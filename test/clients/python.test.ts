@@ -8,8 +8,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../../src/ingest/grpc-receiver.ts';
-import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
+import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver } from '../../src/ingest/otlp/grpc-receiver.ts';
+import { ReceiverConfigSchema } from '../../src/ingest/otlp/receiver-config.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { type ClientTarget, startClientTarget, toolSteps } from './harness.ts';
 

@@ -3,11 +3,11 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import protobuf from 'protobufjs';
-import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
-import { STATUS_DETAILS_KEY } from '../../src/ingest/grpc-status.ts';
-import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
+import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, LOGS_EXPORT_PATH, TRACE_EXPORT_PATH } from '../../src/ingest/otlp/grpc-receiver.ts';
+import { STATUS_DETAILS_KEY } from '../../src/ingest/otlp/grpc-status.ts';
+import { createHttpReceiver } from '../../src/ingest/otlp/http-receiver.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
-import type { ReceiverConfig } from '../../src/ingest/receiver-config.ts';
+import type { ReceiverConfig } from '../../src/ingest/otlp/receiver-config.ts';
 
 /** An OTLP export answer, read the same way off either transport. */
 export interface ExportAnswer {

@@ -7,11 +7,10 @@ import { InMemoryLogRecordExporter, LoggerProvider, SimpleLogRecordProcessor } f
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AssemblerLimitsSchema } from '../../src/assemble/limits.ts';
-import { TrajwatchError } from '../../src/errors.ts';
-import { DurableIngest } from '../../src/ingest/durable-ingest.ts';
+import { DurableIngest } from '../../src/ingest/wal/durable-ingest.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
-import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/receiver-config.ts';
-import { SpanWal } from '../../src/ingest/span-wal.ts';
+import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/otlp/receiver-config.ts';
+import { SpanWal } from '../../src/ingest/wal/span-wal.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import type { OtlpTransport, ServedReceiver } from './otlp-transports.ts';
 
@@ -62,7 +61,7 @@ function newPipeline(assembler: Record<string, unknown> = {}): Pipeline {
 
 /**
  * One suite over every OTLP source transport (Hono's `runTest`): the same outcome gets the
- * same answer on each — the map of `src/ingest/export-status.ts` — and bad input loses
+ * same answer on each — the map of `src/ingest/otlp/export-status.ts` — and bad input loses
  * nothing accepted before it. Each transport's own test calls this with its adapter
  * (`otlp-transports.ts`: the receiver on a real socket, a real client for it).
  */
@@ -249,7 +248,7 @@ export function runSourceContract(transport: OtlpTransport): void {
         const target: PipelineInput = {
           admission: () => undefined,
           accept: (r) => pipeline.accept(r),
-          acceptDurably: () => Promise.reject(new TrajwatchError('contract: log unwritable', { context: { reason: 'wal-unwritable' } })),
+          acceptDurably: async () => ({ refused: 'wal-unwritable' }),
         };
         const receiver = await serve(target);
         const answer = await receiver.export(await sdkRequest(1));

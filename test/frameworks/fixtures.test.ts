@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile } from 'node:fs/promises';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { readOtlpFile } from '../../src/ingest/otlp-file.ts';
+import { readOtlpFile } from '../../src/ingest/otlp/file.ts';
 
 const DIR = new URL('../fixtures/frameworks/', import.meta.url).pathname;
 const files = (await readdir(DIR)).filter((f) => f.endsWith('.traces.pb.gz'));

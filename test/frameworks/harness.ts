@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpProto } from '../../src/ingest/otlp/proto-decode.ts';
 import type { AttrValue, Span } from '../../src/ingest/span.ts';
 import type { StepRow } from '../clients/harness.ts';
 import { startServe } from '../helpers/serve.ts';

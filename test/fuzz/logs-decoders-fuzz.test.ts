@@ -5,8 +5,8 @@ import protobuf from 'protobufjs';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../../src/errors.ts';
 import type { DecodedLogsRequest } from '../../src/ingest/log-record.ts';
-import { decodeOtlpLogsJson } from '../../src/ingest/otlp-json-logs-decode.ts';
-import { decodeOtlpLogsProto } from '../../src/ingest/otlp-proto-logs-decode.ts';
+import { decodeOtlpLogsJson } from '../../src/ingest/otlp/json-logs-decode.ts';
+import { decodeOtlpLogsProto } from '../../src/ingest/otlp/proto-logs-decode.ts';
 import { loadSeeds, type Seed } from './corpus.ts';
 import { fuzzBody } from './mutate.ts';
 

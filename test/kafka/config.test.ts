@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { describeIssue } from '../../src/config/parse-section.ts';
-import { KafkaSourceConfigSchema } from '../../src/ingest/kafka-source-config.ts';
+import { KafkaSourceConfigSchema } from '../../src/ingest/kafka/config.ts';
 import { kafkaClientConfig } from '../../src/kafka/client-config.ts';
 import { KafkaConnectionSchema } from '../../src/kafka/config.ts';
 import { KafkaSinkConfigSchema } from '../../src/sinks/kafka/config.ts';

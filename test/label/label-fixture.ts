@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checksConfigSchema } from '../../src/checks/config.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';
-import { createAuthCheck, type ReceiverAuth } from '../../src/ingest/auth.ts';
+import { createAuthCheck, type ReceiverAuth } from '../../src/ingest/otlp/auth.ts';
 import { JudgeConfigSchema, type JudgeConfig } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { GoldStore } from '../../src/judge/gold-store.ts';

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
+import { decodeOtlpJson } from '../../src/ingest/otlp/json-decode.ts';
 import type { Span } from '../../src/ingest/span.ts';
 import { jsonDigest } from '../../src/normalize/args-digest.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';

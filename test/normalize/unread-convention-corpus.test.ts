@@ -9,9 +9,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { gunzipSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
-import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
-import { readOtlpFile } from '../../src/ingest/otlp-file.ts';
+import { decodeOtlpJson } from '../../src/ingest/otlp/json-decode.ts';
+import { decodeOtlpProto } from '../../src/ingest/otlp/proto-decode.ts';
+import { readOtlpFile } from '../../src/ingest/otlp/file.ts';
 import type { Span } from '../../src/ingest/span.ts';
 import { normalizeSpan } from '../../src/normalize/normalize.ts';
 import { Assembler } from '../../src/assemble/assembler.ts';

@@ -10,7 +10,7 @@ import { BasicTracerProvider, SimpleSpanProcessor } from '@opentelemetry/sdk-tra
 import { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../../src/errors.ts';
-import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpProto } from '../../src/ingest/otlp/proto-decode.ts';
 import { quietLogCreator, kafkajsLogLevel } from '../../src/kafka/kafkajs-log.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';

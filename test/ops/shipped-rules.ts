@@ -2,7 +2,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Registry } from 'prom-client';
 import { parse } from 'yaml';
-import { KAFKA_SESSIONS_SOURCE_PREFIX, KAFKA_SOURCE_PREFIX, registerKafkaSourceMetrics } from '../../src/ingest/kafka-source-metrics.ts';
+import { KAFKA_SESSIONS_SOURCE_PREFIX, KAFKA_SOURCE_PREFIX, registerKafkaSourceMetrics } from '../../src/ingest/kafka/metrics.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 export const RULES_FILE = join(ROOT, 'deploy/prometheus/alerts.yml');

@@ -10,7 +10,7 @@ import { recordJsonSchema } from '../../src/findings/json-schema.ts';
 import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import type { Finding } from '../../src/findings/schema.ts';
 import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
-import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
+import { decodeOtlpJson } from '../../src/ingest/otlp/json-decode.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';

@@ -8,7 +8,7 @@
 import { connect, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
+import { TRACE_EXPORT_PATH } from '../../src/ingest/otlp/grpc-receiver.ts';
 import { request, spanFields } from '../fixtures/otlp/proto-bytes.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { metricValue } from './agent-run.ts';

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
+import { TRACE_EXPORT_PATH } from '../../src/ingest/otlp/grpc-receiver.ts';
 import { concat, request, spanFields, string } from '../fixtures/otlp/proto-bytes.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { metricValue } from './agent-run.ts';

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SpanWal } from '../../src/ingest/span-wal.ts';
+import { SpanWal } from '../../src/ingest/wal/span-wal.ts';
 import { startServe, waitForLines } from '../helpers/serve.ts';
 import { answers, completion, type ScriptedServer, startScriptedServer } from '../judge/scripted-chat-server.ts';
 import { agentRunRequest, postJson } from './agent-run.ts';

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SpanWal } from '../../src/ingest/span-wal.ts';
+import { SpanWal } from '../../src/ingest/wal/span-wal.ts';
 import { collect } from '../helpers/collect.ts';
 import { startServe } from '../helpers/serve.ts';
 import { agentRunRequest, metricValue, postJson } from './agent-run.ts';

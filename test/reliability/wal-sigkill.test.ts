@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { SpanWal } from '../../src/ingest/span-wal.ts';
+import { SpanWal } from '../../src/ingest/wal/span-wal.ts';
 import { sendFlaggedAgentRuns } from '../helpers/agent-trace.ts';
 import { startServe, waitForLines } from '../helpers/serve.ts';
 import { collect } from '../helpers/collect.ts';

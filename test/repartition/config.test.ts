@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KafkaSourceConfigSchema, sessionsTopicOf } from '../../src/ingest/kafka-source-config.ts';
+import { KafkaSourceConfigSchema, sessionsTopicOf } from '../../src/ingest/kafka/config.ts';
 
 describe('source.kafka.sessions', () => {
   const base = { brokers: ['127.0.0.1:9092'] };

@@ -9,7 +9,7 @@ import { createAnalyzer } from '../../src/analyze.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { ConfigSchema } from '../../src/config-schema.ts';
 import { DecodeError } from '../../src/errors.ts';
-import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpProto } from '../../src/ingest/otlp/proto-decode.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import type { TrajectoryForward } from '../../src/pipeline/forwarding.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';

@@ -8,11 +8,11 @@ import * as grpc from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigSchema } from '../../src/config-schema.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { createAuthCheck } from '../../src/ingest/auth.ts';
-import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, TRACE_EXPORT_PATH } from '../../src/ingest/grpc-receiver.ts';
-import { createHttpReceiver } from '../../src/ingest/http-receiver.ts';
+import { createAuthCheck } from '../../src/ingest/otlp/auth.ts';
+import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, TRACE_EXPORT_PATH } from '../../src/ingest/otlp/grpc-receiver.ts';
+import { createHttpReceiver } from '../../src/ingest/otlp/http-receiver.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
-import { ReceiverConfigSchema } from '../../src/ingest/receiver-config.ts';
+import { ReceiverConfigSchema } from '../../src/ingest/otlp/receiver-config.ts';
 import { startServe } from '../helpers/serve.ts';
 
 const TOKEN = 'tw-test-token-7f3a9c0e51d24b88';

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { createAnalyzer } from '../../src/analyze.ts';
 import { ConfigSchema } from '../../src/config-schema.ts';
 import { DecodeError } from '../../src/errors.ts';
-import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
+import { decodeOtlpProto } from '../../src/ingest/otlp/proto-decode.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import type { OtlpRecord } from './otlp-records.ts';

@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StorageError } from '../../errors.ts';
-import type { AuthCheck } from '../../ingest/auth.ts';
+import type { AuthCheck } from '../../ingest/otlp/auth.ts';
 import type { LabelData } from './label-data.ts';
 import { allowedHostNames, checkHost, checkWriteOrigin } from './request-origin.ts';
 

@@ -1,11 +1,11 @@
 import type * as grpc from '@grpc/grpc-js';
 import { formatHostPort, type HostPort } from '../../config/host-port.ts';
-import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, type GrpcReceiverConfig, type GrpcRequestObserver } from '../../ingest/grpc-receiver.ts';
-import type { ConnectionObserver } from '../../ingest/connection-limits.ts';
-import type { InflightBudget } from '../../ingest/inflight-budget.ts';
+import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, type GrpcReceiverConfig, type GrpcRequestObserver } from '../../ingest/otlp/grpc-receiver.ts';
+import type { ConnectionObserver } from '../../ingest/otlp/connection-limits.ts';
+import type { InflightBudget } from '../../ingest/otlp/inflight-budget.ts';
 import type { PipelineInput } from '../../ingest/pipeline-input.ts';
-import type { ReceiverTls } from '../../ingest/receiver-config.ts';
-import { readTlsFiles, type TlsPem } from '../../ingest/tls-files.ts';
+import type { ReceiverTls } from '../../ingest/otlp/receiver-config.ts';
+import { readTlsFiles, type TlsPem } from '../../ingest/otlp/tls-files.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import { type Component, once } from '../component.ts';
 

@@ -1,11 +1,11 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { formatHostPort } from '../../config/host-port.ts';
-import { createHttpReceiver, type ExtraRoutes, type RequestObserver } from '../../ingest/http-receiver.ts';
-import type { ConnectionObserver } from '../../ingest/connection-limits.ts';
-import type { InflightBudget } from '../../ingest/inflight-budget.ts';
+import { createHttpReceiver, type ExtraRoutes, type RequestObserver } from '../../ingest/otlp/http-receiver.ts';
+import type { ConnectionObserver } from '../../ingest/otlp/connection-limits.ts';
+import type { InflightBudget } from '../../ingest/otlp/inflight-budget.ts';
 import type { PipelineInput } from '../../ingest/pipeline-input.ts';
-import type { ReceiverConfig } from '../../ingest/receiver-config.ts';
+import type { ReceiverConfig } from '../../ingest/otlp/receiver-config.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import { type Component, once } from '../component.ts';
 

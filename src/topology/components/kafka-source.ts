@@ -1,6 +1,6 @@
-import type { KafkaSourceConfig } from '../../ingest/kafka-source-config.ts';
-import { KAFKA_SOURCE_PREFIX, registerKafkaSourceMetrics } from '../../ingest/kafka-source-metrics.ts';
-import { KafkaSource, type RecordReader } from '../../ingest/kafka-source.ts';
+import type { KafkaSourceConfig } from '../../ingest/kafka/config.ts';
+import { KAFKA_SOURCE_PREFIX, registerKafkaSourceMetrics } from '../../ingest/kafka/metrics.ts';
+import { KafkaSource, type RecordReader } from '../../ingest/kafka/source.ts';
 import type { PositionedInput } from '../../ingest/pipeline-input.ts';
 import { levelLog, type Logger } from '../../telemetry/logger.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';

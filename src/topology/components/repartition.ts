@@ -1,7 +1,7 @@
 import { Kafka, type Producer } from 'kafkajs';
 import { ConfigError, UpstreamError } from '../../errors.ts';
-import { type KafkaSourceConfig, sessionsTopicOf } from '../../ingest/kafka-source-config.ts';
-import type { RecordReader } from '../../ingest/kafka-source.ts';
+import { type KafkaSourceConfig, sessionsTopicOf } from '../../ingest/kafka/config.ts';
+import type { RecordReader } from '../../ingest/kafka/source.ts';
 import { kafkaClientConfig } from '../../kafka/client-config.ts';
 import type { Pipeline } from '../../pipeline/pipeline.ts';
 import { Forwarder } from '../../repartition/forwarder.ts';

@@ -1,5 +1,5 @@
-import type { DurableIngest } from '../../ingest/durable-ingest.ts';
-import type { WalRecord } from '../../ingest/span-wal.ts';
+import type { DurableIngest } from '../../ingest/wal/durable-ingest.ts';
+import type { WalRecord } from '../../ingest/wal/span-wal.ts';
 import type { Logger } from '../../telemetry/logger.ts';
 import { type Component, once } from '../component.ts';
 
