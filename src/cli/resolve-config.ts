@@ -1,6 +1,7 @@
 import { applyEnv, readConfigFile, setPath, sourceOfIssues, withOverrides } from '../config/load.ts';
 import { ConfigError } from '../errors.ts';
-import { type Config, validateConfig } from '../config-schema.ts';
+import { applyKeyAliases, warnOnStderr } from '../config/deprecated.ts';
+import { CONFIG_KEY_ALIASES, type Config, validateConfig } from '../config-schema.ts';
 
 /**
  * Builds the configuration: embedded defaults, then the config file (`--config`, or
@@ -14,7 +15,8 @@ export async function resolveConfig(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<Config> {
   const path = configPath ?? (env.TRAJWATCH_CONFIG || undefined);
-  const raw = path === undefined ? { value: {}, source: 'embedded defaults' } : await readConfigFile(path);
+  // Old keys move to their new place before the environment and flags set the new ones.
+  const raw = path === undefined ? { value: {}, source: 'embedded defaults' } : applyKeyAliases(await readConfigFile(path), CONFIG_KEY_ALIASES, warnOnStderr);
   const overridden = applyEnv(raw.value, env);
   for (const flag of flags) {
     if (flag.value === undefined) continue;

@@ -66,7 +66,7 @@ export async function serveCommand(args: string[]): Promise<number> {
       clock: 'arrival',
       trajectoriesPath: join(config.dataDir, 'trajectories.jsonl'),
       findings: { findingsPath: join(config.dataDir, 'findings.jsonl'), alarmsPath: join(config.dataDir, 'alarms.jsonl'), truncate: false },
-      kafkaSink: true,
+      externalSinks: true,
       sources,
       retention: config.sinks.retention,
     },

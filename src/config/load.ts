@@ -16,7 +16,7 @@ export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
 
 /** Overrides whose value is a comma-separated list. */
 export const ENV_LIST_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
-  TRAJWATCH_KAFKA_BROKERS: ['kafka', 'brokers'],
+  TRAJWATCH_KAFKA_BROKERS: ['sinks', 'kafka', 'brokers'],
 };
 
 /** Whether `path` is read as YAML: by its extension, `.yaml` or `.yml`; anything else is JSON. */
