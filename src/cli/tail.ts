@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { ConfigError, UsageError } from '../errors.ts';
 import { audienceView, type Audience } from '../findings/audience.ts';
 import type { FindingLogRecord } from '../sinks/finding-sink.ts';
-import { kafkaClientConfig } from '../kafka/client-config.ts';
+import { kafkaClient } from '../kafka/client.ts';
 import { createLogger, levelLog } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';
@@ -96,11 +96,12 @@ export async function tailCommand(args: string[]): Promise<number> {
   };
   let follower: FileFollower | TopicFollower;
   if (values.kafka === true) {
-    if (config.kafka === undefined) {
-      throw new ConfigError(['kafka: --kafka needs "kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
+    const kafka = config.sinks.kafka;
+    if (kafka === undefined) {
+      throw new ConfigError(['sinks.kafka: --kafka needs "sinks.kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
     }
-    const topic = values.alarms === true ? config.kafka.topics.alarms : config.kafka.topics.findings;
-    follower = new TopicFollower(kafkaClientConfig(config.kafka, process.env, 'kafka.', levelLog(logger)), topic, values['from-start'] === true, print);
+    const topic = values.alarms === true ? kafka.topics.alarms : kafka.topics.findings;
+    follower = new TopicFollower(kafkaClient(kafka, { keyPrefix: 'sinks.kafka.', log: levelLog(logger) }), topic, values['from-start'] === true, print);
   } else {
     const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
     // A wrong --data-dir must not look like a quiet service: say what is awaited.

@@ -1,10 +1,11 @@
 import type { LevelLog } from '../../telemetry/logger.ts';
-import { CompressionTypes, Kafka, Partitioners } from 'kafkajs';
-import type { Admin, Message, Producer, TopicMessages } from 'kafkajs';
+import { CompressionTypes, Partitioners } from 'kafkajs';
+import type { Kafka, Message, Producer, TopicMessages } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import type { SinkRecord } from '../record.ts';
-import { kafkaClientConfig } from '../../kafka/client-config.ts';
+import { kafkaClient } from '../../kafka/client.ts';
+import { ensureTopics, type WantedTopic } from '../../kafka/topics.ts';
 import type { KafkaSinkConfig } from './config.ts';
 import { kafkaProduceMetrics, registerKafkaSinkMetrics } from './metrics.ts';
 import { Outbox } from './outbox.ts';
@@ -125,10 +126,7 @@ export class KafkaSink {
    */
   static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaSink> {
     const log = options.log ?? logToStderr;
-    const kafka = new Kafka({
-      ...kafkaClientConfig(config, options.env ?? process.env, '', log),
-      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
-    });
+    const kafka = kafkaClient(config, { keyPrefix: '', env: options.env, log, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 } });
     const outbox = await Outbox.open(options.outboxDir, {
       maxOutboxBytes: config.maxOutboxBytes,
       maxOutboxRecords: config.maxOutboxRecords,
@@ -324,7 +322,7 @@ export class KafkaSink {
 
   async #ensureProducer(): Promise<Producer> {
     if (this.config.createTopics && !this.#topicsReady) {
-      await createTopics(this.#kafka.admin(), this.config);
+      await ensureTopics(this.#kafka, sinkTopics(this.config));
       this.#topicsReady = true;
     }
     if (this.#producer !== undefined) return this.#producer;
@@ -407,20 +405,10 @@ function toTopicMessages(entries: readonly OutboxEntry[], topics: KafkaSinkConfi
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
-async function createTopics(admin: Admin, config: KafkaSinkConfig): Promise<void> {
-  await admin.connect();
-  try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [config.topics.findings, config.topics.alarms].map((topic) => ({
-        topic,
-        numPartitions: config.topicPartitions,
-        replicationFactor: config.topicReplicationFactor,
-      })),
-    });
-  } finally {
-    await admin.disconnect();
-  }
+/** The findings and alarms topics, created with the sink's partitions and replication (`createTopics`). */
+function sinkTopics(config: KafkaSinkConfig): WantedTopic[] {
+  const create = { numPartitions: config.topicPartitions, replicationFactor: config.topicReplicationFactor };
+  return [config.topics.findings, config.topics.alarms].map((topic) => ({ topic, create, fix: 'create it, or set sinks.kafka.createTopics', where: 'the Kafka cluster (sinks.kafka)' }));
 }
 
 function describeError(err: unknown): string {
