@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { createAnalyzer } from '../analyze.ts';
 import { registerAssemblerMetrics } from '../assemble/assembler-metrics.ts';
 import type { AssemblerStats, KeyBy } from '../assemble/assembler.ts';
@@ -51,6 +50,7 @@ import { SpanWalComponent } from './components/span-wal.ts';
 import { trajectoryLogComponent } from './components/trajectory-log.ts';
 import { judgeCallMetrics, registerJudgeMetrics } from '../judge/metrics.ts';
 import { RunningTopology } from './running.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 /** What to build: `serve` runs sources and the metrics endpoint into the data directory; `replay` writes the files it is given. */
 export interface Plan {
@@ -183,7 +183,7 @@ async function buildOutputs(ctx: Context): Promise<Outputs> {
   registerLocalLogMetrics(ctx.registry, localLogs);
   for (const { definition, config: section } of configured) {
     const { sink, backlogLimit } = await definition.open(section, {
-      outboxDir: join(config.dataDir, 'outbox', definition.name),
+      outboxDir: dataDirPaths(config.dataDir).outbox(definition.name),
       log: levelLog(ctx.log(`sinks.${definition.name}`)),
       metrics: ctx.registry,
       refusals,
@@ -209,7 +209,7 @@ async function openRefusals(ctx: Context, configuredExternal: boolean): Promise<
   const { config, plan } = ctx;
   const external = (plan.findings !== undefined && anyExternal(config.sinks.localLog.audience)) || configuredExternal;
   const log = ctx.log('sinks.audience');
-  const refusals = new AudienceRefusals(external ? await JsonlLog.open(join(config.dataDir, 'audience-refused.jsonl')) : undefined, (message, context) => log.error(context, message));
+  const refusals = new AudienceRefusals(external ? await JsonlLog.open(dataDirPaths(config.dataDir).audienceRefused) : undefined, (message, context) => log.error(context, message));
   registerAudienceRefusalMetrics(ctx.registry, refusals);
   return refusals;
 }
@@ -328,7 +328,7 @@ function sumAssemblerStats(all: AssemblerStats[]): AssemblerStats {
 async function buildWal(ctx: Context, pipeline: Pipeline): Promise<SpanWalComponent | undefined> {
   const { config, plan } = ctx;
   if (plan.sources?.http !== true || !config.receiver.wal.enabled) return undefined;
-  const opened = await SpanWal.open(join(config.dataDir, 'wal'), config.receiver.wal);
+  const opened = await SpanWal.open(dataDirPaths(config.dataDir).spanWal, config.receiver.wal);
   return keep(ctx, new SpanWalComponent(new DurableIngest(pipeline, opened.wal), opened.records, ctx.log('span-wal'), config.receiver.wal.maxBytes));
 }
 
