@@ -69,8 +69,8 @@ const trajectoryLog = await JsonlLog.open(join(dataDir!, 'trajectories.jsonl'));
 const sinks: TimedSink[] = [
   new TimedSink(await LocalLogSink.openFiles(join(dataDir!, 'findings.jsonl'), undefined, config.sinks.maxPendingBytes)),
 ];
-if (config.kafka !== undefined) {
-  sinks.push(new TimedSink(await KafkaFindingSink.open(config.kafka, { outboxDir: join(dataDir!, 'outbox', 'kafka') })));
+if (config.sinks.kafka !== undefined) {
+  sinks.push(new TimedSink(await KafkaFindingSink.open(config.sinks.kafka, { outboxDir: join(dataDir!, 'outbox', 'kafka') })));
 }
 let trajectories = 0;
 const pipeline = new Pipeline({

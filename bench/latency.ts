@@ -31,7 +31,7 @@ export async function measureLatency(
   const dir = mkdtempSync(join(tmpdir(), 'trajwatch-latency-'));
   const configPath = join(dir, 'config.json');
   const resultPath = join(dir, 'result.json');
-  const kafka = kafkaBrokers === undefined ? {} : { kafka: { brokers: kafkaBrokers, createTopics: true } };
+  const kafka = kafkaBrokers === undefined ? {} : { sinks: { kafka: { brokers: kafkaBrokers, createTopics: true } } };
   writeFileSync(configPath, JSON.stringify(trajwatchBenchConfig(kafka)));
   const child = spawnServer(process.execPath, [...nodeArgs, fileURLToPath(new URL('latency-server.ts', import.meta.url)), configPath, resultPath, join(dir, 'data')]);
   try {

@@ -26,6 +26,25 @@ export interface GapCondition {
   holds: (gap: CaptureGap, t: Trajectory, cfg: ChecksConfig) => boolean;
 }
 
+/**
+ * The gap can hide the check's subject; with `onlyIf`, only where that holds of the gap's spans.
+ * @example 'tool-args-not-captured': hides('a send whose arguments were not captured has no known target', OUTBOUND_STEP)
+ */
+export function hides(why: string, onlyIf?: GapCondition): GapDecision {
+  return onlyIf === undefined ? { hides: true, why } : { hides: true, why, onlyIf };
+}
+
+/** The gap cannot hide the check's subject: `why` says what the check reads instead. */
+export function cannotHide(why: string): GapDecision {
+  return { hides: false, why };
+}
+
+/** What a `tool-call-not-captured` gap is, as the rows' sentences name it. */
+export const UNSPANNED_CALL = 'a requested call that never became a tool span';
+
+/** What an `unread-convention` gap is, as the rows' sentences name it. */
+export const UNREAD_SPAN = 'a span in a convention trajwatch does not read';
+
 /** Whether one present gap hides the subject of the check whose decision this is. */
 export function gapHides(decision: GapDecision, gap: CaptureGap, t: Trajectory, cfg: ChecksConfig): boolean {
   return decision.hides && (decision.onlyIf === undefined || decision.onlyIf.holds(gap, t, cfg));

@@ -2,6 +2,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { cannotHide, hides, UNREAD_SPAN, UNSPANNED_CALL } from './capture-table.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { describeStep, excerpt, ref } from './hit-text.ts';
 import { failurePropagations } from './propagated-failure.ts';
@@ -59,11 +60,11 @@ export const errorOutputCheck: L0CheckDefinition<'error-output'> = {
   absence: 'none',
   silentOnIncomplete: 'no failed step among the captured steps; spans not captured may hold one',
   hiddenBy: {
-    'tool-name-not-captured': { hides: false, why: "a nameless tool step's status, exception events and result are still read" },
-    'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may have failed' },
-    'tool-args-not-captured': { hides: false, why: 'a failure is read from status, exception events, error.type and the result, never from the arguments' },
-    'tool-result-not-captured': { hides: true, why: 'a result not captured may be an error payload (a traceback, MCP isError) on a step whose status says nothing' },
-    'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may carry its failure where it is not read' },
-    'clock-skew': { hides: false, why: 'a failure is read from the step itself: the order of steps does not decide whether one happened' },
+    'tool-name-not-captured': cannotHide("a nameless tool step's status, exception events and result are still read"),
+    'tool-call-not-captured': hides(`${UNSPANNED_CALL} may have failed`),
+    'tool-args-not-captured': cannotHide('a failure is read from status, exception events, error.type and the result, never from the arguments'),
+    'tool-result-not-captured': hides('a result not captured may be an error payload (a traceback, MCP isError) on a step whose status says nothing'),
+    'unread-convention': hides(`${UNREAD_SPAN} may carry its failure where it is not read`),
+    'clock-skew': cannotHide('a failure is read from the step itself: the order of steps does not decide whether one happened'),
   },
 };

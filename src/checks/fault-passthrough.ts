@@ -3,6 +3,7 @@ import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { hides, UNREAD_SPAN, UNSPANNED_CALL } from './capture-table.ts';
 import type { L0CheckDefinition, SilenceReason } from './l0-check.ts';
 import { describeStep, excerpt, firstLine, ref } from './hit-text.ts';
 import { readTask } from './message-shape.ts';
@@ -166,12 +167,12 @@ export const faultPassthroughCheck: L0CheckDefinition<'fault-passthrough'> = {
   absence: 'some-forms',
   silentOnIncomplete: 'no error text reappeared among the captured steps; the unretried-failure form runs on complete captures only',
   hiddenBy: {
-    'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be the failed tool\'s later success or carry the error text, so neither form is claimed absent' },
-    'tool-call-not-captured': { hides: true, why: "a requested call that never became a tool span may have failed, carried an error text in its arguments, or been the failed tool's later success" },
-    'tool-args-not-captured': { hides: true, why: 'a later tool call whose arguments were not captured may carry the error text' },
-    'tool-result-not-captured': { hides: true, why: 'a result not captured may be an error payload that was carried on' },
-    'unread-convention': { hides: true, why: "a span in a convention trajwatch does not read may have failed, carried the error text, or been the failed tool's later success" },
-    'clock-skew': { hides: true, why: 'a carrier must start after the failure ended and "no later success" reads order: timestamps that contradict the span tree support neither' },
+    'tool-name-not-captured': hides("a nameless tool step may be the failed tool's later success or carry the error text, so neither form is claimed absent"),
+    'tool-call-not-captured': hides(`${UNSPANNED_CALL} may have failed, carried an error text in its arguments, or been the failed tool's later success`),
+    'tool-args-not-captured': hides('a later tool call whose arguments were not captured may carry the error text'),
+    'tool-result-not-captured': hides('a result not captured may be an error payload that was carried on'),
+    'unread-convention': hides(`${UNREAD_SPAN} may have failed, carried the error text, or been the failed tool's later success`),
+    'clock-skew': hides('a carrier must start after the failure ended and "no later success" reads order: timestamps that contradict the span tree support neither'),
   },
   silence: (t, cfg) => unreadOutcome(t, cfg),
 };

@@ -4,6 +4,7 @@ import { readRecordedCall } from '../normalize/recorded-call.ts';
 import type { Step, ToolArgs } from '../normalize/step.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { cannotHide, hides, UNREAD_SPAN, UNSPANNED_CALL } from './capture-table.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { excerpt } from './hit-text.ts';
 import { isApplicableSchema, parameterSchemaOf, validateJsonSubset } from './json-schema-subset.ts';
@@ -160,11 +161,11 @@ export const malformedStructureCheck: L0CheckDefinition<'malformed-structure'> =
   absence: 'none',
   silentOnIncomplete: 'no malformed step among the captured steps; spans not captured may hold one',
   hiddenBy: {
-    'tool-name-not-captured': { hides: true, why: 'a tool step without a tool name cannot be checked against a declared schema' },
-    'tool-call-not-captured': { hides: true, why: 'the arguments of a requested call that never became a tool span were not captured as the tool received them' },
-    'tool-args-not-captured': { hides: true, why: 'a tool step without captured arguments cannot be checked' },
-    'tool-result-not-captured': { hides: false, why: 'results are not part of what it checks (arguments and capture conflicts)' },
-    'unread-convention': { hides: true, why: 'the arguments of a span in a convention trajwatch does not read are not checked' },
-    'clock-skew': { hides: true, why: "a call is checked against the tool's nearest earlier declared schema: timestamps that contradict the span tree can pick the wrong one" },
+    'tool-name-not-captured': hides('a tool step without a tool name cannot be checked against a declared schema'),
+    'tool-call-not-captured': hides(`the arguments of ${UNSPANNED_CALL} were not captured as the tool received them`),
+    'tool-args-not-captured': hides('a tool step without captured arguments cannot be checked'),
+    'tool-result-not-captured': cannotHide('results are not part of what it checks (arguments and capture conflicts)'),
+    'unread-convention': hides(`the arguments of ${UNREAD_SPAN} are not checked`),
+    'clock-skew': hides("a call is checked against the tool's nearest earlier declared schema: timestamps that contradict the span tree can pick the wrong one"),
   },
 };

@@ -2,9 +2,10 @@ import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { hides, UNREAD_SPAN, UNSPANNED_CALL } from './capture-table.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
-import { guardedBefore, roleMayBeHidden, roleName, GATE_STEP, OUTBOUND_STEP, toolRoles } from './tool-roles.ts';
+import { guardedBefore, roleMayBeHidden, roleName, GATE_RESULT_NOT_CAPTURED, OUTBOUND_STEP, toolRoles } from './tool-roles.ts';
 
 /**
  * `out-of-order-gate`: a gate that ran after the outbound action it should have guarded. The
@@ -51,11 +52,11 @@ export const outOfOrderGateCheck: L0CheckDefinition<'out-of-order-gate'> = {
   absence: 'always',
   silentOnIncomplete: 'not run: "no gate before the action" is a claim of absence, made from complete captures only',
   hiddenBy: {
-    'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be a gate or an outbound call' },
-    'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may be a gate, an outbound call, or a gate that failed' },
-    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so whether it used a gate up, leaving the next action uncovered, is not known', onlyIf: OUTBOUND_STEP },
-    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing', onlyIf: GATE_STEP },
-    'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may be a gate or an outbound call' },
-    'clock-skew': { hides: true, why: 'which action a gate followed is read from timestamps that contradict the span tree' },
+    'tool-name-not-captured': hides('a nameless tool step may be a gate or an outbound call'),
+    'tool-call-not-captured': hides(`${UNSPANNED_CALL} may be a gate, an outbound call, or a gate that failed`),
+    'tool-args-not-captured': hides('a send whose arguments were not captured has no known target, so whether it used a gate up, leaving the next action uncovered, is not known', OUTBOUND_STEP),
+    'tool-result-not-captured': GATE_RESULT_NOT_CAPTURED,
+    'unread-convention': hides(`${UNREAD_SPAN} may be a gate or an outbound call`),
+    'clock-skew': hides('which action a gate followed is read from timestamps that contradict the span tree'),
   },
 };

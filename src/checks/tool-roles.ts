@@ -1,5 +1,5 @@
 import { hiddenToolCalls } from '../assemble/capture-gaps.ts';
-import type { GapCondition } from './capture-table.ts';
+import { hides, type GapCondition, type GapDecision } from './capture-table.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import { compiledRules, toolClassMatch } from './rules.ts';
@@ -153,3 +153,6 @@ export const OUTBOUND_STEP: GapCondition = {
   what: 'a step it names may be an outbound call (outbound-class name, or no name)',
   holds: (gap, t, cfg) => spansMayPlay(t, cfg, gap.spanIds, ['outbound']),
 };
+
+/** The `tool-result-not-captured` row of both gate checks: an unseen result may be the gate's failure. */
+export const GATE_RESULT_NOT_CAPTURED: GapDecision = hides('a gate whose result was not captured may have failed with an error payload, guarding nothing', GATE_STEP);

@@ -2,9 +2,10 @@ import { hasClockSkew } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { PatternHit } from './hit.ts';
 import type { ChecksConfig } from './config.ts';
+import { hides, UNREAD_SPAN, UNSPANNED_CALL } from './capture-table.ts';
 import type { L0CheckDefinition } from './l0-check.ts';
 import { ref } from './hit-text.ts';
-import { gateCoverage, roleMayBeHidden, roleName, GATE_STEP, OUTBOUND_STEP, toolRoles } from './tool-roles.ts';
+import { gateCoverage, roleMayBeHidden, roleName, GATE_RESULT_NOT_CAPTURED, OUTBOUND_STEP, toolRoles } from './tool-roles.ts';
 
 /**
  * `unguarded-send`: an outbound-class tool call that no successful gate-class step covers: none
@@ -66,11 +67,11 @@ export const unguardedSendCheck: L0CheckDefinition<'unguarded-send'> = {
   absence: 'always',
   silentOnIncomplete: 'not run: "no gate before the send" is a claim of absence, made from complete captures only',
   hiddenBy: {
-    'tool-name-not-captured': { hides: true, why: 'a nameless tool step may be a send, or the gate before one' },
-    'tool-call-not-captured': { hides: true, why: 'a requested call that never became a tool span may be a send that ran with no gate, a gate, or a gate that failed' },
-    'tool-args-not-captured': { hides: true, why: 'a send whose arguments were not captured has no known target, so a second send to one target under one approval cannot be seen', onlyIf: OUTBOUND_STEP },
-    'tool-result-not-captured': { hides: true, why: 'a gate whose result was not captured may have failed with an error payload, guarding nothing', onlyIf: GATE_STEP },
-    'unread-convention': { hides: true, why: 'a span in a convention trajwatch does not read may be a send or a gate' },
-    'clock-skew': { hides: true, why: 'whether a gate ended before a send started is read from timestamps that contradict the span tree' },
+    'tool-name-not-captured': hides('a nameless tool step may be a send, or the gate before one'),
+    'tool-call-not-captured': hides(`${UNSPANNED_CALL} may be a send that ran with no gate, a gate, or a gate that failed`),
+    'tool-args-not-captured': hides('a send whose arguments were not captured has no known target, so a second send to one target under one approval cannot be seen', OUTBOUND_STEP),
+    'tool-result-not-captured': GATE_RESULT_NOT_CAPTURED,
+    'unread-convention': hides(`${UNREAD_SPAN} may be a send or a gate`),
+    'clock-skew': hides('whether a gate ended before a send started is read from timestamps that contradict the span tree'),
   },
 };

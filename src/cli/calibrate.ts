@@ -7,6 +7,7 @@ import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
 import { parseFlags } from './flags.ts';
 import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { sha256Hex } from '../core/digest.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 export const CALIBRATE_HELP = `Usage: trajwatch calibrate [options]
 
@@ -56,7 +57,7 @@ export async function calibrateCommand(args: string[]): Promise<number> {
   const files = await judgeFiles(values['data-dir'], values.config);
   const goldPath = resolve(values.gold ?? files.gold);
   const ledgerPath = resolve(values.ledger ?? files.ledger);
-  const outDir = resolve(values.out ?? join(files.dataDir, 'judge', 'certificates'));
+  const outDir = resolve(values.out ?? dataDirPaths(files.dataDir).certificates);
   const noGold = missingInput('gold', goldPath);
   if (noGold !== undefined) {
     process.stderr.write(`trajwatch calibrate: ${noGold}\n`);

@@ -3,14 +3,15 @@ import { join } from 'node:path';
 import { underDataDir } from '../judge/config.ts';
 import { LEDGER_FILE } from '../judge/ledger.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { dataDirPaths, GOLD_FILE } from '../core/data-dir.ts';
 
 /** Where `label` writes gold labels, under the data directory. */
-export const GOLD_FILE = 'judge/gold.jsonl';
+export { GOLD_FILE } from '../core/data-dir.ts';
 
 /** The judge's files of one data directory, as serve and label use them (`judge.ledgerDir` honoured). */
 export async function judgeFiles(dataDirFlag: string | undefined, configPath?: string): Promise<{ dataDir: string; ledger: string; gold: string }> {
   const config = await resolveConfig(configPath, [{ path: ['dataDir'], value: dataDirFlag, flag: '--data-dir' }]);
-  return { dataDir: config.dataDir, ledger: join(underDataDir(config.dataDir, config.judge.ledgerDir), LEDGER_FILE), gold: join(config.dataDir, GOLD_FILE) };
+  return { dataDir: config.dataDir, ledger: join(underDataDir(config.dataDir, config.judge.ledgerDir), LEDGER_FILE), gold: dataDirPaths(config.dataDir).gold };
 }
 
 /**

@@ -14,6 +14,7 @@ import { GOLD_FILE } from './judge-inputs.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
 import type { Config } from '../config-schema.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 export { GOLD_FILE } from './judge-inputs.ts';
 
@@ -70,7 +71,7 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
     throw new ConfigError([`--host: ${host} is reached under no name of its own; name each host name the page is opened under with --allowed-host`], 'command line');
   }
   const check = createAuthCheck(auth);
-  const gold = await GoldStore.open(values.gold ?? join(config.dataDir, GOLD_FILE));
+  const gold = await GoldStore.open(values.gold ?? dataDirPaths(config.dataDir).gold);
   const data = new LabelData(
     { ledger: join(underDataDir(config.dataDir, config.judge.ledgerDir), LEDGER_FILE), windows: underDataDir(config.dataDir, config.judge.labelWindows.dir) },
     gold,

@@ -7,6 +7,7 @@ import { reliability, type ReliabilityReport } from '../judge/reliability.ts';
 import { parseFlags } from './flags.ts';
 import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { svgToPng } from './rasterize.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 export const RELIABILITY_HELP = `Usage: trajwatch reliability [options]
 
@@ -62,7 +63,7 @@ export async function reliabilityCommand(args: string[]): Promise<number> {
   let png: string | null = null;
   let pngError: string | null = null;
   if (values['no-png'] !== true) {
-    const out = resolve(values.png ?? join(dataDir, 'judge', 'reliability.png'));
+    const out = resolve(values.png ?? dataDirPaths(dataDir).reliabilityPng);
     try {
       await mkdir(dirname(out), { recursive: true });
       await svgToPng(svg, CHART_WIDTH, chartHeight(report), out);

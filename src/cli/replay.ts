@@ -69,7 +69,7 @@ export async function replayCommand(args: string[]): Promise<number> {
       ...(values.findings === undefined
         ? {}
         : { findings: { findingsPath: values.findings, ...(values.alarms === undefined ? {} : { alarmsPath: values.alarms }), truncate: true } }),
-      kafkaSink: false,
+      externalSinks: false,
       files: { paths: positionals, report },
     },
     // Nobody scrapes a replay: every component's telemetry is the no-op.

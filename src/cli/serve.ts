@@ -6,6 +6,7 @@ import { parseFlags } from './flags.ts';
 import { addressInUseLine } from './address-in-use.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 export const SERVE_HELP = `Usage: trajwatch serve [options]
 
@@ -22,7 +23,9 @@ Options:
   --source LIST          http, kafka or http,kafka (default: source.http, plus kafka when
                          source.kafka is configured); kafka keys trajectories by trace id
                          (docs/scaling-out.md)
-  --kafka-brokers LIST   HOST:PORT,... of the Kafka source (source.kafka.brokers)
+  --source-kafka-brokers LIST
+                         HOST:PORT,... of the Kafka source (source.kafka.brokers; env
+                         TRAJWATCH_SOURCE_KAFKA_BROKERS; --kafka-brokers, deprecated, is the same)
   --config FILE          JSON configuration file (env TRAJWATCH_CONFIG); flags win over env,
                          env over the file, the file over the embedded defaults
   --help                 this text
@@ -31,14 +34,15 @@ Options:
 export async function serveCommand(args: string[]): Promise<number> {
   // Raw telemetry (prompts, tool payloads) is its owner's alone: files 0600, directories 0700.
   restrictCreatedFiles();
-  const flags = parseFlags(args, SERVE_HELP, { strings: ['otlp-http', 'otlp-grpc', 'data-dir', 'source', 'kafka-brokers', 'config'] });
+  const flags = parseFlags(args, SERVE_HELP, { strings: ['otlp-http', 'otlp-grpc', 'data-dir', 'source', 'source-kafka-brokers', 'kafka-brokers', 'config'] });
   if (flags === undefined) return 0;
   const { values } = flags;
   const resolved = await resolveConfig(values.config, [
     { path: ['receiver', 'otlpHttp'], value: values['otlp-http'], flag: '--otlp-http' },
     { path: ['receiver', 'otlpGrpc'], value: values['otlp-grpc'], flag: '--otlp-grpc' },
     { path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' },
-    { path: ['source', 'kafka', 'brokers'], value: values['kafka-brokers']?.split(',').map((b) => b.trim()), flag: '--kafka-brokers' },
+    { path: ['source', 'kafka', 'brokers'], value: brokerList(values['kafka-brokers']), flag: '--kafka-brokers', deprecatedFor: '--source-kafka-brokers' },
+    { path: ['source', 'kafka', 'brokers'], value: brokerList(values['source-kafka-brokers']), flag: '--source-kafka-brokers' },
   ]);
   const sources = chooseSources(values.source, resolved.source.http, resolved.source.kafka !== undefined);
   if (typeof sources === 'string') {
@@ -47,13 +51,14 @@ export async function serveCommand(args: string[]): Promise<number> {
   }
   const config = { ...resolved, dataDir: resolve(resolved.dataDir) };
   const logger = createLogger({ level: config.log.level });
+  const paths = dataDirPaths(config.dataDir);
   const { running, kafkaSource, judgeHealth } = await buildTopology(
     config,
     {
       clock: 'arrival',
-      trajectoriesPath: join(config.dataDir, 'trajectories.jsonl'),
-      findings: { findingsPath: join(config.dataDir, 'findings.jsonl'), alarmsPath: join(config.dataDir, 'alarms.jsonl'), truncate: false },
-      kafkaSink: true,
+      trajectoriesPath: paths.trajectories,
+      findings: { findingsPath: paths.findings, alarmsPath: paths.alarms, truncate: false },
+      externalSinks: true,
       sources,
       retention: config.sinks.retention,
     },
@@ -112,7 +117,12 @@ function chooseSources(flag: string | undefined, http: boolean, kafkaConfigured:
   const unknown = names.filter((n) => n !== 'http' && n !== 'kafka');
   if (unknown.length > 0 || names.length === 0) return `--source: expected http, kafka or http,kafka, got ${JSON.stringify(flag)}`;
   if (names.includes('kafka') && !kafkaConfigured) {
-    return '--source kafka needs source.kafka in the configuration (at least brokers; or --kafka-brokers)';
+    return '--source kafka needs source.kafka in the configuration (at least brokers; or --source-kafka-brokers)';
   }
   return { http: names.includes('http'), kafka: names.includes('kafka') };
+}
+
+/** A `HOST:PORT,...` flag as a list (undefined when not given). */
+function brokerList(value: string | undefined): string[] | undefined {
+  return value?.split(',').map((b) => b.trim());
 }

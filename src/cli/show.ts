@@ -4,6 +4,7 @@ import { logFiles, readLogLines } from './local-log-files.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { terminalSafe } from './terminal-text.ts';
 import { type FindingRow, type TrajectoryRow, trajectoryText } from './trajectory-text.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 export const SHOW_HELP = `Usage: trajwatch show KEY [options]
 
@@ -38,7 +39,7 @@ export async function showCommand(args: string[]): Promise<number> {
   const wanted = positionals[0]!;
   const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
   const dataDir = resolve(config.dataDir);
-  const trajectoriesPath = join(dataDir, 'trajectories.jsonl');
+  const { trajectories: trajectoriesPath, findings: findingsPath } = dataDirPaths(dataDir);
 
   // No log is not "no such key": say which file is missing and what writes it.
   if ((await logFiles(trajectoriesPath)).length === 0) {
@@ -68,7 +69,7 @@ export async function showCommand(args: string[]): Promise<number> {
 
   // Its findings, once each (by finding_id, the latest revision's copy), up to the revision shown.
   const findings = new Map<string, FindingRow>();
-  for (const line of await readLogLines(join(dataDir, 'findings.jsonl'))) {
+  for (const line of await readLogLines(findingsPath)) {
     const f = parse<FindingRow & { record_kind?: string }>(line);
     if (f === undefined || f.record_kind !== undefined || f.subject?.trajectory_key !== trajectory.key) continue;
     if ((f.subject.revision ?? 1) > trajectory.revision) continue;

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { ConfigError, UsageError } from '../errors.ts';
 import { audienceView, type Audience } from '../findings/audience.ts';
 import type { FindingLogRecord } from '../sinks/finding-sink.ts';
-import { kafkaClientConfig } from '../kafka/client-config.ts';
+import { kafkaClient } from '../kafka/client.ts';
 import { createLogger, levelLog } from '../telemetry/logger.ts';
 import { FileFollower } from '../topology/components/file-follower.ts';
 import { TopicFollower } from '../topology/components/topic-follower.ts';
@@ -12,6 +12,7 @@ import { parseFlags } from './flags.ts';
 import { recordText } from './finding-text.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { parseAudience } from './schema.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 export const TAIL_HELP = `Usage: trajwatch tail [options]
 
@@ -24,7 +25,7 @@ topic also carry one analysis manifest per closed trajectory revision (record_ki
 
 Options:
   --data-dir DIR     data directory of a running or past serve (default ./data; env TRAJWATCH_DATA_DIR)
-  --kafka            read the Kafka topic instead (config "kafka", or env TRAJWATCH_KAFKA_BROKERS)
+  --kafka            read the Kafka sink's topic instead (config "sinks.kafka", or env TRAJWATCH_SINK_KAFKA_BROKERS)
   --alarms           coordinator alarms only (alarms.jsonl, or the alarms topic)
   --kind KIND        finding (default), manifest, or all
   --audience VIEW    internal (default: each record as stored) or external: without model ids,
@@ -79,13 +80,15 @@ export async function tailCommand(args: string[]): Promise<number> {
   };
   let follower: FileFollower | TopicFollower;
   if (values.kafka === true) {
-    if (config.kafka === undefined) {
-      throw new ConfigError(['kafka: --kafka needs "kafka.brokers" in the config or TRAJWATCH_KAFKA_BROKERS'], 'tail');
+    const kafka = config.sinks.kafka;
+    if (kafka === undefined) {
+      throw new ConfigError(['sinks.kafka: --kafka needs "sinks.kafka.brokers" in the config or TRAJWATCH_SINK_KAFKA_BROKERS'], 'tail');
     }
-    const topic = values.alarms === true ? config.kafka.topics.alarms : config.kafka.topics.findings;
-    follower = new TopicFollower(kafkaClientConfig(config.kafka, process.env, 'kafka.', levelLog(logger)), topic, values['from-start'] === true, print);
+    const topic = values.alarms === true ? kafka.topics.alarms : kafka.topics.findings;
+    follower = new TopicFollower(kafkaClient(kafka, { keyPrefix: 'sinks.kafka.', log: levelLog(logger) }), topic, values['from-start'] === true, print);
   } else {
-    const file = join(resolve(config.dataDir), values.alarms === true ? 'alarms.jsonl' : 'findings.jsonl');
+    const paths = dataDirPaths(resolve(config.dataDir));
+    const file = values.alarms === true ? paths.alarms : paths.findings;
     // A wrong --data-dir must not look like a quiet service: say what is awaited.
     if (!existsSync(file)) process.stderr.write(`trajwatch tail: waiting for ${file} (not there yet): serve writes it into its --data-dir\n`);
     follower = new FileFollower(file, values['from-start'] === true, print);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 import { ConfigError } from '../errors.ts';
+import { deprecationNote } from './deprecated.ts';
 import type { ConfigPath, RawConfig } from './raw-config.ts';
 import { parseYamlConfig } from './yaml.ts';
 
@@ -14,9 +15,15 @@ export const ENV_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
   TRAJWATCH_LOG_LEVEL: ['log', 'level'],
 };
 
-/** Overrides whose value is a comma-separated list. */
+/** Overrides whose value is a comma-separated list; each name says which side it sets. */
 export const ENV_LIST_OVERRIDES: Readonly<Record<string, readonly string[]>> = {
-  TRAJWATCH_KAFKA_BROKERS: ['kafka', 'brokers'],
+  TRAJWATCH_SINK_KAFKA_BROKERS: ['sinks', 'kafka', 'brokers'],
+  TRAJWATCH_SOURCE_KAFKA_BROKERS: ['source', 'kafka', 'brokers'],
+};
+
+/** Old variable names still read (under the new name, which wins when both are set), with one warning. */
+export const DEPRECATED_ENV: Readonly<Record<string, string>> = {
+  TRAJWATCH_KAFKA_BROKERS: 'TRAJWATCH_SINK_KAFKA_BROKERS',
 };
 
 /** Whether `path` is read as YAML: by its extension, `.yaml` or `.yml`; anything else is JSON. */
@@ -60,9 +67,23 @@ export interface Override {
   origin: string;
 }
 
-/** Applies the environment overrides to `raw`; returns what it set (those values no longer come from the file). */
-export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv): Override[] {
+/**
+ * Applies the environment overrides to `raw`; returns what it set (those values no longer come
+ * from the file). A deprecated name (`DEPRECATED_ENV`) set is read as its new one, unless that
+ * is set too, and `onDeprecated` is told once.
+ */
+export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, onDeprecated: (note: string) => void = () => {}): Override[] {
   const set: Override[] = [];
+  const aliased: { name: string; path: readonly string[] }[] = [];
+  for (const [old, name] of Object.entries(DEPRECATED_ENV)) {
+    if (env[old] === undefined || env[old] === '') continue;
+    onDeprecated(deprecationNote(`the variable ${old}`, name));
+    if (env[name] === undefined || env[name] === '') aliased.push({ name: old, path: ENV_LIST_OVERRIDES[name]! });
+  }
+  for (const { name, path } of aliased) {
+    setPath(raw, path, env[name]!.split(',').map((v) => v.trim()));
+    set.push({ path, origin: `env ${name}` });
+  }
   for (const [name, path] of Object.entries(ENV_OVERRIDES)) {
     const value = env[name];
     if (value !== undefined && value !== '') {

@@ -22,7 +22,7 @@ export interface FileSourceResult {
 }
 
 /**
- * Feeds recorded OTLP files (`ingest/otlp-file.ts`: traces and logs requests, JSON or
+ * Feeds recorded OTLP files (`ingest/otlp/file.ts`: traces and logs requests, JSON or
  * protobuf, gzip or not) to `input`, one file after another, each request in file order. A
  * file that cannot be read is reported and skipped. Stops before the next file once `signal`
  * is aborted.

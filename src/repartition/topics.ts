@@ -1,5 +1,6 @@
 import type { Admin, ConfigResourceTypes } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
+import { ensureTopics } from '../kafka/topics.ts';
 import { Backoff } from '../storage/backoff.ts';
 
 /** kafkajs `ConfigResourceTypes.TOPIC` (a CommonJS enum that ESM cannot import by name). */
@@ -23,22 +24,17 @@ export interface TopicPlan {
  * modulo the count) and is never used. Returns the internal topic's `max.message.bytes`.
  */
 export async function prepareTopics(admin: Admin, plan: TopicPlan): Promise<{ maxMessageBytes: number | undefined }> {
-  const existing = new Set(await admin.listTopics());
-  if (!existing.has(plan.source.topic)) {
-    throw new ConfigError([`topic ${plan.source.topic} does not exist: create it (docs/scaling-out.md §1)`], 'the Kafka cluster (source.kafka)');
-  }
-  if (!existing.has(plan.internal.topic)) {
-    if (!plan.create) {
-      throw new ConfigError(
-        [`the sessions topic ${plan.internal.topic} does not exist: create it with ${plan.internal.partitions} partitions, or set source.kafka.sessions.createTopics`],
-        'the Kafka cluster (source.kafka.sessions)',
-      );
-    }
-    await admin.createTopics({
-      topics: [{ topic: plan.internal.topic, numPartitions: plan.internal.partitions, replicationFactor: plan.internal.replicationFactor }],
-      waitForLeaders: true,
-    });
-  }
+  const { topic, partitions, replicationFactor } = plan.internal;
+  await ensureTopics(admin, [
+    { topic: plan.source.topic, fix: 'create it (docs/scaling-out.md §1)', where: 'the Kafka cluster (source.kafka)' },
+    {
+      topic,
+      label: 'the sessions topic',
+      create: plan.create ? { numPartitions: partitions, replicationFactor } : undefined,
+      fix: `create it with ${partitions} partitions, or set source.kafka.sessions.createTopics`,
+      where: 'the Kafka cluster (source.kafka.sessions)',
+    },
+  ]);
   const metadata = await settledMetadata(admin, [plan.source.topic, plan.internal.topic]);
   for (const t of metadata.topics) {
     const want = t.name === plan.internal.topic ? plan.internal.partitions : plan.source.partitions;

@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import { createAnalyzer } from '../analyze.ts';
 import { registerAssemblerMetrics } from '../assemble/assembler-metrics.ts';
 import type { AssemblerStats, KeyBy } from '../assemble/assembler.ts';
@@ -24,11 +23,11 @@ import { AudienceRefusals } from '../sinks/audience-refusals.ts';
 import { anyExternal, withAudience } from '../sinks/audience-sink.ts';
 import type { FindingSink } from '../sinks/finding-sink.ts';
 import { JsonlLog } from '../sinks/jsonl-log.ts';
-import { KafkaFindingSink } from '../sinks/kafka/kafka-finding-sink.ts';
 import { LocalLogSink } from '../sinks/local-log-sink.ts';
 import { registerLocalLogMetrics } from '../sinks/local-log-metrics.ts';
 import type { LocalLogsRetention } from '../sinks/log-retention-config.ts';
-import { OtlpEvaluationSink } from '../sinks/otlp/evaluation-sink.ts';
+import { SINKS } from '../sinks/registry.ts';
+import type { SinkDefinition } from '../sinks/sink-definition.ts';
 import type { RevisionMemorySink } from '../sinks/revision-memory-sink.ts';
 import { FaultLog } from '../telemetry/fault-log.ts';
 import { levelLog, type Logger } from '../telemetry/logger.ts';
@@ -54,6 +53,7 @@ import { SpanWalComponent } from './components/span-wal.ts';
 import { trajectoryLogComponent } from './components/trajectory-log.ts';
 import { judgeCallMetrics, registerJudgeMetrics } from '../judge/metrics.ts';
 import { RunningTopology } from './running.ts';
+import { dataDirPaths } from '../core/data-dir.ts';
 
 /** What to build: `serve` runs sources and the metrics endpoint into the data directory; `replay` writes the files it is given. */
 export interface Plan {
@@ -61,13 +61,8 @@ export interface Plan {
   clock: Clock;
   trajectoriesPath?: string;
   findings?: { findingsPath: string; alarmsPath?: string; truncate: boolean };
-  /** Deliver findings to Kafka when `config.kafka` is set (serve only). */
-  kafkaSink: boolean;
-  /**
-   * Export findings as OTLP evaluation events when `config.otlpEvaluations` is set; defaults
-   * to `kafkaSink` (serve exports, replay does not).
-   */
-  otlpEvaluations?: boolean;
+  /** Open the configured sinks (`sinks.<key>` of `SINKS`: Kafka, OTLP evaluation events) besides the local logs: serve does, replay does not. */
+  externalSinks: boolean;
   /**
    * The sources and the HTTP server (serve). `http`: the OTLP/HTTP and gRPC receivers (and the
    * span WAL when `receiver.wal.enabled`); `kafka`: the Kafka source, feeding stage 1 of the
@@ -108,13 +103,13 @@ export interface Topology {
  * `running.start()`. If building fails half-way, what was opened is closed again.
  *
  * @example
- * const { running } = await buildTopology(config, { clock: 'arrival', kafkaSink: true, sources }, telemetry);
+ * const { running } = await buildTopology(config, { clock: 'arrival', externalSinks: true, sources }, telemetry);
  * await running.start();
  * await running.stop(10_000);
  */
-export async function buildTopology(config: Config, plan: Plan, telemetry: Telemetry): Promise<Topology> {
+export async function buildTopology(config: Config, plan: Plan, telemetry: Telemetry, sinks: readonly SinkDefinition[] = SINKS): Promise<Topology> {
   const built: Component[] = [];
-  const ctx: Context = { config, plan, ...telemetry, built, log: (component) => telemetry.logger.child({ component }) };
+  const ctx: Context = { config, plan, ...telemetry, built, log: (component) => telemetry.logger.child({ component }), sinks };
   try {
     const outputs = await buildOutputs(ctx);
     const { pipeline, judge, stage, traceStage, judgeHealth } = await buildStage(ctx, outputs);
@@ -142,6 +137,15 @@ interface Context extends Telemetry {
   built: Component[];
   /** The logger of one component: the topology's, with its `component` name on every line. */
   log: (component: string) => Logger;
+  /** The sink registry (`SINKS`; a test may add one). */
+  sinks: readonly SinkDefinition[];
+}
+
+/** The configured sinks this plan opens, each with its section, in registry order. */
+function configuredSinks(ctx: Context): { definition: SinkDefinition; config: unknown }[] {
+  if (!ctx.plan.externalSinks) return [];
+  const sections = ctx.config.sinks as Record<string, unknown>;
+  return ctx.sinks.flatMap((definition) => (sections[definition.key] === undefined ? [] : [{ definition, config: sections[definition.key] }]));
 }
 
 function keep<C extends Component>(ctx: Context, c: C): C {
@@ -159,15 +163,16 @@ interface Outputs {
 }
 
 /**
- * The trajectory log, the findings sinks (local log, Kafka, OTLP evaluation events) and, in
- * serve, the closed-revision memory after them (it writes once they are durable): the first
- * layer, closed last.
+ * The trajectory log, the findings sinks (the local log, then each configured one of the
+ * registry) and, in serve, the closed-revision memory after them (it writes once they are
+ * durable): the first layer, closed last.
  */
 async function buildOutputs(ctx: Context): Promise<Outputs> {
   const { config, plan } = ctx;
   const layer: Component[] = [];
   const sinks: FindingSink[] = [];
-  const refusals = await openRefusals(ctx);
+  const configured = configuredSinks(ctx);
+  const refusals = await openRefusals(ctx, configured.some(({ definition, config }) => definition.external(config)));
   const trajectoryLog =
     plan.trajectoriesPath === undefined
       ? undefined
@@ -184,26 +189,15 @@ async function buildOutputs(ctx: Context): Promise<Outputs> {
     localLogs.push(...logs.logs());
   }
   registerLocalLogMetrics(ctx.registry, localLogs);
-  if (plan.kafkaSink && config.kafka !== undefined) {
-    const kafka = await KafkaFindingSink.open(config.kafka, {
-      outboxDir: join(config.dataDir, 'outbox', 'kafka'),
-      log: levelLog(ctx.log('sinks.kafka')),
-      metrics: ctx.registry,
-    });
-    const viewed = withAudience(kafka, config.kafka.audience, refusals);
-    sinks.push(viewed);
-    layer.push(keep(ctx, sinkComponent(viewed, { records: config.kafka.maxOutboxRecords, bytes: config.kafka.maxOutboxBytes })));
-  }
-  if ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations !== undefined) {
-    const otlp = await OtlpEvaluationSink.open(config.otlpEvaluations, {
-      outboxDir: join(config.dataDir, 'outbox', 'otlp-evaluations'),
-      log: levelLog(ctx.log('sinks.otlp-evaluations')),
+  for (const { definition, config: section } of configured) {
+    const { sink, backlogLimit } = await definition.open(section, {
+      outboxDir: dataDirPaths(config.dataDir).outbox(definition.name),
+      log: levelLog(ctx.log(`sinks.${definition.name}`)),
       metrics: ctx.registry,
       refusals,
     });
-    sinks.push(otlp);
-    const { maxOutboxRecords, maxOutboxBytes } = config.otlpEvaluations;
-    layer.push(keep(ctx, sinkComponent(otlp, { records: maxOutboxRecords, bytes: maxOutboxBytes })));
+    sinks.push(sink);
+    layer.push(keep(ctx, sinkComponent(sink, backlogLimit)));
   }
   if (refusals.quarantinePath !== undefined) layer.push(keep(ctx, audienceRefusalsComponent(refusals)));
   const memory = plan.sources === undefined ? undefined : await openRevisionMemory(config, sinks, trajectoryLog);
@@ -219,14 +213,11 @@ async function buildOutputs(ctx: Context): Promise<Outputs> {
  * whole in `<dataDir>/audience-refused.jsonl` (appended across runs); each sink's first refusal is
  * an error line of the `sinks.audience` logger, the rest are counted.
  */
-async function openRefusals(ctx: Context): Promise<AudienceRefusals> {
+async function openRefusals(ctx: Context, configuredExternal: boolean): Promise<AudienceRefusals> {
   const { config, plan } = ctx;
-  const external =
-    (plan.findings !== undefined && anyExternal(config.sinks.localLog.audience)) ||
-    (plan.kafkaSink && config.kafka !== undefined && anyExternal(config.kafka.audience)) ||
-    ((plan.otlpEvaluations ?? plan.kafkaSink) && config.otlpEvaluations?.audience === 'external');
+  const external = (plan.findings !== undefined && anyExternal(config.sinks.localLog.audience)) || configuredExternal;
   const log = ctx.log('sinks.audience');
-  const refusals = new AudienceRefusals(external ? await JsonlLog.open(join(config.dataDir, 'audience-refused.jsonl')) : undefined, levelLog(log));
+  const refusals = new AudienceRefusals(external ? await JsonlLog.open(dataDirPaths(config.dataDir).audienceRefused) : undefined, levelLog(log));
   registerAudienceRefusalMetrics(ctx.registry, refusals);
   return refusals;
 }
@@ -347,7 +338,7 @@ function sumAssemblerStats(all: AssemblerStats[]): AssemblerStats {
 async function buildWal(ctx: Context, pipeline: Pipeline): Promise<SpanWalComponent | undefined> {
   const { config, plan } = ctx;
   if (plan.sources?.http !== true || !config.receiver.wal.enabled) return undefined;
-  const opened = await SpanWal.open(join(config.dataDir, 'wal'), config.receiver.wal);
+  const opened = await SpanWal.open(dataDirPaths(config.dataDir).spanWal, config.receiver.wal);
   return keep(ctx, new SpanWalComponent(new DurableIngest(pipeline, opened.wal), opened.records, ctx.log('span-wal'), config.receiver.wal.maxBytes));
 }
 

@@ -75,16 +75,17 @@ describe('YAML configuration files', () => {
 assembler:
   quietPeriodMs: soon
 log: { level: loud }
-kafka:
-  brokers: []
+sinks:
+  kafka:
+    brokers: []
 `;
     expect(await issues('bad.yaml', yaml)).toEqual([
       'receiver.otlpHttp: expected HOST:PORT with a port from 0 to 65535, got "127.0.0.1:99999" (value: "127.0.0.1:99999") (line 2)',
       'receiver.maxBodyBytes: Too small: expected number to be >=1 (value: 0) (line 3)',
       'receiver.bogus: unknown key (line 4)',
       'assembler.quietPeriodMs: Invalid input: expected number, received string (value: "soon") (line 6)',
-      'kafka.brokers: Too small: expected array to have >=1 items (value: []) (line 9)',
       'log.level: Invalid option: expected one of "fatal"|"error"|"warn"|"info"|"debug"|"trace"|"silent" (value: "loud") (line 7)',
+      'sinks.kafka.brokers: Too small: expected array to have >=1 items (value: []) (line 10)',
     ]);
   });
 

@@ -69,8 +69,8 @@ describe('evaluation events: audience both ways', () => {
 
 describe('OtlpEvaluationSink: off by default, bounded, durable, failures in metrics', () => {
   it('is off unless configured, and its configuration is strict', () => {
-    expect(ConfigSchema.parse({}).otlpEvaluations).toBeUndefined();
-    expect(ConfigSchema.parse({ otlpEvaluations: {} }).otlpEvaluations?.endpoint).toBe('http://127.0.0.1:4318/v1/logs');
+    expect(ConfigSchema.parse({}).sinks.otlpEvaluations).toBeUndefined();
+    expect(ConfigSchema.parse({ sinks: { otlpEvaluations: {} } }).sinks.otlpEvaluations?.endpoint).toBe('http://127.0.0.1:4318/v1/logs');
     expect(() => parseOtlpEvaluationConfig({ endpoint: 'not a url' })).toThrow(/endpoint/);
     expect(() => parseOtlpEvaluationConfig({ batchsize: 5 })).toThrow(/batchsize/);
     expect(() => parseOtlpEvaluationConfig({ audience: 'public' })).toThrow(/audience/);

@@ -52,7 +52,7 @@ async function serveWithWalk(audience: 'external' | 'internal' = 'external', ext
       clock: 'arrival',
       trajectoriesPath: join(dataDir, 'trajectories.jsonl'),
       findings: { findingsPath: join(dataDir, 'findings.jsonl'), truncate: false },
-      kafkaSink: true,
+      externalSinks: true,
       sources: { http: true, kafka: false },
     },
     { registry, logger: createLogger({ level: 'fatal', destination: { write: () => undefined } }) },
@@ -146,7 +146,7 @@ describe("replay's topology (event clock, the findings file external)", () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-audience-replay-'));
     const config = validateConfig({ value: { dataDir, sinks: { localLog: { audience: { findings: 'external' } } } }, source: 'test' });
     const findingsPath = join(dataDir, 'out.jsonl');
-    const topology = await buildTopology(config, { clock: 'event', findings: { findingsPath, truncate: true }, kafkaSink: false }, { registry: undefined, logger: createLogger({ level: 'fatal', destination: { write: () => undefined } }) });
+    const topology = await buildTopology(config, { clock: 'event', findings: { findingsPath, truncate: true }, externalSinks: false }, { registry: undefined, logger: createLogger({ level: 'fatal', destination: { write: () => undefined } }) });
     await topology.running.start();
     // No emitter in the code makes such a record: one is handed to the pipeline the way the judge hands its findings.
     const bad = judgedFinding();

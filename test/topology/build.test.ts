@@ -25,7 +25,7 @@ async function serveLike(sources: Plan['sources'], config: Record<string, unknow
       clock: 'arrival',
       trajectoriesPath: join(dataDir, 'trajectories.jsonl'),
       findings: { findingsPath: join(dataDir, 'findings.jsonl'), alarmsPath: join(dataDir, 'alarms.jsonl'), truncate: false },
-      kafkaSink: true,
+      externalSinks: true,
       ...(sources === undefined ? {} : { sources }),
     },
     { registry, logger },

@@ -30,7 +30,7 @@ async function serve(config: Record<string, unknown>) {
     {
       clock: 'arrival',
       findings: { findingsPath: join(dataDir, 'findings.jsonl'), alarmsPath: join(dataDir, 'alarms.jsonl'), truncate: false },
-      kafkaSink: true,
+      externalSinks: true,
       sources: { http: true, kafka: false },
     },
     { registry, logger: createLogger({ level: 'error', destination: { write: () => {} } }) },

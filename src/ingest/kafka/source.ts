@@ -1,9 +1,9 @@
 import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
 import { Backoff } from '../../storage/backoff.ts';
-import { Kafka } from 'kafkajs';
-import type { Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
+import type { Kafka, Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
 import { UpstreamError } from '../../errors.ts';
-import { kafkaClientConfig } from '../../kafka/client-config.ts';
+import { kafkaClient } from '../../kafka/client.ts';
+import { ensureTopics } from '../../kafka/topics.ts';
 import type { KafkaSourceConfig } from './config.ts';
 import { type DeadLetterReason, decodeRecord, isUndecodable, type Undecodable } from './record.ts';
 import type { PositionedInput, SourcePosition } from '../pipeline-input.ts';
@@ -126,10 +126,12 @@ export class KafkaSource {
    */
   static async start(config: KafkaSourceConfig, target: PositionedInput, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
     const log = options.log ?? stderrLog('source.kafka');
-    const kafka = new Kafka(kafkaClientConfig(config, options.env ?? process.env, 'source.kafka.', log));
+    const kafka = kafkaClient(config, { keyPrefix: 'source.kafka.', env: options.env, log });
     const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
-      if (config.createDeadLetterTopic) await ensureTopic(kafka, config.deadLetterTopic);
+      if (config.createDeadLetterTopic) {
+        await ensureTopics(kafka, [{ topic: config.deadLetterTopic, create: { numPartitions: 1, replicationFactor: -1 }, fix: 'create it', where: 'the Kafka cluster (source.kafka)' }]);
+      }
       await source.#run();
     } catch (err) {
       await source.#disconnect();
@@ -354,18 +356,6 @@ export class KafkaSource {
 
   async #disconnect(): Promise<void> {
     await Promise.allSettled([this.#consumer.disconnect(), this.#producer.disconnect()]);
-  }
-}
-
-/** Creates `topic` (one partition, the broker's replication) unless it exists. */
-async function ensureTopic(kafka: Kafka, topic: string): Promise<void> {
-  const admin = kafka.admin();
-  await admin.connect();
-  try {
-    const existing = await admin.listTopics();
-    if (!existing.includes(topic)) await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
-  } finally {
-    await admin.disconnect();
   }
 }
 

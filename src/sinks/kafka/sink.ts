@@ -1,8 +1,8 @@
 import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
-import { Kafka } from 'kafkajs';
+import type { Kafka } from 'kafkajs';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import { SINK_RECORD_SHAPE, type SinkRecord } from '../record.ts';
-import { kafkaClientConfig } from '../../kafka/client-config.ts';
+import { kafkaClient } from '../../kafka/client.ts';
 import { Outbox } from '../../storage/outbox.ts';
 import type { AppendResult } from '../../storage/outbox.ts';
 import { describeError } from '../delivery/describe-error.ts';
@@ -78,10 +78,7 @@ export class KafkaSink {
    */
   static async open(config: KafkaSinkConfig, options: KafkaSinkOptions): Promise<KafkaSink> {
     const log = options.log ?? stderrLog('sinks.kafka');
-    const kafka = new Kafka({
-      ...kafkaClientConfig(config, options.env ?? process.env, '', log),
-      retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 },
-    });
+    const kafka = kafkaClient(config, { keyPrefix: '', env: options.env, log, retry: { retries: 2, initialRetryTime: 100, maxRetryTime: 1_000 } });
     const outbox = await Outbox.open(options.outboxDir, SINK_RECORD_SHAPE, {
       maxOutboxBytes: config.maxOutboxBytes,
       maxOutboxRecords: config.maxOutboxRecords,

@@ -1,5 +1,6 @@
 import { CompressionTypes, Partitioners } from 'kafkajs';
-import type { Admin, Kafka, Message, Producer, TopicMessages } from 'kafkajs';
+import type { Kafka, Message, Producer, TopicMessages } from 'kafkajs';
+import { ensureTopics, type WantedTopic } from '../../kafka/topics.ts';
 import type { OutboxEntry } from '../../storage/outbox.ts';
 import type { DeliveryTransport } from '../delivery/transport.ts';
 import { withTimeout } from '../delivery/with-timeout.ts';
@@ -60,7 +61,7 @@ export class KafkaTransport implements DeliveryTransport<SinkRecord> {
 
   async #ensureProducer(): Promise<Producer> {
     if (this.#config.createTopics && !this.#topicsReady) {
-      await createTopics(this.#kafka.admin(), this.#config);
+      await ensureTopics(this.#kafka, sinkTopics(this.#config));
       this.#topicsReady = true;
     }
     if (this.#producer !== undefined) return this.#producer;
@@ -100,18 +101,7 @@ function toTopicMessages(entries: readonly OutboxEntry<SinkRecord>[], topics: Ka
   return [...byTopic].map(([topic, messages]) => ({ topic, messages }));
 }
 
-async function createTopics(admin: Admin, config: KafkaSinkConfig): Promise<void> {
-  await admin.connect();
-  try {
-    await admin.createTopics({
-      waitForLeaders: true,
-      topics: [config.topics.findings, config.topics.alarms].map((topic) => ({
-        topic,
-        numPartitions: config.topicPartitions,
-        replicationFactor: config.topicReplicationFactor,
-      })),
-    });
-  } finally {
-    await admin.disconnect();
-  }
+function sinkTopics(config: KafkaSinkConfig): WantedTopic[] {
+  const create = { numPartitions: config.topicPartitions, replicationFactor: config.topicReplicationFactor };
+  return [config.topics.findings, config.topics.alarms].map((topic) => ({ topic, create, fix: 'create it, or set sinks.kafka.createTopics', where: 'the Kafka cluster (sinks.kafka)' }));
 }

@@ -1,8 +1,8 @@
-import { Kafka, type Producer } from 'kafkajs';
+import type { Kafka, Producer } from 'kafkajs';
 import { ConfigError, UpstreamError } from '../../errors.ts';
 import { type KafkaSourceConfig, sessionsTopicOf } from '../../ingest/kafka/config.ts';
 import type { RecordReader } from '../../ingest/kafka/source.ts';
-import { kafkaClientConfig } from '../../kafka/client-config.ts';
+import { kafkaClient } from '../../kafka/client.ts';
 import type { Pipeline } from '../../pipeline/pipeline.ts';
 import { Forwarder } from '../../repartition/forwarder.ts';
 import { registerForwarderMetrics } from '../../repartition/forwarder-metrics.ts';
@@ -30,7 +30,7 @@ export class RepartitionComponent implements Component {
 
   constructor(config: KafkaSourceConfig, registry: MetricRegistry, logger: Logger) {
     this.#config = config;
-    this.#kafka = new Kafka(kafkaClientConfig(config, process.env, 'source.kafka.', levelLog(logger)));
+    this.#kafka = kafkaClient(config, { keyPrefix: 'source.kafka.', log: levelLog(logger) });
     this.#producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
     const { maxInFlightBytes, maxRecordBytes, lingerMs } = config.sessions;
     this.forwarder = new Forwarder(this.#producer, { topic: sessionsTopicOf(config), maxInFlightBytes, maxRecordBytes, lingerMs, log: levelLog(logger) });

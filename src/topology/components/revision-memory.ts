@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import type { Assembler } from '../../assemble/assembler.ts';
 import { RevisionLog } from '../../assemble/revision-log.ts';
 import type { Config } from '../../config-schema.ts';
@@ -6,6 +5,7 @@ import type { FindingSink } from '../../sinks/finding-sink.ts';
 import type { JsonlLog } from '../../sinks/jsonl-log.ts';
 import { RevisionMemorySink } from '../../sinks/revision-memory-sink.ts';
 import type { Logger } from '../../telemetry/logger.ts';
+import { dataDirPaths } from '../../core/data-dir.ts';
 
 /**
  * The closed-revision memory under `<dataDir>/revisions` (serve, `revisionMemory.enabled`),
@@ -18,7 +18,7 @@ export async function openRevisionMemory(
   trajectoryLog: JsonlLog | undefined,
 ): Promise<{ sink: RevisionMemorySink; log: RevisionLog } | undefined> {
   if (!config.revisionMemory.enabled) return undefined;
-  const log = await RevisionLog.open(join(config.dataDir, 'revisions'), config.revisionMemory);
+  const log = await RevisionLog.open(dataDirPaths(config.dataDir).revisions, config.revisionMemory);
   const outputs = [...others];
   const sink = new RevisionMemorySink(log, async () => {
     await trajectoryLog?.flushed();

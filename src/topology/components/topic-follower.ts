@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, type KafkaConfig, type Consumer } from 'kafkajs';
+import type { Kafka, Consumer } from 'kafkajs';
 import { type Component, once } from '../component.ts';
 
 /**
@@ -18,8 +18,8 @@ export class TopicFollower implements Component {
   #end!: () => void;
   readonly done = new Promise<void>((resolve) => (this.#end = resolve));
 
-  constructor(client: KafkaConfig, topic: string, fromStart: boolean, print: (line: string) => boolean) {
-    this.#consumer = new Kafka(client).consumer({ groupId: `trajwatch-tail-${randomUUID()}` });
+  constructor(kafka: Kafka, topic: string, fromStart: boolean, print: (line: string) => boolean) {
+    this.#consumer = kafka.consumer({ groupId: `trajwatch-tail-${randomUUID()}` });
     this.#topic = topic;
     this.#fromStart = fromStart;
     this.#print = print;
