@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import { canonicalDigest } from '../core/digest.ts';
 import type { EvidenceRef } from '../core/evidence-ref.ts';
-import { CERTIFICATE_FORMAT, type CurrentCertificate } from './certificate.ts';
+import { CERTIFICATE_FORMAT, type CurrentCertificate } from '../judge/certificate.ts';
 import { cohensKappa } from './kappa.ts';
 import { kappaInterval, labelsNeeded, type KappaInterval, type LabelsNeeded } from './kappa-interval.ts';
-import type { LedgerRecord, ResultRecord } from './ledger-record.ts';
-import { certifiableQuestionById, goldQuestionId, isRecordOnly, REPORTED_QUESTIONS, reportedQuestionById } from './question-catalog.ts';
-import { questionDigest } from './questions.ts';
+import type { LedgerRecord, ResultRecord } from '../judge/ledger/record.ts';
+import { certifiableQuestionById, goldQuestionId, isRecordOnly, REPORTED_QUESTIONS, reportedQuestionById } from '../judge/question-catalog.ts';
+import { questionDigest } from '../judge/questions.ts';
 import type { WindowKind } from '../windows/window.ts';
 
 /**

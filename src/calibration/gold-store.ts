@@ -2,7 +2,7 @@ import { open, readFile } from 'node:fs/promises';
 import { StorageError } from '../errors.ts';
 import { GoldRowSchema, type GoldRow } from './calibrate.ts';
 import { LABEL_FORMAT, LabelInputSchema, LabelRowSchema, type LabelRow } from './label-record.ts';
-import { labelQuestionById } from './question-catalog.ts';
+import { labelQuestionById } from '../judge/question-catalog.ts';
 
 /** What a gold file append needs to know of a window: that it was judged, and what the labeler saw. */
 export interface LabelableWindow {

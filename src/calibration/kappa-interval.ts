@@ -17,10 +17,10 @@
  * is used: certification never rests on the narrower of two standard intervals.
  */
 
+import { KAPPA_INTERVAL_LEVEL, KAPPA_INTERVAL_METHOD } from '../judge/certificate.ts';
+
 /** Two-sided 95 %: the standard normal quantile at 0.975. */
 const Z = 1.959963984540054;
-export const KAPPA_INTERVAL_LEVEL = 0.95;
-export const KAPPA_INTERVAL_METHOD = 'fleiss-cohen-everitt|wilson-agreement';
 
 export interface KappaInterval {
   level: typeof KAPPA_INTERVAL_LEVEL;

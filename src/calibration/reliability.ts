@@ -1,9 +1,9 @@
 import { canonicalDigest } from '../core/digest.ts';
 import type { WindowKind } from '../windows/window.ts';
 import { targetOf, type CalibrationTarget, type GoldRow } from './calibrate.ts';
-import type { LedgerRecord } from './ledger-record.ts';
-import { goldQuestionId, isRecordOnly, reportedQuestionById, reportOrder } from './question-catalog.ts';
-import { supportQuestionId } from './questions.ts';
+import type { LedgerRecord } from '../judge/ledger/record.ts';
+import { goldQuestionId, isRecordOnly, reportedQuestionById, reportOrder } from '../judge/question-catalog.ts';
+import { supportQuestionId } from '../judge/questions.ts';
 
 /** Said with every reliability report, in every form. */
 export const KAPPA_CAVEAT =

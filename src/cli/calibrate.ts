@@ -2,9 +2,9 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { ConfigError, UsageError } from '../errors.ts';
-import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../judge/calibrate.ts';
+import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../calibration/calibrate.ts';
 import { MIN_KAPPA } from '../judge/decision-policy.ts';
-import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
+import { LEDGER_FILE, readLedger } from '../judge/ledger/ledger.ts';
 import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { sha256Hex } from '../core/digest.ts';
 

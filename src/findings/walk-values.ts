@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { internalField } from './internal-field.ts';
 
 /**
- * The `values` of the layered walk's record observations (`judge/layers/walk-findings.ts`),
+ * The `values` of the layered walk's record observations (`judge/walk/walk-findings.ts`),
  * declared key by key with their audience, like `TraceQuestionValuesSchema`: the audience strip
  * reads a record with these strict schemas, so a key the walk adds without declaring it here
  * is refused loudly (`AudienceError`) instead of leaking.

@@ -2,8 +2,8 @@ import type { TraceWindow } from '../windows/window.ts';
 import type { CertificateStore } from './certificate.ts';
 import type { JudgeConfig } from './config.ts';
 import { decideQuestion, decideRecordOnly, SUPPORT_POLICY } from './decision-policy.ts';
-import type { InvocationIdentity } from './ledger-protocol.ts';
-import type { AnswerRecord } from './ledger-record.ts';
+import type { InvocationIdentity } from './ledger/protocol.ts';
+import type { AnswerRecord } from './ledger/record.ts';
 import type { ParsedAnswer } from './parse-answers.ts';
 import { SEMANTIC_QUESTIONS } from './questions.ts';
 

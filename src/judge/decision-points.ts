@@ -11,7 +11,7 @@ import { admitCall } from './admission.ts';
 import { JudgeBudget } from './budget.ts';
 import { CallQueue } from './call-queue.ts';
 import { loadCertificates, type CertificateStore } from './certificate.ts';
-import { Certifier } from './certify.ts';
+import { Certifier } from './certifier.ts';
 import { ChatClient } from './client.ts';
 import { Consideration, JUDGE_DISABLED, type JudgedPart, type SettleFate } from './consideration.ts';
 import { underDataDir, type JudgeConfig } from './config.ts';
@@ -21,19 +21,19 @@ import { invoke, type Invocation } from './invoke.ts';
 import { keepForLabeling } from './label-hook.ts';
 import { LabelWindowStore, type LabelWindowStats } from './label-windows.ts';
 import { bump, newCounters, type BudgetName, type DecisionPointStats, type JudgeCall, type JudgeCounters, type LedgerStats } from './judge-stats.ts';
-import { Ledger } from './ledger.ts';
-import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger-protocol.ts';
+import { Ledger } from './ledger/ledger.ts';
+import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger/protocol.ts';
 import { buildRequestBody } from './prompt.ts';
 import { attemptCeilingTokens, emptyReceipt } from './receipts.ts';
 import { requestRefusal } from './request-fit.ts';
 import { fateOf, notSampled, refusalOf } from './window-fates.ts';
-import { TrajectoryLayerReader, type LayerJob } from './layers/layer-reader.ts';
-import { layerPoints, type LayerPoints } from './layers/layer-points.ts';
-import { walk } from './layers/walk.ts';
-import { walkFindings } from './layers/walk-findings.ts';
-import { newWalkStats, type WalkStats } from './layers/walk-stats.ts';
+import { TrajectoryLayerReader, type LayerJob } from './walk/layer-reader.ts';
+import { layerPoints, type LayerPoints } from './walk/layer-points.ts';
+import { walk } from './walk/walk.ts';
+import { walkFindings } from './walk/walk-findings.ts';
+import { newWalkStats, type WalkStats } from './walk/walk-stats.ts';
 
-export { TRACE_QUESTIONS_POINT } from './ledger-protocol.ts';
+export { TRACE_QUESTIONS_POINT } from './ledger/protocol.ts';
 export type { BudgetName, DecisionPointStats, JudgeCall, WalkStats };
 
 export interface DecisionPointsOptions {

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { calibrate, certificateFor, type GoldRow } from '../../src/judge/calibrate.ts';
-import { CertificateSchema } from '../../src/judge/certificate.ts';
-import type { LedgerRecord, ResultRecord } from '../../src/judge/ledger-record.ts';
-import { KAPPA_INTERVAL_METHOD } from '../../src/judge/kappa-interval.ts';
-import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
+import { calibrate, certificateFor, type GoldRow } from '../../src/calibration/calibrate.ts';
+import { CertificateSchema, KAPPA_INTERVAL_METHOD } from '../../src/judge/certificate.ts';
+import type { LedgerRecord, ResultRecord } from '../../src/judge/ledger/record.ts';
+import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/walk/layer-questions.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
-import { layerResult } from './layer-records.ts';
+import { layerResult } from '../judge/walk/layer-records.ts';
 
 const H = (c: string) => c.repeat(64);
 const Q0 = SEMANTIC_QUESTIONS[0]!.id;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { cohensKappa } from '../../src/judge/kappa.ts';
-import { KAPPA_INTERVAL_METHOD, kappaInterval, labelsNeeded } from '../../src/judge/kappa-interval.ts';
+import { cohensKappa } from '../../src/calibration/kappa.ts';
+import { KAPPA_INTERVAL_METHOD } from '../../src/judge/certificate.ts';
+import { kappaInterval, labelsNeeded } from '../../src/calibration/kappa-interval.ts';
 
 /** Pairs from a confusion table: rows gold, columns predicted. */
 function table(cells: Record<string, Record<string, number>>): [string, string][] {

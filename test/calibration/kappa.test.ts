@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cohensKappa } from '../../src/judge/kappa.ts';
+import { cohensKappa } from '../../src/calibration/kappa.ts';
 
 /** Pairs from a confusion table: rows gold, columns predicted. */
 function table(cells: Record<string, Record<string, number>>): [string, string][] {

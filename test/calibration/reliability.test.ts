@@ -5,18 +5,18 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { reliabilityCommand } from '../../src/cli/reliability.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';
-import type { GoldRow } from '../../src/judge/calibrate.ts';
+import type { GoldRow } from '../../src/calibration/calibrate.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
-import { readLedger } from '../../src/judge/ledger.ts';
+import { readLedger } from '../../src/judge/ledger/ledger.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
-import { KAPPA_CAVEAT, reliability } from '../../src/judge/reliability.ts';
-import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
+import { KAPPA_CAVEAT, reliability } from '../../src/calibration/reliability.ts';
+import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/walk/layer-questions.ts';
 import { agentRun } from '../windows/builders.ts';
-import { layerResult } from './layer-records.ts';
+import { layerResult } from '../judge/walk/layer-records.ts';
 import { CHROMIUM } from '../helpers/cdp.ts';
-import { answers, completion, startScriptedServer, type ScriptedServer } from './scripted-chat-server.ts';
-import { CHECKS } from './judge-harness.ts';
+import { answers, completion, startScriptedServer, type ScriptedServer } from '../judge/scripted-chat-server.ts';
+import { CHECKS } from '../judge/judge-harness.ts';
 
 // A ledger made by a real judge run (DecisionPoints, its HTTP client and ledger files) against
 // the scripted Chat Completions server, which stands in for the judge's LLM endpoint: the

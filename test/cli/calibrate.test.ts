@@ -13,7 +13,7 @@ import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { agentRun } from '../windows/builders.ts';
-import { answers, completion, startScriptedServer, type ScriptedServer } from './scripted-chat-server.ts';
+import { answers, completion, startScriptedServer, type ScriptedServer } from '../judge/scripted-chat-server.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint, which cannot run here.
 // Its answers are scripted to agree with the gold labels; these are wiring labels, not a calibration.

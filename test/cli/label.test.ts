@@ -3,8 +3,8 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { labelCommand } from '../../src/cli/label.ts';
 import { ConfigError, StorageError } from '../../src/errors.ts';
-import { judgeWindows } from './label-fixture.ts';
-import { rawRequest } from './raw-request.ts';
+import { judgeWindows } from '../calibration/label/label-fixture.ts';
+import { rawRequest } from '../calibration/label/raw-request.ts';
 
 const cleanups: (() => Promise<void>)[] = [];
 afterAll(async () => {

@@ -3,11 +3,11 @@ import { StorageError } from '../../errors.ts';
 import type { CalibrationReport } from '../calibrate.ts';
 import { calibrate } from '../calibrate.ts';
 import type { GoldStore, LabelableWindow } from '../gold-store.ts';
-import { readStoredWindow, storedWindowIds, type StoredWindow } from '../label-windows.ts';
-import { readLedger } from '../ledger.ts';
-import type { AnswerRecord, IntentRecord, LedgerRecord, ResultRecord } from '../ledger-record.ts';
-import { goldQuestionId, isRecordOnly, labelQuestionById, reportOrder } from '../question-catalog.ts';
-import { OPTION_MEANINGS, type SemanticQuestion } from '../questions.ts';
+import { readStoredWindow, storedWindowIds, type StoredWindow } from '../../judge/label-windows.ts';
+import { readLedger } from '../../judge/ledger/ledger.ts';
+import type { AnswerRecord, IntentRecord, LedgerRecord, ResultRecord } from '../../judge/ledger/record.ts';
+import { goldQuestionId, isRecordOnly, labelQuestionById, reportOrder } from '../../judge/question-catalog.ts';
+import { OPTION_MEANINGS, type SemanticQuestion } from '../../judge/questions.ts';
 
 /** Where `trajwatch label` reads and writes, all under one data directory. */
 export interface LabelPaths {

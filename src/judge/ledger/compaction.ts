@@ -1,8 +1,8 @@
 import { open, rename, unlink } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { StorageError } from '../errors.ts';
-import { syncDir } from '../storage/sync-dir.ts';
-import { rawLines } from './ledger-lines.ts';
+import { StorageError } from '../../errors.ts';
+import { syncDir } from '../../storage/sync-dir.ts';
+import { rawLines } from './lines.ts';
 
 /** The compacted ledger is written here first, then renamed over the ledger. */
 export const COMPACT_SUFFIX = '.compact';

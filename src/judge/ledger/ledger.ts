@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { readSync } from 'node:fs';
 import { mkdir, open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import { StorageError } from '../errors.ts';
-import { canonicalJson } from '../core/canonical-json.ts';
-import { PRIVATE_DIR_MODE } from '../core/private-files.ts';
-import { compactionDue, compactionNeeded, LedgerBoundsSchema, RESULT_RESERVE_BYTES, roomForCall, type LedgerBounds } from './ledger-bounds.ts';
-import { compactLedger, removeStaleCompaction, type CompactionStep, type Span } from './ledger-compaction.ts';
-import { acquireLock, releaseLock } from './ledger-lock.ts';
-import { ledgerLines } from './ledger-lines.ts';
+import { StorageError } from '../../errors.ts';
+import { canonicalJson } from '../../core/canonical-json.ts';
+import { PRIVATE_DIR_MODE } from '../../core/private-files.ts';
+import { compactionDue, compactionNeeded, LedgerBoundsSchema, RESULT_RESERVE_BYTES, roomForCall, type LedgerBounds } from './bounds.ts';
+import { compactLedger, removeStaleCompaction, type CompactionStep, type Span } from './compaction.ts';
+import { acquireLock, releaseLock } from './lock.ts';
+import { ledgerLines } from './lines.ts';
 import {
   IntentRecordSchema,
   ResultRecordSchema,
@@ -18,10 +18,10 @@ import {
   type LedgerRecord,
   type ResultRecord,
   type SkipRecord,
-} from './ledger-record.ts';
-import type { LedgerStats } from './judge-stats.ts';
+} from './record.ts';
+import type { LedgerStats } from '../judge-stats.ts';
 
-export { readLedger } from './ledger-lines.ts';
+export { readLedger } from './lines.ts';
 
 export const LEDGER_FILE = 'ledger.jsonl';
 export const LOCK_FILE = 'ledger.lock';

@@ -1,6 +1,6 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import { StorageError } from '../errors.ts';
-import { LedgerRecordSchema, type LedgerRecord } from './ledger-record.ts';
+import { StorageError } from '../../errors.ts';
+import { LedgerRecordSchema, type LedgerRecord } from './record.ts';
 
 /** Bytes read at a time: opening holds one chunk and the index, never the whole file. */
 export const READ_CHUNK_BYTES = 1 << 20;

@@ -1,5 +1,5 @@
 import { open, readFile, unlink } from 'node:fs/promises';
-import { StorageError } from '../errors.ts';
+import { StorageError } from '../../errors.ts';
 
 /** Take the lock; a lock whose pid is not alive is taken over. Returns whether it was taken over. */
 export async function acquireLock(lockPath: string, owner: string): Promise<boolean> {

@@ -1,15 +1,15 @@
-import { canonicalDigest } from '../core/digest.ts';
-import { windowPolicyDigest } from '../windows/policy.ts';
-import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
-import type { JudgeConfig } from './config.ts';
-import { combineActions, decideRecordOnly, SUPPORT_POLICY, type Recommendation } from './decision-policy.ts';
-import { evaluatorIdentity } from './evaluator-identity.ts';
+import { canonicalDigest } from '../../core/digest.ts';
+import { windowPolicyDigest } from '../../windows/policy.ts';
+import type { TraceWindow, WindowRefusal } from '../../windows/window.ts';
+import type { JudgeConfig } from '../config.ts';
+import { combineActions, decideRecordOnly, SUPPORT_POLICY, type Recommendation } from '../decision-policy.ts';
+import { evaluatorIdentity } from '../evaluator-identity.ts';
 import type { Ledger, Lookup } from './ledger.ts';
-import type { AnswerRecord, InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from './ledger-record.ts';
-import { LEDGER_VERSION } from './ledger-record.ts';
-import { definitionDigest, requestContractDigest } from './prompt.ts';
-import { SEMANTIC_QUESTIONS, type SemanticQuestion } from './questions.ts';
-import type { Receipt } from './receipts.ts';
+import type { AnswerRecord, InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from './record.ts';
+import { LEDGER_VERSION } from './record.ts';
+import { definitionDigest, requestContractDigest } from '../prompt.ts';
+import { SEMANTIC_QUESTIONS, type SemanticQuestion } from '../questions.ts';
+import type { Receipt } from '../receipts.ts';
 
 /** The decision point's id and version: the `point` of every ledger key. */
 export const TRACE_QUESTIONS_POINT = 'trace-questions@1';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ACTIONS } from './decision-policy.ts';
-import { ANSWER_OPTIONS } from './questions.ts';
+import { ACTIONS } from '../decision-policy.ts';
+import { ANSWER_OPTIONS } from '../questions.ts';
 
 export const LEDGER_VERSION = 1;
 

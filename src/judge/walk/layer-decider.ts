@@ -2,7 +2,7 @@ import type { TraceWindow } from '../../windows/window.ts';
 import type { CertificateStore } from '../certificate.ts';
 import { decideQuestion, type QuestionPolicy } from '../decision-policy.ts';
 import type { Battery } from '../invoke.ts';
-import type { AnswerRecord } from '../ledger-record.ts';
+import type { AnswerRecord } from '../ledger/record.ts';
 import type { ParsedAnswer } from '../parse-answers.ts';
 import type { LayerQuestion } from './layer-questions.ts';
 

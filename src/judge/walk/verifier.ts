@@ -1,5 +1,5 @@
 import type { Recommendation } from '../decision-policy.ts';
-import type { ResultRecord } from '../ledger-record.ts';
+import type { ResultRecord } from '../ledger/record.ts';
 
 /** What the verifier's call came to: its recorded result, or why it was not judged. */
 export type VerifierReading =

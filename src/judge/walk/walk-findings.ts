@@ -7,7 +7,7 @@ import type { Provenance } from '../../findings/provenance/provenance.ts';
 import type { Finding, RecordObservationSchema, Severity } from '../../findings/schema.ts';
 import { UNRESOLVED_EVENT_ID } from '../../windows/window.ts';
 import { build, SEVERITY, windowEvidence } from '../judged-findings.ts';
-import type { ResultRecord } from '../ledger-record.ts';
+import type { ResultRecord } from '../ledger/record.ts';
 import type { LayerConflict } from './conflicts.ts';
 import type { SiteOutcome, WalkOutcome } from './walk.ts';
 import { WALK_VERSION } from './walk.ts';

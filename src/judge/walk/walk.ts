@@ -5,7 +5,7 @@ import { roleMayBeHidden, type ToolRoles } from '../../checks/tool-roles.ts';
 import type { Emissions, LayerVerdict, WalkLayer } from '../../findings/schema.ts';
 import type { TraceWindow } from '../../windows/window.ts';
 import type { Recommendation } from '../decision-policy.ts';
-import type { ResultRecord } from '../ledger-record.ts';
+import type { ResultRecord } from '../ledger/record.ts';
 import { windowId } from '../../windows/extract.ts';
 import { layerConflicts, type LayerConflict } from './conflicts.ts';
 import { LAYER_BATTERIES } from './layer-questions.ts';

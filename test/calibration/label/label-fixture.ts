@@ -1,16 +1,16 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { checksConfigSchema } from '../../src/checks/config.ts';
-import { runChecks } from '../../src/checks/run-checks.ts';
-import { createAuthCheck, type ReceiverAuth } from '../../src/ingest/auth.ts';
-import { JudgeConfigSchema, type JudgeConfig } from '../../src/judge/config.ts';
-import { DecisionPoints } from '../../src/judge/decision-points.ts';
-import { GoldStore } from '../../src/judge/gold-store.ts';
-import { LabelData } from '../../src/judge/label/label-data.ts';
-import { startLabelServer } from '../../src/judge/label/label-server.ts';
-import { agentRun } from '../windows/builders.ts';
-import { answers, completion, startScriptedServer, type ScriptedServer } from '../judge/scripted-chat-server.ts';
+import { checksConfigSchema } from '../../../src/checks/config.ts';
+import { runChecks } from '../../../src/checks/run-checks.ts';
+import { createAuthCheck, type ReceiverAuth } from '../../../src/ingest/auth.ts';
+import { JudgeConfigSchema, type JudgeConfig } from '../../../src/judge/config.ts';
+import { DecisionPoints } from '../../../src/judge/decision-points.ts';
+import { GoldStore } from '../../../src/calibration/gold-store.ts';
+import { LabelData } from '../../../src/calibration/label/label-data.ts';
+import { startLabelServer } from '../../../src/calibration/label/label-server.ts';
+import { agentRun } from '../../windows/builders.ts';
+import { answers, completion, startScriptedServer, type ScriptedServer } from '../../judge/scripted-chat-server.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint here: the page's
 // tests need answers we know. Labels given through the page are wiring labels, not a calibration.

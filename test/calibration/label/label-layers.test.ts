@@ -1,16 +1,16 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { calibrateCommand } from '../../src/cli/calibrate.ts';
-import { CertificateSchema } from '../../src/judge/certificate.ts';
-import { readGold } from '../../src/judge/gold-store.ts';
-import { L1_OUTCOME, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
-import { readLedger } from '../../src/judge/ledger.ts';
-import type { IntentRecord, LedgerRecord } from '../../src/judge/ledger-record.ts';
-import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
-import { reliability } from '../../src/judge/reliability.ts';
-import { harness, judgeAll } from '../judge/judge-harness.ts';
-import { requestOf, walkScript } from '../judge/walk-harness.ts';
+import { calibrateCommand } from '../../../src/cli/calibrate.ts';
+import { CertificateSchema } from '../../../src/judge/certificate.ts';
+import { readGold } from '../../../src/calibration/gold-store.ts';
+import { L1_OUTCOME, verifierQuestion } from '../../../src/judge/walk/layer-questions.ts';
+import { readLedger } from '../../../src/judge/ledger/ledger.ts';
+import type { IntentRecord, LedgerRecord } from '../../../src/judge/ledger/record.ts';
+import { SEMANTIC_QUESTIONS } from '../../../src/judge/questions.ts';
+import { reliability } from '../../../src/calibration/reliability.ts';
+import { harness, judgeAll } from '../../judge/judge-harness.ts';
+import { requestOf, walkScript } from '../../judge/walk/walk-harness.ts';
 import { claims, serveLabels, type Judged } from './label-fixture.ts';
 
 // The layered walk judged by the real DecisionPoints against the scripted Chat Completions server,

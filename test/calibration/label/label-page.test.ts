@@ -2,10 +2,10 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { calibrateCommand } from '../../src/cli/calibrate.ts';
-import { CertificateSchema } from '../../src/judge/certificate.ts';
-import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
-import { Browser, CHROMIUM } from '../helpers/cdp.ts';
+import { calibrateCommand } from '../../../src/cli/calibrate.ts';
+import { CertificateSchema } from '../../../src/judge/certificate.ts';
+import { SEMANTIC_QUESTIONS } from '../../../src/judge/questions.ts';
+import { Browser, CHROMIUM } from '../../helpers/cdp.ts';
 import { judgeWindows, serveLabels } from './label-fixture.ts';
 
 // Labels windows through the page in Debian's real headless Chromium, by keyboard, as a

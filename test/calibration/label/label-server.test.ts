@@ -1,11 +1,11 @@
 import { readFile, readdir, writeFile, appendFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { INTERNAL_FIELDS } from '../../src/findings/audience.ts';
-import { GoldStore } from '../../src/judge/gold-store.ts';
-import { windowStateDigest } from '../../src/judge/label-windows.ts';
-import { readLedger } from '../../src/judge/ledger.ts';
-import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { INTERNAL_FIELDS } from '../../../src/findings/audience.ts';
+import { GoldStore } from '../../../src/calibration/gold-store.ts';
+import { windowStateDigest } from '../../../src/judge/label-windows.ts';
+import { readLedger } from '../../../src/judge/ledger/ledger.ts';
+import { SEMANTIC_QUESTIONS } from '../../../src/judge/questions.ts';
 import { judgeWindows, serveLabels, type Judged } from './label-fixture.ts';
 import { rawRequest } from './raw-request.ts';
 

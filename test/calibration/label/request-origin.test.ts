@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allowedHostNames, checkHost, checkWriteOrigin } from '../../src/judge/label/request-origin.ts';
+import { allowedHostNames, checkHost, checkWriteOrigin } from '../../../src/calibration/label/request-origin.ts';
 
 describe('which names and origins the label server answers to', () => {
   it('allows the listen address, the loopback names on loopback, and configured names only', () => {

@@ -4,12 +4,12 @@ import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { JudgeConfigSchema } from '../../src/judge/config.ts';
-import { Ledger, LEDGER_FILE, LOCK_FILE } from '../../src/judge/ledger.ts';
-import { compactionDue, compactionNeeded, LedgerBoundsSchema, roomForCall, type LedgerBounds } from '../../src/judge/ledger-bounds.ts';
-import { COMPACT_SUFFIX, COMPACTION_STEPS } from '../../src/judge/ledger-compaction.ts';
-import { READ_CHUNK_BYTES, readLedger } from '../../src/judge/ledger-lines.ts';
-import type { InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from '../../src/judge/ledger-record.ts';
+import { JudgeConfigSchema } from '../../../src/judge/config.ts';
+import { Ledger, LEDGER_FILE, LOCK_FILE } from '../../../src/judge/ledger/ledger.ts';
+import { compactionDue, compactionNeeded, LedgerBoundsSchema, roomForCall, type LedgerBounds } from '../../../src/judge/ledger/bounds.ts';
+import { COMPACT_SUFFIX, COMPACTION_STEPS } from '../../../src/judge/ledger/compaction.ts';
+import { READ_CHUNK_BYTES, readLedger } from '../../../src/judge/ledger/lines.ts';
+import type { InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from '../../../src/judge/ledger/record.ts';
 
 const H = (c: string) => c.repeat(64);
 const keyOf = (i: number): LedgerKey => ({ point: 'trace-questions@1', runId: `run-${i}`, invocationId: `w1_${i}` });
@@ -174,7 +174,7 @@ describe('ledger compaction', () => {
     const control = await Ledger.open(dir);
     const expected = replayOf(control, 6);
     await control.close();
-    const ledgerTs = resolve('src/judge/ledger.ts');
+    const ledgerTs = resolve('src/judge/ledger/ledger.ts');
     const script = `
       const { Ledger } = await import(${JSON.stringify(ledgerTs)});
       await Ledger.open(${JSON.stringify(dir)}, {

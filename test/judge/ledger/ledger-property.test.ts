@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { Ledger, LEDGER_FILE } from '../../src/judge/ledger.ts';
-import type { LedgerBounds } from '../../src/judge/ledger-bounds.ts';
-import type { InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from '../../src/judge/ledger-record.ts';
+import { Ledger, LEDGER_FILE } from '../../../src/judge/ledger/ledger.ts';
+import type { LedgerBounds } from '../../../src/judge/ledger/bounds.ts';
+import type { InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } from '../../../src/judge/ledger/record.ts';
 
 const H = (c: string) => c.repeat(64);
 const keyOf = (i: number): LedgerKey => ({ point: 'trace-questions@1', runId: `run-${i}`, invocationId: `w1_${i}` });

@@ -3,9 +3,9 @@ import { mkdtemp, readFile, writeFile, appendFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { StorageError } from '../../src/errors.ts';
-import { Ledger, LEDGER_FILE, LOCK_FILE } from '../../src/judge/ledger.ts';
-import type { InputDigests, IntentRecord, ResultRecord } from '../../src/judge/ledger-record.ts';
+import { StorageError } from '../../../src/errors.ts';
+import { Ledger, LEDGER_FILE, LOCK_FILE } from '../../../src/judge/ledger/ledger.ts';
+import type { InputDigests, IntentRecord, ResultRecord } from '../../../src/judge/ledger/record.ts';
 
 const H = (c: string) => c.repeat(64);
 const key = { point: 'trace-questions@1', runId: 'session-1', invocationId: 'w1_abc' };

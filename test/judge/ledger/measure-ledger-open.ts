@@ -8,8 +8,8 @@
 import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Ledger, LEDGER_FILE } from '../../src/judge/ledger.ts';
-import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
+import { Ledger, LEDGER_FILE } from '../../../src/judge/ledger/ledger.ts';
+import { SEMANTIC_QUESTIONS } from '../../../src/judge/questions.ts';
 
 const [keys = 20_000, audit = 0, compactAt = 2 ** 40] = process.argv.slice(2).map(Number);
 const gc = (globalThis as { gc?: () => void }).gc;

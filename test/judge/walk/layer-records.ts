@@ -1,6 +1,6 @@
-import type { ResultRecord } from '../../src/judge/ledger-record.ts';
-import { certifiableQuestionById } from '../../src/judge/question-catalog.ts';
-import type { AnswerOption } from '../../src/judge/questions.ts';
+import type { ResultRecord } from '../../../src/judge/ledger/record.ts';
+import { certifiableQuestionById } from '../../../src/judge/question-catalog.ts';
+import type { AnswerOption } from '../../../src/judge/questions.ts';
 
 const H = (c: string) => c.repeat(64);
 

@@ -1,17 +1,17 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Trajectory } from '../../src/assemble/trajectory.ts';
-import type { JudgeConfig } from '../../src/judge/config.ts';
-import { evaluatorIdentity } from '../../src/judge/evaluator-identity.ts';
-import { layerRequestContractDigest, type LayerRole } from '../../src/judge/layers/layer-prompt.ts';
-import { LAYER_BATTERIES, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
-import type { JudgedLayer } from '../../src/judge/layers/walk.ts';
-import { questionDigest } from '../../src/judge/questions.ts';
-import type { Finding } from '../../src/findings/schema.ts';
-import type { WindowKind } from '../../src/windows/window.ts';
-import { at, toolArgs, traj } from '../windows/builders.ts';
-import { boundCertificate } from './certificate-fixture.ts';
-import { answers, completion, type ScriptedAnswer, type ScriptedReply } from './scripted-chat-server.ts';
+import type { Trajectory } from '../../../src/assemble/trajectory.ts';
+import type { JudgeConfig } from '../../../src/judge/config.ts';
+import { evaluatorIdentity } from '../../../src/judge/evaluator-identity.ts';
+import { layerRequestContractDigest, type LayerRole } from '../../../src/judge/walk/layer-prompt.ts';
+import { LAYER_BATTERIES, verifierQuestion } from '../../../src/judge/walk/layer-questions.ts';
+import type { JudgedLayer } from '../../../src/judge/walk/walk.ts';
+import { questionDigest } from '../../../src/judge/questions.ts';
+import type { Finding } from '../../../src/findings/schema.ts';
+import type { WindowKind } from '../../../src/windows/window.ts';
+import { at, toolArgs, traj } from '../../windows/builders.ts';
+import { boundCertificate } from '../certificate-fixture.ts';
+import { answers, completion, type ScriptedAnswer, type ScriptedReply } from '../scripted-chat-server.ts';
 
 // The walk's tests drive the real DecisionPoints against the scripted Chat Completions server
 // (scripted-chat-server.ts), which stands in for the judge's LLM endpoint: no LLM runs here.

@@ -1,21 +1,21 @@
 import { join } from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterEach, describe, expect, it } from 'vitest';
-import { findingJsonSchema } from '../../src/findings/json-schema.ts';
-import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
-import { checksConfigSchema } from '../../src/checks/config.ts';
-import { runChecks } from '../../src/checks/run-checks.ts';
-import { JudgeConfigSchema } from '../../src/judge/config.ts';
-import { DecisionPoints } from '../../src/judge/decision-points.ts';
-import { L1_OUTCOME, L3_TOOL_OUTPUTS, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/layers/layer-questions.ts';
-import { buildLayerRequestBody } from '../../src/judge/layers/layer-prompt.ts';
-import { extractWindows } from '../../src/windows/extract.ts';
-import { WindowPolicySchema, windowPolicyDigest } from '../../src/windows/policy.ts';
-import { calibrate } from '../../src/judge/calibrate.ts';
-import { readLedger } from '../../src/judge/ledger.ts';
-import { installBoundCertificates } from './certificate-fixture.ts';
-import { deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';
-import { completion, type ScriptedServer } from './scripted-chat-server.ts';
+import { findingJsonSchema } from '../../../src/findings/json-schema.ts';
+import { FindingSchema, type Finding } from '../../../src/findings/schema.ts';
+import { checksConfigSchema } from '../../../src/checks/config.ts';
+import { runChecks } from '../../../src/checks/run-checks.ts';
+import { JudgeConfigSchema } from '../../../src/judge/config.ts';
+import { DecisionPoints } from '../../../src/judge/decision-points.ts';
+import { L1_OUTCOME, L3_TOOL_OUTPUTS, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../../src/judge/walk/layer-questions.ts';
+import { buildLayerRequestBody } from '../../../src/judge/walk/layer-prompt.ts';
+import { extractWindows } from '../../../src/windows/extract.ts';
+import { WindowPolicySchema, windowPolicyDigest } from '../../../src/windows/policy.ts';
+import { calibrate } from '../../../src/calibration/calibrate.ts';
+import { readLedger } from '../../../src/judge/ledger/ledger.ts';
+import { installBoundCertificates } from '../certificate-fixture.ts';
+import { deployRun, harness, judgeAll, type Harness } from '../judge-harness.ts';
+import { completion, type ScriptedServer } from '../scripted-chat-server.ts';
 import { cleanRun, failedToolRun, gapRun, installLayerCertificate, layerFindings, requestOf, summaryOf, valuesOf, walkScript } from './walk-harness.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint (no LLM can run
