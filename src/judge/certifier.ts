@@ -1,11 +1,42 @@
 import type { TraceWindow } from '../windows/window.ts';
 import type { CertificateStore } from './certificate.ts';
 import type { JudgeConfig } from './config.ts';
-import { decideQuestion, decideRecordOnly, SUPPORT_POLICY } from './decision-policy.ts';
+import { decideQuestion, decideRecordOnly, SUPPORT_POLICY, type Certification } from './decision-policy.ts';
 import type { InvocationIdentity } from './ledger/protocol.ts';
 import type { AnswerRecord } from './ledger/record.ts';
 import type { ParsedAnswer } from './parse-answers.ts';
 import { SEMANTIC_QUESTIONS } from './questions.ts';
+
+/** What a certificate must bind besides its question and the window's policy and kind. */
+export interface CertificateBinding {
+  requestContractDigest: string;
+  evaluatorDigest: string;
+  requestedModel: string;
+  minKappa: number;
+}
+
+/**
+ * The certification of one answer to `questionId` on `window`, served by `servedModel` (null:
+ * the server did not say, so nothing matches): the trace questions' and the walk's alike.
+ */
+export function certifyOnWindow(
+  certs: CertificateStore,
+  binding: CertificateBinding,
+  questionId: string,
+  window: Pick<TraceWindow, 'policyDigest' | 'kind'>,
+  servedModel: string | null,
+): Certification {
+  return certs.certify({
+    questionId,
+    windowPolicyDigest: window.policyDigest,
+    windowKind: window.kind,
+    requestContractDigest: binding.requestContractDigest,
+    evaluatorDigest: binding.evaluatorDigest,
+    requestedModel: binding.requestedModel,
+    servedModel,
+    minKappa: binding.minKappa,
+  });
+}
 
 /**
  * Certification: which questions an installed certificate qualifies for this configuration
@@ -15,25 +46,18 @@ import { SEMANTIC_QUESTIONS } from './questions.ts';
  */
 export class Certifier {
   readonly #certs: CertificateStore | undefined;
-  readonly #id: InvocationIdentity;
+  readonly #binding: CertificateBinding;
   readonly #decision: JudgeConfig['decision'];
   readonly #certified: Record<string, boolean>;
 
   constructor(certs: CertificateStore | undefined, id: InvocationIdentity, decision: JudgeConfig['decision']) {
     this.#certs = certs;
-    this.#id = id;
+    this.#binding = { requestContractDigest: id.contractDigest, evaluatorDigest: id.evaluatorDigest, requestedModel: id.requestedModel, minKappa: decision.minKappa };
     this.#decision = decision;
     this.#certified = Object.fromEntries(
       SEMANTIC_QUESTIONS.map((q) => [
         q.id,
-        certs?.qualifies({
-          questionId: q.id,
-          windowPolicyDigest: id.windowPolicyDigest,
-          requestContractDigest: id.contractDigest,
-          evaluatorDigest: id.evaluatorDigest,
-          requestedModel: id.requestedModel,
-          minKappa: decision.minKappa,
-        }) ?? false,
+        certs?.qualifies({ questionId: q.id, windowPolicyDigest: id.windowPolicyDigest, ...this.#binding }) ?? false,
       ]),
     );
   }
@@ -47,16 +71,7 @@ export class Certifier {
   answers(parsed: readonly ParsedAnswer[], window: TraceWindow, servedModel: string | null): AnswerRecord[] {
     return parsed.map((a, i) => {
       const q = SEMANTIC_QUESTIONS[i]!;
-      const certification = this.#certs!.certify({
-        questionId: q.id,
-        windowPolicyDigest: window.policyDigest,
-        windowKind: window.kind,
-        requestContractDigest: this.#id.contractDigest,
-        evaluatorDigest: this.#id.evaluatorDigest,
-        requestedModel: this.#id.requestedModel,
-        servedModel,
-        minKappa: this.#decision.minKappa,
-      });
+      const certification = certifyOnWindow(this.#certs!, this.#binding, q.id, window, servedModel);
       const recommendation = decideQuestion(a, this.#decision.questions[q.id]!, certification);
       return {
         questionId: q.id,

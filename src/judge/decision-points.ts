@@ -27,10 +27,9 @@ import { buildRequestBody } from './prompt.ts';
 import { attemptCeilingTokens, emptyReceipt } from './receipts.ts';
 import { requestRefusal } from './request-fit.ts';
 import { fateOf, notSampled, refusalOf } from './window-fates.ts';
-import { TrajectoryLayerReader, type LayerJob } from './walk/layer-reader.ts';
+import type { LayerJob } from './walk/layer-reader.ts';
 import { layerPoints, type LayerPoints } from './walk/layer-points.ts';
-import { walk } from './walk/walk.ts';
-import { walkFindings } from './walk/walk-findings.ts';
+import { runWalk } from './walk/run-walk.ts';
 import { newWalkStats, type WalkStats } from './walk/walk-stats.ts';
 
 export { TRACE_QUESTIONS_POINT } from './ledger/protocol.ts';
@@ -325,39 +324,21 @@ export class DecisionPoints {
     return parts.walk === undefined ? undefined : this.#walk(parts.walk, t, checks, provenance);
   }
 
-  /** The layered walk of one sampled trajectory; its findings go out like the windows'. Never rejects. */
+  /** The layered walk of one sampled trajectory (`runWalk`). Never rejects. */
   #walk(points: LayerPoints, t: Trajectory, checks: CheckResults, provenance: Provenance): Promise<void> {
-    const stats = this.#walkStats;
-    stats.walks++;
-    const reader = new TrajectoryLayerReader(
-      t,
-      {
-        policy: this.#cfg.windowPolicy,
-        policyDigest: this.#id.windowPolicyDigest,
-        ledger: this.#parts!.protocol.ledger,
-        budget: this.#budget,
-        stats,
-        stopping: () => this.#stopping,
-        queue: this.#queue,
-      },
-      points,
-    );
-    const roles = toolRoles(t, this.#checksCfg);
-    const p = walk({ t, checks, roles, checksCfg: this.#checksCfg, stopEarly: this.#cfg.walk.stopEarly, maxWindowsPerLayer: this.#cfg.walk.maxWindowsPerLayer, policyDigest: this.#id.windowPolicyDigest }, reader).then((outcome) => {
-      if (outcome.earlyExit !== null) stats.earlyExits++;
-      stats.conflicts += outcome.conflicts.length;
-      stats.downgrades += outcome.sites.filter((s) => s.result.answers[0]?.recommendation.action === 'act' && s.recommendation.action !== 'act').length;
-      const { findings, alarms } = walkFindings(t, outcome, provenance);
-      stats.findings += findings.length;
-      stats.alarms += alarms.length;
-      this.#options.onFindings(findings, alarms);
+    return runWalk(points, t, checks, provenance, {
+      policy: this.#cfg.windowPolicy,
+      policyDigest: this.#id.windowPolicyDigest,
+      ledger: this.#parts!.protocol.ledger,
+      budget: this.#budget,
+      stats: this.#walkStats,
+      stopping: () => this.#stopping,
+      queue: this.#queue,
+      checksCfg: this.#checksCfg,
+      walk: this.#cfg.walk,
+      onFindings: (findings, alarms) => this.#options.onFindings(findings, alarms),
+      faults: this.#faults,
     });
-    const settled = p.then(
-      () => undefined,
-      (err: unknown) => this.#faults.report('judge', err),
-    );
-    this.#queue.track(settled);
-    return settled;
   }
 
   async #judgeLayer(job: LayerJob): Promise<void> {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { calibrate, certificateFor, type GoldRow } from '../../src/calibration/calibrate.ts';
+import { calibrate, type GoldRow } from '../../src/calibration/calibrate.ts';
+import { certificateFor } from '../../src/calibration/certify.ts';
 import { CertificateSchema, KAPPA_INTERVAL_METHOD } from '../../src/judge/certificate.ts';
 import type { LedgerRecord, ResultRecord } from '../../src/judge/ledger/record.ts';
 import { L1_OUTCOME, L4_CONTEXT, L4_GAP_KIND, verifierQuestion } from '../../src/judge/walk/layer-questions.ts';

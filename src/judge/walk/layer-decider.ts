@@ -1,5 +1,6 @@
 import type { TraceWindow } from '../../windows/window.ts';
 import type { CertificateStore } from '../certificate.ts';
+import { certifyOnWindow, type CertificateBinding } from '../certifier.ts';
 import { decideQuestion, type QuestionPolicy } from '../decision-policy.ts';
 import type { Battery } from '../invoke.ts';
 import type { AnswerRecord } from '../ledger/record.ts';
@@ -7,12 +8,8 @@ import type { ParsedAnswer } from '../parse-answers.ts';
 import type { LayerQuestion } from './layer-questions.ts';
 
 /** What a layer's (or the verifier's) certificate must bind besides its question and window kind. */
-export interface LayerBinding {
+export interface LayerBinding extends CertificateBinding {
   windowPolicyDigest: string;
-  requestContractDigest: string;
-  evaluatorDigest: string;
-  requestedModel: string;
-  minKappa: number;
 }
 
 /**
@@ -40,16 +37,7 @@ export class LayerDecider implements Battery {
       const q = this.questions[i]!;
       const base = { questionId: q.id, questionVersion: q.version, option: a.option, probabilities: a.probabilities, unseenBound: a.unseenBound ?? null, support: a.support };
       if (i > 0) return { ...base, recommendation: { action: 'record' as const, route: null, reason: 'companion' }, certificateId: null };
-      const certification = this.#certs.certify({
-        questionId: q.id,
-        windowPolicyDigest: window.policyDigest,
-        windowKind: window.kind,
-        requestContractDigest: this.#binding.requestContractDigest,
-        evaluatorDigest: this.#binding.evaluatorDigest,
-        requestedModel: this.#binding.requestedModel,
-        servedModel,
-        minKappa: this.#binding.minKappa,
-      });
+      const certification = certifyOnWindow(this.#certs, this.#binding, q.id, window, servedModel);
       return { ...base, recommendation: decideQuestion(a, this.#policy, certification), certificateId: certification.valid ? certification.certificateId : null };
     });
   }
