@@ -1,17 +1,14 @@
+import type { OutcomeCounts } from '../judge-stats.ts';
+
 /** What the walk did, counted: `DecisionPoints.walkStats()`. Every refusal and deferral by reason. */
-export interface WalkStats {
+export interface WalkStats extends OutcomeCounts {
   /** Walks run (one per sampled trajectory revision while the walk is on). */
   walks: number;
   /** Walks that stopped after L1 by the stopping rule. */
   earlyExits: number;
   /** Layer and verifier invocations dispatched, by `L1`…`L4` and `verifier`. */
   calls: Record<string, number>;
-  replays: number;
-  refused: Record<string, number>;
-  deferred: Record<string, number>;
   conflicts: number;
-  findings: number;
-  alarms: number;
   /** Positive answers the verifier took down to escalate. */
   downgrades: number;
 }
