@@ -41,23 +41,25 @@ export const InputDigestsSchema = z.strictObject({
 });
 export type InputDigests = z.infer<typeof InputDigestsSchema>;
 
-/** One physical attempt's usage; null = not reported (unknown, possibly billed). */
+/** Usage as the provider reported it; null = not reported (unknown, possibly billed). */
+const usage = {
+  promptTokens: z.int().nullable(),
+  completionTokens: z.int().nullable(),
+  totalTokens: z.int().nullable(),
+  cost: z.number().nullable(),
+  currency: z.string().nullable(),
+};
+
+/** One physical attempt's usage. */
 export const AttemptReceiptSchema = z.strictObject({
   outcome: z.enum(['answered', 'http', 'timeout', 'network', 'cancelled', 'bad-response']),
   status: z.int().nullable(),
-  promptTokens: z.int().nullable(),
-  completionTokens: z.int().nullable(),
-  totalTokens: z.int().nullable(),
-  cost: z.number().nullable(),
-  currency: z.string().nullable(),
+  ...usage,
 });
 
+/** One invocation's usage: summed over its attempts (`receipts.ts`). */
 export const ReceiptSchema = z.strictObject({
-  promptTokens: z.int().nullable(),
-  completionTokens: z.int().nullable(),
-  totalTokens: z.int().nullable(),
-  cost: z.number().nullable(),
-  currency: z.string().nullable(),
+  ...usage,
   attempts: z.int().min(0),
   /** Every physical attempt; absent on results written before attempts were itemised. */
   perAttempt: z.array(AttemptReceiptSchema).optional(),
