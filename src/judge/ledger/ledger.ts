@@ -42,7 +42,7 @@ export type Lookup =
  * One key of the in-memory index. A record is held in memory only while its line is being
  * written; then only where its line is. So a key costs its digests (eight 64-hex strings),
  * its owner, the key string and two spans — about 1.2 KiB of heap, measured by
- * test/judge/measure-ledger-open.ts — whatever its records' size.
+ * test/judge/ledger/measure-ledger-open.ts — whatever its records' size.
  */
 interface Entry {
   digests: InputDigests;

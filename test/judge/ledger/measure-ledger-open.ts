@@ -1,7 +1,7 @@
 // Measures opening (and compacting) a large judge ledger: time, heap kept per key, peak heap.
 // Not a test (no timed assertion): the figures in docs/decision-points.md come from it.
 //
-//   node --expose-gc test/judge/measure-ledger-open.ts <keys> [auditLinesPerKey] [compactAtBytes]
+//   node --expose-gc test/judge/ledger/measure-ledger-open.ts <keys> [auditLinesPerKey] [compactAtBytes]
 //
 // The ledger is synthetic but made of real-shaped lines: an intent with a five-event map and a
 // result with eight answers (4.3 KiB per answered key), plus `auditLinesPerKey` deferred lines.
