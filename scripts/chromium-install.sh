@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's Chromium, headless: the labeling page's browser test (test/label/label-page.test.ts)
+# Debian's Chromium, headless: the labeling page's browser test (test/calibration/label/label-page.test.ts)
 # drives it over the DevTools protocol, and `trajwatch reliability` draws its PNG with it.
 # Idempotent: nothing is done when /usr/bin/chromium is there.
 set -euo pipefail

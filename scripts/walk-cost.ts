@@ -17,7 +17,7 @@ import { DecisionPoints } from '../src/judge/decision-points.ts';
 import { loadTrailTraces } from '../test/checks/trail-trajectories.ts';
 import { trailCorpus } from '../test/helpers/trail-corpus.ts';
 import { completion, startScriptedServer, type ScriptedReply } from '../test/judge/scripted-chat-server.ts';
-import { installLayerCertificate, requestOf } from '../test/judge/walk-harness.ts';
+import { installLayerCertificate, requestOf } from '../test/judge/walk/walk-harness.ts';
 
 const DOC = new URL('../docs/decision-points.md', import.meta.url).pathname;
 const BEGIN = '<!-- walk-cost:begin (scripts/walk-cost.ts regenerates this part) -->';

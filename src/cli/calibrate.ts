@@ -1,9 +1,10 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ConfigError, UsageError } from '../errors.ts';
-import { calibrate, certificateFileName, certificateFor, GoldRowSchema, type CalibrationReport, type GoldRow } from '../judge/calibrate.ts';
+import { calibrate, GoldRowSchema, type CalibrationReport, type GoldRow } from '../calibration/calibrate.ts';
+import { certificateFileName, certificateFor } from '../calibration/certify.ts';
 import { MIN_KAPPA } from '../judge/decision-policy.ts';
-import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
+import { LEDGER_FILE, readLedger } from '../judge/ledger/ledger.ts';
 import { parseFlags } from './flags.ts';
 import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { sha256Hex } from '../core/digest.ts';

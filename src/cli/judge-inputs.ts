@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { underDataDir } from '../judge/config.ts';
-import { LEDGER_FILE } from '../judge/ledger.ts';
+import { LEDGER_FILE } from '../judge/ledger/ledger.ts';
 import { resolveConfig } from './resolve-config.ts';
 import { dataDirPaths, GOLD_FILE } from '../core/data-dir.ts';
 

@@ -1,9 +1,9 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { readGold } from '../judge/gold-store.ts';
-import { LEDGER_FILE, readLedger } from '../judge/ledger.ts';
-import { chartHeight, CHART_WIDTH, reliabilitySvg } from '../judge/reliability-chart.ts';
-import { reliability, type ReliabilityReport } from '../judge/reliability.ts';
+import { readGold } from '../calibration/gold-store.ts';
+import { LEDGER_FILE, readLedger } from '../judge/ledger/ledger.ts';
+import { chartHeight, CHART_WIDTH, reliabilitySvg } from '../calibration/reliability-chart.ts';
+import { reliability, type ReliabilityReport } from '../calibration/reliability.ts';
 import { parseFlags } from './flags.ts';
 import { GOLD_FILE, judgeFiles, missingInput } from './judge-inputs.ts';
 import { svgToPng } from './rasterize.ts';

@@ -2,13 +2,29 @@ import { z } from 'zod';
 import { internalField } from './internal-field.ts';
 
 /**
- * The `values` of the layered walk's record observations (`judge/layers/walk-findings.ts`),
+ * The `values` of the layered walk's record observations (`judge/walk/walk-findings.ts`),
  * declared key by key with their audience, like `TraceQuestionValuesSchema`: the audience strip
  * reads a record with these strict schemas, so a key the walk adds without declaring it here
  * is refused loudly (`AudienceError`) instead of leaking.
  */
 
 const verdictRecommendation = z.json();
+
+/**
+ * The internal fields of one judge call's answer, in the order a record carries them: the
+ * certificate it acted under, the models asked and answering, its failure, ledger key and
+ * receipt. `call`: the layer's judge or its verifier.
+ */
+function callInternals(call: 'judge' | 'verifier', certificate: string, ledgerKey: string) {
+  return {
+    certificate_id: internalField(z.string().nullable(), certificate),
+    requested_model: internalField(z.string().nullable(), `the ${call} model asked for`),
+    served_model: internalField(z.string().nullable(), `the ${call} model that answered`),
+    failure: internalField(z.json(), `the ${call} call's failure (provider text may name models and endpoints)`),
+    ledger_key: internalField(z.json(), ledgerKey),
+    receipt: internalField(z.json(), `tokens and cost of the ${call} call`),
+  };
+}
 
 /** The verifier's reading of a layer answer: not asked (null), not judged, or judged. */
 const VerificationSchema = z.union([
@@ -18,12 +34,7 @@ const VerificationSchema = z.union([
     fate: z.literal('judged'),
     answer: z.string().nullable(),
     recommendation: verdictRecommendation.nullable(),
-    certificate_id: internalField(z.string().nullable(), "the verifier's calibration certificate id"),
-    requested_model: internalField(z.string().nullable(), 'the verifier model asked for'),
-    served_model: internalField(z.string().nullable(), 'the verifier model that answered'),
-    failure: internalField(z.json(), "the verifier call's failure (provider text may name models and endpoints)"),
-    ledger_key: internalField(z.json(), "the verifier's durable ledger key"),
-    receipt: internalField(z.json(), 'tokens and cost of the verifier call'),
+    ...callInternals('verifier', "the verifier's calibration certificate id", "the verifier's durable ledger key"),
   }),
 ]);
 
@@ -45,12 +56,7 @@ export const LayerQuestionValuesSchema = z.strictObject({
   window_id: z.string(),
   window_kind: z.string(),
   window_limitations: z.json(),
-  certificate_id: internalField(z.string().nullable(), 'the calibration certificate id'),
-  requested_model: internalField(z.string().nullable(), 'the judge model asked for'),
-  served_model: internalField(z.string().nullable(), 'the judge model that answered'),
-  failure: internalField(z.json(), "the judge call's failure (provider text may name models and endpoints)"),
-  ledger_key: internalField(z.json(), 'the durable ledger key (decision point, run id, invocation id)'),
-  receipt: internalField(z.json(), 'tokens and cost of the judge call'),
+  ...callInternals('judge', 'the calibration certificate id', 'the durable ledger key (decision point, run id, invocation id)'),
 });
 
 /** `layered-walk`: the walk summary's stop decision, its criteria, its conflicts and what it paid. */

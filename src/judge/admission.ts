@@ -1,6 +1,6 @@
 import type { JudgeBudget } from './budget.ts';
-import type { Ledger } from './ledger.ts';
-import type { LedgerKey } from './ledger-record.ts';
+import type { Ledger } from './ledger/ledger.ts';
+import type { LedgerKey } from './ledger/record.ts';
 
 export type Admission = { ok: true } | { ok: false; reason: string; detail: string };
 

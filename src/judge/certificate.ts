@@ -7,7 +7,6 @@ import { EvidenceRefSchema } from '../core/evidence-ref.ts';
 import { WINDOW_KINDS, type WindowKind } from '../windows/window.ts';
 import type { Certification } from './decision-policy.ts';
 import { CERTIFIABLE_QUESTION_IDS, certifiableQuestionById } from './question-catalog.ts';
-import { KAPPA_INTERVAL_LEVEL, KAPPA_INTERVAL_METHOD } from './kappa-interval.ts';
 import { ANSWER_OPTIONS, questionDigest } from './questions.ts';
 
 /**
@@ -26,6 +25,12 @@ export const OUTDATED_CERTIFICATE_FORMAT = 'trajwatch.certificate/1';
  * sample (five labels could certify). It loads and never qualifies (`certificate-format-outdated`).
  */
 export const KAPPA_ONLY_CERTIFICATE_FORMAT = 'trajwatch.certificate/2';
+/**
+ * The interval a current certificate is issued on (`calibration/kappa-interval.ts` computes it):
+ * a certificate naming another level or method does not load.
+ */
+export const KAPPA_INTERVAL_LEVEL = 0.95;
+export const KAPPA_INTERVAL_METHOD = 'fleiss-cohen-everitt|wilson-agreement';
 const hex64 = z.string().regex(/^[0-9a-f]{64}$/);
 
 const certificateFields = {

@@ -6,8 +6,8 @@ import { SamplingSchema } from '../windows/sampling.ts';
 import { JudgeClientSchema } from './client.ts';
 import { LabelWindowsSchema } from './label-windows.ts';
 import { DecisionPolicySchema } from './decision-policy.ts';
-import { LedgerBoundsSchema } from './ledger-bounds.ts';
-import { WalkConfigSchema } from './layers/walk-config.ts';
+import { LedgerBoundsSchema } from './ledger/bounds.ts';
+import { WalkConfigSchema } from './walk/walk-config.ts';
 
 /**
  * Windows, sampling, budget, judge endpoint, decision policy and where certificates and the
@@ -29,7 +29,7 @@ export const JudgeConfigSchema = z
     ledgerDir: z.string().min(1).default('judge'),
     /** The ledger's bounds in bytes (`maxBytes`, `compactAtBytes`); see ledger-bounds.ts. */
     ledger: LedgerBoundsSchema,
-    /** The layered walk (L1–L4, stopping rules, conflicts, verifier); off by default. See layers/walk-config.ts. */
+    /** The layered walk (L1–L4, stopping rules, conflicts, verifier); off by default. See walk/walk-config.ts. */
     walk: WalkConfigSchema,
     /** Judged windows kept, bounded, for `trajwatch label` (label-windows.ts). */
     labelWindows: LabelWindowsSchema,

@@ -11,7 +11,7 @@ import { admitCall } from './admission.ts';
 import { JudgeBudget } from './budget.ts';
 import { CallQueue } from './call-queue.ts';
 import { loadCertificates, type CertificateStore } from './certificate.ts';
-import { Certifier } from './certify.ts';
+import { Certifier } from './certifier.ts';
 import { ChatClient } from './client.ts';
 import { Consideration, JUDGE_DISABLED, type JudgedPart, type SettleFate } from './consideration.ts';
 import { underDataDir, type JudgeConfig } from './config.ts';
@@ -21,19 +21,18 @@ import { invoke, type Invocation } from './invoke.ts';
 import { keepForLabeling } from './label-hook.ts';
 import { LabelWindowStore, type LabelWindowStats } from './label-windows.ts';
 import { bump, newCounters, type BudgetName, type DecisionPointStats, type JudgeCall, type JudgeCounters, type LedgerStats } from './judge-stats.ts';
-import { Ledger } from './ledger.ts';
-import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger-protocol.ts';
+import { Ledger } from './ledger/ledger.ts';
+import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger/protocol.ts';
 import { buildRequestBody } from './prompt.ts';
 import { attemptCeilingTokens, emptyReceipt } from './receipts.ts';
 import { requestRefusal } from './request-fit.ts';
 import { fateOf, notSampled, refusalOf } from './window-fates.ts';
-import { TrajectoryLayerReader, type LayerJob } from './layers/layer-reader.ts';
-import { layerPoints, type LayerPoints } from './layers/layer-points.ts';
-import { walk } from './layers/walk.ts';
-import { walkFindings } from './layers/walk-findings.ts';
-import { newWalkStats, type WalkStats } from './layers/walk-stats.ts';
+import type { LayerJob } from './walk/layer-reader.ts';
+import { layerPoints, type LayerPoints } from './walk/layer-points.ts';
+import { runWalk } from './walk/run-walk.ts';
+import { newWalkStats, type WalkStats } from './walk/walk-stats.ts';
 
-export { TRACE_QUESTIONS_POINT } from './ledger-protocol.ts';
+export { TRACE_QUESTIONS_POINT } from './ledger/protocol.ts';
 export type { BudgetName, DecisionPointStats, JudgeCall, WalkStats };
 
 export interface DecisionPointsOptions {
@@ -325,39 +324,21 @@ export class DecisionPoints {
     return parts.walk === undefined ? undefined : this.#walk(parts.walk, t, checks, provenance);
   }
 
-  /** The layered walk of one sampled trajectory; its findings go out like the windows'. Never rejects. */
+  /** The layered walk of one sampled trajectory (`runWalk`). Never rejects. */
   #walk(points: LayerPoints, t: Trajectory, checks: CheckResults, provenance: Provenance): Promise<void> {
-    const stats = this.#walkStats;
-    stats.walks++;
-    const reader = new TrajectoryLayerReader(
-      t,
-      {
-        policy: this.#cfg.windowPolicy,
-        policyDigest: this.#id.windowPolicyDigest,
-        ledger: this.#parts!.protocol.ledger,
-        budget: this.#budget,
-        stats,
-        stopping: () => this.#stopping,
-        queue: this.#queue,
-      },
-      points,
-    );
-    const roles = toolRoles(t, this.#checksCfg);
-    const p = walk({ t, checks, roles, checksCfg: this.#checksCfg, stopEarly: this.#cfg.walk.stopEarly, maxWindowsPerLayer: this.#cfg.walk.maxWindowsPerLayer, policyDigest: this.#id.windowPolicyDigest }, reader).then((outcome) => {
-      if (outcome.earlyExit !== null) stats.earlyExits++;
-      stats.conflicts += outcome.conflicts.length;
-      stats.downgrades += outcome.sites.filter((s) => s.result.answers[0]?.recommendation.action === 'act' && s.recommendation.action !== 'act').length;
-      const { findings, alarms } = walkFindings(t, outcome, provenance);
-      stats.findings += findings.length;
-      stats.alarms += alarms.length;
-      this.#options.onFindings(findings, alarms);
+    return runWalk(points, t, checks, provenance, {
+      policy: this.#cfg.windowPolicy,
+      policyDigest: this.#id.windowPolicyDigest,
+      ledger: this.#parts!.protocol.ledger,
+      budget: this.#budget,
+      stats: this.#walkStats,
+      stopping: () => this.#stopping,
+      queue: this.#queue,
+      checksCfg: this.#checksCfg,
+      walk: this.#cfg.walk,
+      onFindings: (findings, alarms) => this.#options.onFindings(findings, alarms),
+      faults: this.#faults,
     });
-    const settled = p.then(
-      () => undefined,
-      (err: unknown) => this.#faults.report('judge', err),
-    );
-    this.#queue.track(settled);
-    return settled;
   }
 
   async #judgeLayer(job: LayerJob): Promise<void> {

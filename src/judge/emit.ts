@@ -6,7 +6,7 @@ import type { TraceWindow } from '../windows/window.ts';
 import type { FaultReporter } from './fault.ts';
 import { judgedFindings, repetitionFinding } from './judged-findings.ts';
 import type { JudgeCounters } from './judge-stats.ts';
-import type { ResultRecord } from './ledger-record.ts';
+import type { ResultRecord } from './ledger/record.ts';
 
 /**
  * Emission: a window's recorded result becomes its nine findings (eight judged questions and

@@ -1,12 +1,12 @@
 import type { TraceWindow } from '../windows/window.ts';
 import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import type { JudgeBudget } from './budget.ts';
-import type { Certifier } from './certify.ts';
+import type { Certifier } from './certifier.ts';
 import type { ChatClient } from './client.ts';
 import type { FaultReporter } from './fault.ts';
 import { bump, countReceipt, type JudgeCall, type JudgeCounters } from './judge-stats.ts';
-import type { LedgerProtocol } from './ledger-protocol.ts';
-import type { AnswerRecord, InputDigests, LedgerKey, ResultRecord } from './ledger-record.ts';
+import type { LedgerProtocol } from './ledger/protocol.ts';
+import type { AnswerRecord, InputDigests, LedgerKey, ResultRecord } from './ledger/record.ts';
 import type { AnswerFormat } from './answer-format.ts';
 import { parseAnswers, type ParsedAnswer } from './parse-answers.ts';
 import { parseJsonAnswers } from './parse-json-answers.ts';
@@ -29,7 +29,7 @@ export interface Invocation {
 /**
  * What one decision point asks in a request and how its parsed answers are decided. Absent:
  * the trace questions, decided by the certifier. A layer of the walk and its verifier bring
- * their own (see layers/layer-decider.ts).
+ * their own (see walk/layer-decider.ts).
  */
 export interface Battery {
   questions: readonly SemanticQuestion[];

@@ -16,25 +16,31 @@ export interface JudgeCall {
   failure?: { status?: number; message: string };
 }
 
-export interface DecisionPointStats {
-  windowsBuilt: number;
+/** What a judging path (the trace questions, the layered walk) did with its windows, counted. */
+export interface OutcomeCounts {
+  /** Windows refused, by reason. */
   refused: Record<string, number>;
   /** Deferred windows by reason: the budget's, `shutdown`, or `ledger-full`. */
   deferred: Record<string, number>;
+  /** Answers read back from the ledger instead of paid for again. */
+  replays: number;
+  findings: number;
+  alarms: number;
+}
+
+export interface DecisionPointStats extends OutcomeCounts {
+  windowsBuilt: number;
   /** Invocations dispatched (each may make several physical attempts). */
   calls: number;
   /** Physical HTTP attempts, retries included: each may have been billed. */
   attempts: number;
   /** Attempts whose usage the provider did not report (timeouts, errors): cost unknown, charged at the ceiling. */
   unknownUsageAttempts: number;
-  replays: number;
   conflicts: number;
   unresolvedIntents: number;
   duplicates: number;
   failures: Record<string, number>;
   redactions: number;
-  findings: number;
-  alarms: number;
   ledgerErrors: number;
   /**
    * Unexpected faults by part (`ledger`, `emit`, `on-call`, `judge`; `listener`: an `onFault`/`onError` that threw): each went to

@@ -8,7 +8,7 @@ import type { Finding, Severity } from '../findings/schema.ts';
 import type { TraceWindow } from '../windows/window.ts';
 import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import type { Action } from './decision-policy.ts';
-import type { ResultRecord } from './ledger-record.ts';
+import type { ResultRecord } from './ledger/record.ts';
 import { REPETITION_QUESTION, questionById } from './questions.ts';
 import { windowRepetition } from '../windows/window-repetition.ts';
 

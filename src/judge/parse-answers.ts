@@ -23,6 +23,13 @@ export interface ParsedAnswer {
 
 export type ParseOutcome = { ok: true; answers: ParsedAnswer[] } | { ok: false; reason: string };
 
+/**
+ * A reader of the judge's reply in one answer format (`parseAnswers` for lines,
+ * `parseJsonAnswers` for structured output). `questions`: the battery asked, in its numbering
+ * (the trace questions unless a layer's); `supportChoices`: the ids a support may name.
+ */
+export type AnswerParser = (content: string, logprobs: TokenLogprob[] | null, supportChoices: readonly string[], questions?: readonly SemanticQuestion[]) => ParseOutcome;
+
 const LINE = /^\s*(\d+)\s*[:.)]\s*([A-Za-z])\s*\|\s*([A-Za-z0-9_-]+)\s*$/;
 const LETTER_PREFIX = /^\s*\d+\s*[:.)]\s*/;
 
@@ -30,14 +37,8 @@ const LETTER_PREFIX = /^\s*\d+\s*[:.)]\s*/;
  * Read the judge's reply. Anything but exactly one valid line per question, each with one of
  * that question's letters and one of the allowed support ids, is garbage: the whole reply is
  * refused rather than partly believed. Probabilities come from `logprobs` when given.
- * `questions`: the battery asked, in its numbering (the trace questions unless a layer's).
  */
-export function parseAnswers(
-  content: string,
-  logprobs: TokenLogprob[] | null,
-  supportChoices: readonly string[],
-  questions: readonly SemanticQuestion[] = SEMANTIC_QUESTIONS,
-): ParseOutcome {
+export const parseAnswers: AnswerParser = (content, logprobs, supportChoices, questions = SEMANTIC_QUESTIONS) => {
   const offsets = tokenOffsets(content, logprobs);
   const answers: (ParsedAnswer | undefined)[] = [];
   let lineStart = 0;
@@ -52,23 +53,45 @@ export function parseAnswers(
     const q = questions[n - 1];
     if (q === undefined || answers[n - 1] !== undefined) return { ok: false, reason: `question number ${m[1]} unknown or repeated` };
     const letter = m[2]!.toUpperCase();
-    const index = q.options.findIndex((_, k) => optionLetter(k) === letter);
+    const index = optionIndex(q.options, letter);
     if (index < 0) return { ok: false, reason: `letter ${letter} is not an option of question ${n}` };
     if (!supportChoices.includes(m[3]!)) return { ok: false, reason: `support id ${m[3]} is not an event of the window` };
-    const letterAt = start + LETTER_PREFIX.exec(text)![0].length;
-    const supportAt = start + text.lastIndexOf(m[3]!);
-    answers[n - 1] = {
-      questionId: q.id,
-      option: q.options[index]!,
-      support: m[3]!,
-      ...optionProbabilities(offsets, letterAt, q.options),
-      supportProbability: pathProbability(offsets, supportAt, supportAt + m[3]!.length),
-    };
+    const at = { option: start + LETTER_PREFIX.exec(text)![0].length, support: start + text.lastIndexOf(m[3]!) };
+    answers[n - 1] = locatedAnswer(q, index, m[3]!, offsets, at);
   }
   for (let i = 0; i < questions.length; i++) {
     if (answers[i] === undefined) return { ok: false, reason: `no answer to question ${i + 1}` };
   }
   return { ok: true, answers: answers as ParsedAnswer[] };
+};
+
+/** The index of the option `letter` names among `options` (A, B, …), or -1. */
+export function optionIndex(options: readonly AnswerOption[], letter: string): number {
+  return options.findIndex((_, k) => optionLetter(k) === letter);
+}
+
+/**
+ * One answer as read from the reply, option `index` of `q` with its support id: probabilities
+ * from the tokens at the letter's offset (`at.option`) and the support id's (`at.support`);
+ * none when there are no usable logprobs or the answer's place in the reply is unknown (null).
+ * `constrained`: see `optionProbabilities`.
+ */
+export function locatedAnswer(
+  q: SemanticQuestion,
+  index: number,
+  support: string,
+  offsets: Located[] | null,
+  at: { option: number; support: number } | null,
+  constrained = false,
+): ParsedAnswer {
+  const known = at === null ? null : offsets;
+  return {
+    questionId: q.id,
+    option: q.options[index]!,
+    support,
+    ...optionProbabilities(known, at?.option ?? 0, q.options, constrained),
+    supportProbability: pathProbability(known, at?.support ?? 0, (at?.support ?? 0) + support.length),
+  };
 }
 
 /**
@@ -141,7 +164,7 @@ export function optionProbabilities(
     if (!c.token.startsWith(prefix)) continue;
     const rest = c.token.slice(prefix.length).trimStart();
     if (rest.length === 0 || (rest.length > 1 && /[A-Za-z0-9]/.test(rest[1]!))) continue;
-    const index = options.findIndex((_, k) => optionLetter(k) === rest[0]!.toUpperCase());
+    const index = optionIndex(options, rest[0]!.toUpperCase());
     if (index < 0) continue;
     const option = options[index]!;
     probabilities[option] = (probabilities[option] ?? 0) + p;

@@ -1,7 +1,6 @@
 import { answerKey } from './answer-format.ts';
-import { optionProbabilities, pathProbability, tokenOffsets, type ParseOutcome, type ParsedAnswer, type TokenLogprob } from './parse-answers.ts';
-import { optionLetter } from './prompt.ts';
-import { SEMANTIC_QUESTIONS, type SemanticQuestion } from './questions.ts';
+import { locatedAnswer, optionIndex, tokenOffsets, type AnswerParser, type ParsedAnswer } from './parse-answers.ts';
+import { SEMANTIC_QUESTIONS } from './questions.ts';
 
 /**
  * Read a structured reply (answer-format.ts): one JSON object with exactly the properties
@@ -15,12 +14,7 @@ import { SEMANTIC_QUESTIONS, type SemanticQuestion } from './questions.ts';
  * A reply whose option cannot be located (escaped keys, logprobs that do not spell the content)
  * has no probabilities, and so cannot act.
  */
-export function parseJsonAnswers(
-  content: string,
-  logprobs: TokenLogprob[] | null,
-  supportChoices: readonly string[],
-  questions: readonly SemanticQuestion[] = SEMANTIC_QUESTIONS,
-): ParseOutcome {
+export const parseJsonAnswers: AnswerParser = (content, logprobs, supportChoices, questions = SEMANTIC_QUESTIONS) => {
   let json: unknown;
   try {
     json = JSON.parse(content);
@@ -41,20 +35,13 @@ export function parseJsonAnswers(
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: `answer ${i + 1} is not {option, support}` };
     const { option, support, ...rest } = value as Record<string, unknown>;
     if (Object.keys(rest).length > 0 || typeof option !== 'string' || typeof support !== 'string') return { ok: false, reason: `answer ${i + 1} is not {option, support}` };
-    const index = q.options.findIndex((_, k) => optionLetter(k) === option);
+    const index = optionIndex(q.options, option);
     if (index < 0) return { ok: false, reason: `option ${JSON.stringify(option).slice(0, 20)} is not a letter of question ${i + 1}` };
     if (!supportChoices.includes(support)) return { ok: false, reason: `support id ${JSON.stringify(support).slice(0, 60)} is not an event of the window` };
-    const at = locate(content, keys[i]!, option, support);
-    answers.push({
-      questionId: q.id,
-      option: q.options[index]!,
-      support,
-      ...(at === null ? { probabilities: null } : optionProbabilities(offsets, at.option, q.options, true)),
-      supportProbability: at === null ? null : pathProbability(offsets, at.support, at.support + support.length),
-    });
+    answers.push(locatedAnswer(q, index, support, offsets, locate(content, keys[i]!, option, support), true));
   }
   return { ok: true, answers };
-}
+};
 
 function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

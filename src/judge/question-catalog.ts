@@ -1,4 +1,4 @@
-import { L4_GAP_KIND, LAYER_QUESTIONS } from './layers/layer-questions.ts';
+import { L4_GAP_KIND, LAYER_QUESTIONS } from './walk/layer-questions.ts';
 import { SEMANTIC_QUESTIONS, type SemanticQuestion } from './questions.ts';
 
 /**

@@ -26,6 +26,9 @@ export const LAYERS: readonly string[] = [
   'windows/',
   'findings/',
   'judge/',
+  // The offline tools over the judge's ledger and labels (calibrate, reliability, the label
+  // server): they read judge/'s records and certificates; nothing online imports them.
+  'calibration/',
   'sinks/',
   'config-schema.ts',
   'analyze.ts',

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { expectExternalView } from '../findings/audience-fixture.ts';
 import { runCli } from '../helpers/cli.ts';
 import { startScriptedServer } from '../judge/scripted-chat-server.ts';
-import { walkScript } from '../judge/walk-harness.ts';
+import { walkScript } from '../judge/walk/walk-harness.ts';
 import { agentRunRequest } from '../reliability/agent-run.ts';
 
 // The scripted Chat Completions server stands in for the judge's LLM endpoint (no LLM runs here).

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { expectExternalView, expectInternalView, judgedFinding, l0Findings, replayedFinding } from '../findings/audience-fixture.ts';
 import { runCli } from '../helpers/cli.ts';
 import { deployRun, harness, judgeAll } from '../judge/judge-harness.ts';
-import { walkScript } from '../judge/walk-harness.ts';
+import { walkScript } from '../judge/walk/walk-harness.ts';
 
 describe('trajwatch tail --audience', () => {
   it('external prints none of the internal fields, internal (the default) prints each record whole; an unstrippable line fails', async () => {

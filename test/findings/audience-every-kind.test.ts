@@ -3,9 +3,9 @@ import { AUDIENCES, AudienceError, audienceView, INTERNAL_FIELDS, stripInternal 
 import { RECORD_OBSERVATION_NAMES } from '../../src/findings/record-values.ts';
 import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import { ObservationSchema, type Finding } from '../../src/findings/schema.ts';
-import { L4_CONTEXT, L4_GAP_KIND } from '../../src/judge/layers/layer-questions.ts';
+import { L4_CONTEXT, L4_GAP_KIND } from '../../src/judge/walk/layer-questions.ts';
 import { deployRun, harness, judgeAll, type Harness } from '../judge/judge-harness.ts';
-import { failedToolRun, installLayerCertificate, valuesOf, walkScript } from '../judge/walk-harness.ts';
+import { failedToolRun, installLayerCertificate, valuesOf, walkScript } from '../judge/walk/walk-harness.ts';
 import { checksConfigSchema } from '../../src/checks/config.ts';
 import { runChecks } from '../../src/checks/run-checks.ts';
 import { findingsFromChecks } from '../../src/findings/from-checks.ts';

@@ -10,7 +10,7 @@ import { deriveProvenance } from '../../src/findings/provenance/derive.ts';
 import { NO_PROVENANCE } from '../../src/findings/provenance/provenance.ts';
 import type { Finding } from '../../src/findings/schema.ts';
 import { judgedFindings } from '../../src/judge/judged-findings.ts';
-import type { ResultRecord } from '../../src/judge/ledger-record.ts';
+import type { ResultRecord } from '../../src/judge/ledger/record.ts';
 import type { TraceWindow } from '../../src/windows/window.ts';
 import { agent, tool, trajectory } from '../checks/builders.ts';
 import { sampleTrajectory } from './trajectory-fixture.ts';

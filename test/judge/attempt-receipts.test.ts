@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ChatClient, JudgeClientSchema } from '../../src/judge/client.ts';
-import { LEDGER_FILE } from '../../src/judge/ledger.ts';
+import { LEDGER_FILE } from '../../src/judge/ledger/ledger.ts';
 import { harness, judgeAll, type Harness } from './judge-harness.ts';
 import { answers, completion, startScriptedServer, type ScriptedReply, type ScriptedServer } from './scripted-chat-server.ts';
 

@@ -87,7 +87,7 @@ describe('a certificate qualifies only the request, layer and evaluator it was i
     const h = await positiveHarness();
     const r = await judgeAll(h.dataDir, h.cfg);
     for (const f of q0(r.findings)) expect(valuesOf(f).window_kind).toBe(f.layer);
-    const { readLedger } = await import('../../src/judge/ledger.ts');
+    const { readLedger } = await import('../../src/judge/ledger/ledger.ts');
     const results = (await readLedger(join(h.dataDir, 'judge', 'ledger.jsonl'))).filter((x) => x.type === 'result');
     expect(results.length).toBeGreaterThan(0);
     for (const x of results) {

@@ -4,8 +4,8 @@ import { CERTIFICATE_FORMAT, type CurrentCertificate } from '../../src/judge/cer
 import { JudgeClientSchema } from '../../src/judge/client.ts';
 import type { JudgeConfig } from '../../src/judge/config.ts';
 import { evaluatorIdentity } from '../../src/judge/evaluator-identity.ts';
-import { kappaInterval } from '../../src/judge/kappa-interval.ts';
-import { cohensKappa } from '../../src/judge/kappa.ts';
+import { kappaInterval } from '../../src/calibration/kappa-interval.ts';
+import { cohensKappa } from '../../src/calibration/kappa.ts';
 import { requestContractDigest } from '../../src/judge/prompt.ts';
 import { questionDigest, SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { windowPolicyDigest } from '../../src/windows/policy.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../src/errors.ts';
 import { CERTIFICATE_FORMAT, loadCertificates, OUTDATED_CERTIFICATE_FORMAT, type CertificationContext } from '../../src/judge/certificate.ts';
-import { L4_GAP_KIND } from '../../src/judge/layers/layer-questions.ts';
+import { L4_GAP_KIND } from '../../src/judge/walk/layer-questions.ts';
 import { questionDigest, SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { validCertificate } from './certificate-fixture.ts';
 

@@ -6,7 +6,7 @@ import type { JudgeConfig } from '../../src/judge/config.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import type { JudgeFault } from '../../src/judge/fault.ts';
-import { LEDGER_FILE } from '../../src/judge/ledger.ts';
+import { LEDGER_FILE } from '../../src/judge/ledger/ledger.ts';
 import { CHECKS, deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';
 import { answers, completion } from './scripted-chat-server.ts';
 

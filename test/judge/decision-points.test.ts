@@ -11,7 +11,7 @@ import { NO_PROVENANCE } from '../../src/findings/provenance/provenance.ts';
 import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
 import { JudgeConfigSchema, type JudgeConfig } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
-import { LEDGER_FILE } from '../../src/judge/ledger.ts';
+import { LEDGER_FILE } from '../../src/judge/ledger/ledger.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { canonicalJson } from '../../src/core/canonical-json.ts';
 import { at, toolArgs, traj } from '../windows/builders.ts';

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/findings/schema.ts';
-import { L1_OUTCOME, L3_TOOL_OUTPUTS } from '../../src/judge/layers/layer-questions.ts';
+import { L1_OUTCOME, L3_TOOL_OUTPUTS } from '../../src/judge/walk/layer-questions.ts';
 import { evaluationEvent } from '../../src/sinks/otlp/evaluation-event.ts';
 import { agentRun } from '../windows/builders.ts';
 import { deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';
 import { answers, completion, type ScriptedReply, type ScriptedServer } from './scripted-chat-server.ts';
-import { cleanRun, layerFindings, requestOf, summaryOf, valuesOf, walkScript } from './walk-harness.ts';
+import { cleanRun, layerFindings, requestOf, summaryOf, valuesOf, walkScript } from './walk/walk-harness.ts';
 
 // The judge's own accounting: what a finding says it rests on, what it paid, where a problem
 // began. The scripted Chat Completions server stands in for the judge's LLM endpoint (no LLM

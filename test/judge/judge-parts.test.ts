@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { admitCall } from '../../src/judge/admission.ts';
 import { JudgeBudget } from '../../src/judge/budget.ts';
-import { Ledger } from '../../src/judge/ledger.ts';
-import { LedgerBoundsSchema } from '../../src/judge/ledger-bounds.ts';
+import { Ledger } from '../../src/judge/ledger/ledger.ts';
+import { LedgerBoundsSchema } from '../../src/judge/ledger/bounds.ts';
 import { BudgetSchema } from '../../src/windows/budget.ts';
 import { FaultReporter, type JudgeFault } from '../../src/judge/fault.ts';
-import { prior } from '../../src/judge/ledger-protocol.ts';
-import type { IntentRecord, ResultRecord } from '../../src/judge/ledger-record.ts';
+import { prior } from '../../src/judge/ledger/protocol.ts';
+import type { IntentRecord, ResultRecord } from '../../src/judge/ledger/record.ts';
 
 describe('ledger protocol: what the ledger already holds decides a window', () => {
   it('maps each lookup to call, duplicate, replay or an unanswerable failure with its counter', () => {

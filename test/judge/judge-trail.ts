@@ -8,8 +8,8 @@ import type { AnswerFormat } from '../../src/judge/answer-format.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import type { JudgeCall } from '../../src/judge/judge-stats.ts';
-import { readLedger } from '../../src/judge/ledger.ts';
-import type { ResultRecord } from '../../src/judge/ledger-record.ts';
+import { readLedger } from '../../src/judge/ledger/ledger.ts';
+import type { ResultRecord } from '../../src/judge/ledger/record.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 
 export interface TrailJudgeOptions {

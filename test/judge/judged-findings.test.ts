@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { judgedFindings, repetitionFinding } from '../../src/judge/judged-findings.ts';
-import type { ResultRecord } from '../../src/judge/ledger-record.ts';
+import type { ResultRecord } from '../../src/judge/ledger/record.ts';
 import { NO_PROVENANCE } from '../../src/findings/provenance/provenance.ts';
 import type { TraceWindow } from '../../src/windows/window.ts';
 import { agent, tool, trajectory } from '../checks/builders.ts';

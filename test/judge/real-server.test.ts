@@ -8,7 +8,7 @@ import type { Finding } from '../../src/findings/schema.ts';
 import { ChatClient, JudgeClientSchema } from '../../src/judge/client.ts';
 import { JudgeConfigSchema } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
-import { readLedger } from '../../src/judge/ledger.ts';
+import { readLedger } from '../../src/judge/ledger/ledger.ts';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { loadTrailTraces } from '../checks/trail-trajectories.ts';

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadCertificates } from '../../src/judge/certificate.ts';
 import { decideRecordOnly, RecordOnlyPolicySchema, SUPPORT_POLICY } from '../../src/judge/decision-policy.ts';
-import { readLedger } from '../../src/judge/ledger.ts';
+import { readLedger } from '../../src/judge/ledger/ledger.ts';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { validCertificate } from './certificate-fixture.ts';
 import { deployRun, harness, judgeAll, type Harness } from './judge-harness.ts';

@@ -62,7 +62,7 @@ describe(`the package: npm pack, npm install -g into an empty prefix, run on Nod
     const entries = stdout.trim().split('\n');
     for (const e of entries) expect(e, e).toMatch(/^package\/(bin\/trajwatch\.js|dist\/.+\.js|dist\/judge\/label\/static\/[a-z]+\.(html|css)|README\.md|LICENSE|package\.json)$/);
     // The labeling page's static files, which tsc does not emit.
-    expect(entries).toContain('package/dist/judge/label/static/index.html');
+    expect(entries).toContain('package/dist/calibration/label/static/index.html');
     expect(entries).toContain('package/dist/cli/main.js');
     const installed = join(prefix, 'lib', 'node_modules', pkg.name);
     expect((await readdir(installed)).sort()).toEqual(['LICENSE', 'README.md', 'bin', 'dist', 'node_modules', 'package.json']);

@@ -3,7 +3,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SEMANTIC_QUESTIONS } from '../../src/judge/questions.ts';
 import { Browser, CHROMIUM } from '../helpers/cdp.ts';
-import { judgeWindows, serveLabels } from '../label/label-fixture.ts';
+import { judgeWindows, serveLabels } from '../calibration/label/label-fixture.ts';
 
 // DNS rebinding against the label server, in Debian's real headless Chromium: the resolver rule
 // makes `evil.example` resolve to 127.0.0.1, as an attacker's DNS would once its page is loaded.

@@ -14,7 +14,7 @@ import { readFindings, readTrajectories, waitFor } from './group.ts';
 import { finalRevisions, replayFindingIds, settledOn, startSessionMember, type TrajectoryLine } from './session-group.ts';
 import { conversations } from './session-records.ts';
 import { startScriptedServer } from '../judge/scripted-chat-server.ts';
-import { walkScript } from '../judge/walk-harness.ts';
+import { walkScript } from '../judge/walk/walk-harness.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 

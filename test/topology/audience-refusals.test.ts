@@ -12,7 +12,7 @@ import { buildTopology } from '../../src/topology/build.ts';
 import { HttpServerComponent } from '../../src/topology/components/http-server.ts';
 import { expectExternalView, judgedFinding } from '../findings/audience-fixture.ts';
 import { startScriptedServer, type ScriptedServer } from '../judge/scripted-chat-server.ts';
-import { walkScript } from '../judge/walk-harness.ts';
+import { walkScript } from '../judge/walk/walk-harness.ts';
 import { agentRunRequest, postJson } from '../reliability/agent-run.ts';
 import { consumeMessages, kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import { OtlpLogReceiver } from '../helpers/otlp-log-receiver.ts';

@@ -3,6 +3,7 @@ import { canonicalJson } from '../../core/canonical-json.ts';
 import { canonicalDigest } from '../../core/digest.ts';
 import { EvidenceRefSchema, type EvidenceRef } from '../../core/evidence-ref.ts';
 import type { CompositionConflict, Result } from '../result.ts';
+import { idSet } from './id-set.ts';
 
 /** One recorded operator steer. `at`/`planned` are null when the record does not say. */
 export const SteerSchema = z
@@ -145,20 +146,5 @@ function normalizeSnapshot(s: Snapshot): Snapshot {
  * content is refused with a `snapshot-id-conflict`, whatever the id's origin.
  */
 export function normalizeSnapshots(snapshots: readonly Snapshot[]): Result<Snapshot[], CompositionConflict> {
-  const byId = new Map<string, Snapshot>();
-  for (const s of snapshots) {
-    const normal = normalizeSnapshot(s);
-    const prev = byId.get(normal.id);
-    if (prev === undefined) {
-      byId.set(normal.id, normal);
-      continue;
-    }
-    // Digests only when an id repeats: the common case (distinct ids) needs none.
-    if (prev === normal) continue;
-    const a = canonicalDigest(prev);
-    const b = canonicalDigest(normal);
-    if (a !== b) return { ok: false, error: { kind: 'snapshot-id-conflict', id: normal.id, digests: [a, b].sort() as [string, string] } };
-  }
-  const value = [...byId.keys()].sort().map((id) => byId.get(id)!);
-  return { ok: true, value };
+  return idSet(snapshots, { kind: 'snapshot-id-conflict', normal: normalizeSnapshot, identity: (s) => s });
 }

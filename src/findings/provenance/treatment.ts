@@ -3,6 +3,7 @@ import { canonicalJson } from '../../core/canonical-json.ts';
 import { canonicalDigest } from '../../core/digest.ts';
 import { EvidenceRefSchema, type EvidenceRef } from '../../core/evidence-ref.ts';
 import type { CompositionConflict, Result } from '../result.ts';
+import { idSet } from './id-set.ts';
 
 /** What a treatment deliberately changed. Separate from a finding's `layer` (how far a claim holds). */
 export const TREATMENT_LAYERS = ['Task', 'Model', 'Budget', 'Team', 'Roles', 'Tools', 'Memory', 'Process', 'Oversight'] as const;
@@ -51,23 +52,14 @@ export function bundleIdentity(b: Bundle): { id: string; definition_digest: stri
  * (refs are united); the same id with a different definition or layers is refused.
  */
 export function normalizeBundles(bundles: readonly Bundle[]): Result<Bundle[], CompositionConflict> {
-  const byId = new Map<string, Bundle>();
-  for (const b of bundles) {
-    const ident = bundleIdentity(b);
-    const prev = byId.get(b.id);
-    if (prev === undefined) {
-      byId.set(b.id, { ...ident, definition_refs: sortedRefs(b.definition_refs), layers: ident.layers });
-      continue;
-    }
-    const a = canonicalDigest(bundleIdentity(prev));
-    const c = canonicalDigest(ident);
-    if (a !== c) {
-      return { ok: false, error: { kind: 'bundle-id-conflict', id: b.id, digests: [a, c].sort() as [string, string] } };
-    }
-    prev.definition_refs = sortedRefs([...prev.definition_refs, ...b.definition_refs]);
-  }
-  const value = [...byId.values()]
-    .sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
-    .map((b) => ({ id: b.id, definition_digest: b.definition_digest, definition_refs: b.definition_refs, layers: b.layers }));
-  return { ok: true, value };
+  const set = idSet(bundles, {
+    kind: 'bundle-id-conflict',
+    normal: (b): Bundle => ({ ...bundleIdentity(b), definition_refs: sortedRefs(b.definition_refs) }),
+    identity: bundleIdentity,
+    merge: (kept, later) => {
+      kept.definition_refs = sortedRefs([...kept.definition_refs, ...later.definition_refs]);
+    },
+  });
+  if (!set.ok) return set;
+  return { ok: true, value: set.value.map((b) => ({ id: b.id, definition_digest: b.definition_digest, definition_refs: b.definition_refs, layers: b.layers })) };
 }
