@@ -10,6 +10,7 @@ import { allowedHostNames, checkHost, checkWriteOrigin } from './request-origin.
 const STATIC: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/event-view.js': { file: 'event-view.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
 };
 const STATIC_DIR = new URL('./static/', import.meta.url);
@@ -107,8 +108,9 @@ async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: Serve
   const r = await o.data.gold.observe(body, () => facts);
   switch (r.kind) {
     case 'recorded':
+    case 'corrected':
     case 'duplicate':
-      return send(res, r.kind === 'recorded' ? 201 : 200, { result: r.kind, row: r.row, judge: await o.data.judgeAnswerOf(r.row.windowId, r.row.questionId) });
+      return send(res, r.kind === 'duplicate' ? 200 : 201, { result: r.kind, row: r.row, judge: await o.data.judgeAnswerOf(r.row.windowId, r.row.questionId) });
     case 'invalid':
       return send(res, 400, { error: 'invalid', message: r.issues.join('; ') });
     case 'unknown-window':
@@ -120,7 +122,7 @@ async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: Serve
     case 'unknown-support':
       return send(res, 422, { error: 'unknown-support', message: `support ${r.support} is not one of ${r.allowed.join(', ')}` });
     case 'conflict':
-      return send(res, 409, { error: 'conflict', message: `you already labeled this question on this window "${r.prior.label}"${r.prior.support ? ` (support ${r.prior.support})` : ''}; the first label is kept` });
+      return send(res, 409, { error: 'conflict', message: `you already labeled this question on this window "${r.prior.label}"${r.prior.support ? ` (support ${r.prior.support})` : ''}; the first label is kept; to correct it, send it again with "correction": true (the page's Correct button)` });
   }
 }
 
