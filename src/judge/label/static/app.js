@@ -4,23 +4,12 @@
 
 import { eventView } from './event-view.js';
 
-const $ = (sel) => document.querySelector(sel);
+import { $, apiCall, el, readableWithRaw, trajectoryLink } from './dom.js';
+
 const main = $('#main');
 /** Replaces the page's content; a null or undefined child (a part not shown) is left out, never written as "null". */
 const show = (...nodes) => main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
 const state = { config: { authRequired: false, blind: true }, labeler: localStorage.getItem('trajwatch.labeler') ?? '', token: sessionStorage.getItem('trajwatch.token') ?? '', list: [], selected: 0, window: null, q: 0, raw: false, correcting: false, last: '' };
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === false || v === null || v === undefined) continue;
-    if (k === 'text') e.textContent = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children) if (c !== null && c !== undefined) e.append(c);
-  return e;
-}
 
 function say(text) {
   $('#status').textContent = text;
@@ -29,19 +18,7 @@ function alarm(text) {
   $('#alert').textContent = text;
 }
 
-async function api(path, init = {}) {
-  const headers = { ...(init.headers ?? {}) };
-  if (state.token !== '') headers.authorization = `Bearer ${state.token}`;
-  const res = await fetch(path, { ...init, headers });
-  const body = await res.json().catch(() => ({ error: 'bad-response', message: `HTTP ${res.status}` }));
-  if (!res.ok) {
-    const err = new Error(body.message ?? `HTTP ${res.status}`);
-    err.status = res.status;
-    err.code = body.error;
-    throw err;
-  }
-  return { status: res.status, body };
-}
+const api = (path, init = {}) => apiCall(path, init, state.token);
 
 const q = (labeler) => `labeler=${encodeURIComponent(labeler)}`;
 
@@ -164,44 +141,10 @@ function renderWindow() {
   first?.focus();
 }
 
-/** A trajectory key as a link to its timeline page (served beside this one). */
-function trajectoryLink(key) {
-  return el('a', { href: `/trajectories/${encodeURIComponent(key)}`, class: 'trajectory-link', text: key });
-}
-
-/** One event, read by kind (`event-view.js`), with its raw JSON one click (or `v`) away. */
+/** One event, read by kind, with its raw JSON one click (or `v`) away. */
 function renderEvent(e) {
   const v = eventView(e.content);
-  const raw = el('pre', { class: 'raw-json', hidden: !state.raw, text: v.raw });
-  const read = el('div', { class: 'read', hidden: state.raw }, ...v.sections.map(renderSection));
-  const toggle = el('button', { type: 'button', class: 'raw-toggle', 'aria-pressed': String(state.raw), text: state.raw ? 'read' : 'raw JSON' });
-  toggle.addEventListener('click', () => {
-    const showRaw = raw.hidden;
-    raw.hidden = !showRaw;
-    read.hidden = showRaw;
-    toggle.textContent = showRaw ? 'read' : 'raw JSON';
-    toggle.setAttribute('aria-pressed', String(showRaw));
-  });
-  return el(
-    'li',
-    { class: `event kind-${v.kind}${v.status === 'error' ? ' failed' : ''}`, id: `event-${e.id}`, 'data-event': e.id },
-    el('div', { class: 'event-head' }, el('strong', { text: e.id }), ' ', el('span', { class: 'event-title', text: v.title }), v.status === 'error' ? el('span', { class: 'badge bad', text: 'error' }) : null, toggle),
-    read,
-    raw,
-  );
-}
-
-function renderSection(s) {
-  const body = s.messages !== undefined
-    ? el('ol', { class: 'messages' }, ...s.messages.map((m) => el(
-        'li',
-        { class: `message role-${m.role}` },
-        el('span', { class: 'role', text: m.role }),
-        m.text === '' ? null : el('div', { class: 'message-text', text: m.text }),
-        ...m.toolCalls.map((c) => el('div', { class: 'tool-call' }, el('span', { class: 'tool-name', text: `calls ${c.name}` }), el('pre', { class: 'tool-args', text: c.arguments }))),
-      )))
-    : s.pre ? el('pre', { text: s.text }) : el('p', { class: 'muted', text: s.text });
-  return el('div', { class: `section section-${s.label.replace(/\s+/g, '-')}` }, el('div', { class: 'section-label', text: s.label }), body);
+  return el('li', { class: `event kind-${v.kind}${v.status === 'error' ? ' failed' : ''}`, id: `event-${e.id}`, 'data-event': e.id }, ...readableWithRaw(e.id, v, state.raw));
 }
 
 function toggleRaw() {
