@@ -37,6 +37,8 @@ describe.skipIf(!haveChromium)('the window page in real headless Chromium', () =
     await b.press('Enter');
     // Two windows: the turn, and the event window the failing tool's L0 hit asks for.
     await b.waitFor(`document.querySelectorAll('#windows tbody tr').length === 2`);
+    // Each trajectory key links to its timeline page.
+    expect(await b.eval<string[]>(`[...document.querySelectorAll('#windows .trajectory-link')].map((a) => a.getAttribute('href'))`)).toEqual(['/trajectories/run-booking', '/trajectories/run-booking']);
     // The list and the review never say "null".
     expect(await b.eval<string>(`document.querySelector('main').textContent`)).not.toMatch(/\bnull\b/);
     await b.eval(`[...document.querySelectorAll('#windows tbody tr')].find((r) => r.children[1].textContent === 'turn').querySelector('a').click()`);

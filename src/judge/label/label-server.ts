@@ -13,7 +13,10 @@ const STATIC: Record<string, { file: string; type: string }> = {
   '/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
   '/event-view.js': { file: 'event-view.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/trajectory.js': { file: 'trajectory.js', type: 'text/javascript; charset=utf-8' },
 };
+/** The trajectory page: one HTML file for every `/trajectories/KEY`; its script asks the API for KEY. */
+const TRAJECTORY_PAGE = { file: 'trajectory.html', type: 'text/html; charset=utf-8' };
 const STATIC_DIR = new URL('./static/', import.meta.url);
 /** A label is a few hundred bytes; anything much larger is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
@@ -42,6 +45,11 @@ export interface LabelServerOptions {
   allowedHosts: readonly string[];
   /** Why the list is empty, when it is (the judge off, nothing judged yet): `why` in `/api/windows`. */
   emptyReason?: string;
+  /**
+   * The trajectory page's data (`/api/trajectories/KEY`): the timeline of the trajectory KEY
+   * names (a key, a unique prefix, or a trace id), or a 404 with why. Absent: no trajectory page.
+   */
+  trajectory?: (key: string) => Promise<{ found: true; view: unknown } | { found: false; why: string }>;
 }
 
 /**
@@ -68,7 +76,7 @@ async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerRe
     const wrongOrigin = checkWriteOrigin(headerOf(req, 'origin'), host!);
     if (wrongOrigin !== null) return send(res, wrongOrigin.status, { error: wrongOrigin.error, message: wrongOrigin.message });
   }
-  const page = STATIC[url.pathname];
+  const page = STATIC[url.pathname] ?? (o.trajectory !== undefined && /^\/trajectories\/[^/]+$/.test(url.pathname) ? TRAJECTORY_PAGE : undefined);
   if (page !== undefined && req.method === 'GET') {
     const body = await readFile(new URL(page.file, STATIC_DIR));
     res.writeHead(200, { 'content-type': page.type, ...SECURITY_HEADERS });
@@ -87,6 +95,11 @@ async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerRe
   if (m !== null && req.method === 'GET') {
     const w = await o.data.window(decodeURIComponent(m[1]!), labeler, o.reveal);
     return w === null ? send(res, 404, { error: 'unknown-window', message: `no judged, stored window ${m[1]}` }) : send(res, 200, w);
+  }
+  const t = /^\/api\/trajectories\/([^/]+)$/.exec(url.pathname);
+  if (t !== null && req.method === 'GET' && o.trajectory !== undefined) {
+    const r = await o.trajectory(decodeURIComponent(t[1]!));
+    return r.found ? send(res, 200, r.view) : send(res, 404, { error: 'unknown-trajectory', message: r.why });
   }
   if (url.pathname === '/api/review' && req.method === 'GET') return send(res, 200, await o.data.review());
   if (url.pathname === '/api/labels' && req.method === 'POST') return postLabel(o, req, res);
