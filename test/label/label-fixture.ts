@@ -9,7 +9,7 @@ import { JudgeConfigSchema, type JudgeConfig } from '../../src/judge/config.ts';
 import { DecisionPoints } from '../../src/judge/decision-points.ts';
 import { GoldStore } from '../../src/judge/gold-store.ts';
 import { LabelData } from '../../src/judge/label/label-data.ts';
-import { startLabelServer } from '../../src/judge/label/label-server.ts';
+import { startLabelServer, type LabelServerOptions } from '../../src/judge/label/label-server.ts';
 import { agentRun } from '../windows/builders.ts';
 import { answers, completion, startScriptedServer, type ScriptedServer } from '../judge/scripted-chat-server.ts';
 
@@ -49,9 +49,9 @@ export async function judgeWindows(keys: readonly [string, boolean][], over: Rec
 }
 
 /** The label server over a judged data directory, as `trajwatch label` starts it. */
-export async function serveLabels(j: Judged, o: { auth?: ReceiverAuth; env?: Record<string, string>; reveal?: boolean } = {}) {
+export async function serveLabels(j: Judged, o: { auth?: ReceiverAuth; env?: Record<string, string>; reveal?: boolean; trajectory?: LabelServerOptions['trajectory'] } = {}) {
   const gold = await GoldStore.open(j.gold);
   const data = new LabelData({ ledger: j.ledger, windows: j.windows }, gold, j.cfg.decision.minKappa);
-  const started = await startLabelServer({ data, auth: createAuthCheck(o.auth, o.env), authRequired: o.auth !== undefined, reveal: o.reveal ?? false }, '127.0.0.1', 0);
+  const started = await startLabelServer({ data, auth: createAuthCheck(o.auth, o.env), authRequired: o.auth !== undefined, reveal: o.reveal ?? false, trajectory: o.trajectory }, '127.0.0.1', 0);
   return { ...started, gold, close: () => new Promise<void>((r) => started.server.close(() => r())) };
 }

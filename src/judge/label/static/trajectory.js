@@ -70,11 +70,10 @@ function timeline(v) {
     const bar = el('span', { class: 'bar', 'aria-hidden': 'true' });
     bar.style.marginLeft = `${(100 * s.offsetMs) / total}%`;
     bar.style.width = `${Math.max(0.4, (100 * s.durationMs) / total)}%`;
-    const head = el('summary', { class: 'step-head' }, el('span', { class: 'offset', text: `+${seconds(s.offsetMs)}` }), el('span', { class: 'duration', text: seconds(s.durationMs) }), el('span', { class: `kind kind-${s.kind}`, text: s.kind }), el('span', { class: 'step-title', text: view.title }), view.status === 'error' ? el('span', { class: 'badge bad', text: 'error' }) : null);
+    const head = el('summary', { class: 'step-head' }, el('span', { class: 'offset', text: `+${seconds(s.offsetMs)}` }), el('span', { class: 'duration', text: seconds(s.durationMs) }), el('span', { class: `kind kind-${s.kind}`, text: s.kind }), el('span', { class: 'step-title', text: view.title }), view.status === 'error' ? el('span', { class: 'badge bad', text: 'error' }) : null, el('span', { class: 'timebar', title: `+${seconds(s.offsetMs)} for ${seconds(s.durationMs)}` }, bar));
     const li = el(
       'li',
       { class: `step kind-${s.kind}${view.status === 'error' ? ' failed' : ''}`, id: `step-${s.id}`, 'data-step': s.id, 'data-parent': s.parentId, 'data-depth': String(s.depth) },
-      el('div', { class: 'timebar' }, bar),
       el('details', { class: 'step-body' }, head, ...readableWithRaw(s.id, view, false)),
       ...s.findingIds.map((id) => {
         const m = marker(byId.get(id), !shown.has(id));
