@@ -119,7 +119,7 @@ describe('the label server', () => {
     expect(await body(post(s.url, { windowId: ids[1], questionId: Q0, label: 'no', support: null, labeler: 'ann', correction: true }))).toMatchObject({ result: 'recorded' });
     // After a restart the store reads the latest line as this labeler's label.
     const reopened = await GoldStore.open(j.gold);
-    expect(reopened.labelOf("ann", Q0, ids[0]!)).toMatchObject({ label: 'yes' });
+    expect(reopened.labelOf('ann', Q0, ids[0]!)).toMatchObject({ label: 'yes' });
   });
 
   it('refuses a window edited after it was judged, to show and to label, and keeps the labels already recorded', async () => {
