@@ -16,13 +16,15 @@ const CERTIFIED: ValueMap = {
 };
 
 /**
- * Where a trace opens, given its id appended: Jaeger's trace page by default. For Tempo, a
- * Grafana Explore URL ending in the trace query, e.g.
+ * Where a trace opens, given its id appended. With no trace backend set, trajwatch's own
+ * trajectory page (`trajwatch label`, default port 4320: `/trajectories/<trace id>` opens the
+ * trajectory holding the trace). With one: Jaeger's `http://HOST:16686/trace/`, or for Tempo
+ * a Grafana Explore URL ending in the trace query, e.g.
  * `/explore?left={"datasource":"tempo","queries":[{"queryType":"traceql","query":"` + id.
  * The Prometheus datasource's exemplar link (dashboards/provisioning) is `${trace_url}` + the
  * exemplar's trace_id, so each exemplar point opens its trace.
  */
-export const TRACE_URL_DEFAULT = 'http://127.0.0.1:16686/trace/';
+export const TRACE_URL_DEFAULT = 'http://127.0.0.1:4320/trajectories/';
 
 /**
  * The queries of a time series over an exemplar-carrying counter, fetching exemplars too:
@@ -59,7 +61,7 @@ export function coordinatorAlarms(): Dashboard {
       textboxVariable(
         'trace_url',
         'Trace URL prefix',
-        "Prefix to which an exemplar's trace_id is appended: a Jaeger /trace/ URL, or a Tempo Explore URL ending in the trace query.",
+        "Prefix to which an exemplar's trace_id is appended: trajwatch label's /trajectories/ page (the default), a Jaeger /trace/ URL, or a Tempo Explore URL ending in the trace query.",
         TRACE_URL_DEFAULT,
       ),
     ],

@@ -22,8 +22,26 @@ export const GoldRowSchema = z.strictObject({
   labeledAt: z.string().min(1).optional(),
   support: z.string().min(1).nullable().optional(),
   windowDigest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  /** A correction: the `labeledAt` of this labeler's earlier row for the (question, window), which this row replaces. */
+  supersedes: z.string().min(1).optional(),
 });
 export type GoldRow = z.infer<typeof GoldRowSchema>;
+
+/**
+ * The gold rows in force: the file stays append-only, so a corrected label is a later row with
+ * `supersedes`, and it replaces every earlier row of the same labeler (`labeler`, else
+ * `source`) for that (question, window) — the latest line wins. Rows without `supersedes` are
+ * kept as they are (two differing ones are conflicting gold). File order is kept. Pure.
+ */
+export function goldInForce(gold: readonly GoldRow[]): GoldRow[] {
+  const k = (g: GoldRow) => `${g.labeler ?? g.source}\u0000${g.questionId}\u0000${g.windowId}`;
+  const latestCorrection = new Map<string, number>();
+  gold.forEach((g, i) => g.supersedes !== undefined && latestCorrection.set(k(g), i));
+  return gold.filter((g, i) => {
+    const last = latestCorrection.get(k(g));
+    return last === undefined || i >= last;
+  });
+}
 
 /**
  * What a certificate would bind besides the question: one model, through one evaluator and
@@ -126,7 +144,7 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
   const goldByQuestion = new Map<string, Map<string, GoldRow>>();
   const conflictingGold: CalibrationReport['conflictingGold'] = [];
   let unknownQuestionRows = 0;
-  for (const g of gold) {
+  for (const g of goldInForce(gold)) {
     if (reportedQuestionById(g.questionId) === undefined) {
       unknownQuestionRows++;
       continue;

@@ -17,6 +17,8 @@ export interface LabelableWindow {
 
 export type ObserveResult =
   | { kind: 'recorded'; row: LabelRow }
+  /** A correction of this labeler's earlier, different label: appended with `supersedes`; the earlier line stays. */
+  | { kind: 'corrected'; row: LabelRow; prior: GoldRow }
   /** The same labeler gave the same label (and support) before: nothing appended. */
   | { kind: 'duplicate'; row: LabelRow }
   | { kind: 'invalid'; issues: string[] }
@@ -38,7 +40,9 @@ const key = (labeler: string, questionId: string, windowId: string) => `${labele
  * are kept and read; only this store's own rows carry a labeler.
  *
  * One labeler, one label per (question, window): a second, different label is a `conflict`
- * and is not written; the same label again is a `duplicate` and is not written either. Labels
+ * and is not written, unless it is sent as a `correction` — then it is appended with
+ * `supersedes` (the earlier row's `labeledAt`) and replaces it wherever gold is read
+ * (`goldInForce`); the same label again is a `duplicate` and is not written either. Labels
  * by different labelers may differ: `trajwatch calibrate` refuses such pairs as conflicting gold
  * and lists them. One process appends at a time (the label server); a second writer is not
  * detected.
@@ -95,8 +99,10 @@ export class GoldStore {
     const prior = this.labelOf(l.labeler, l.questionId, l.windowId);
     if (prior !== undefined) {
       const same = prior.label === l.label && (prior.support ?? null) === l.support && (prior.windowDigest === undefined || prior.windowDigest === w.stateDigest);
-      return same ? { kind: 'duplicate', row: prior as LabelRow } : { kind: 'conflict', prior };
+      if (same) return { kind: 'duplicate', row: prior as LabelRow };
+      if (l.correction !== true) return { kind: 'conflict', prior };
     }
+    const now = this.#now().toISOString();
     const row: LabelRow = LabelRowSchema.parse({
       questionId: l.questionId,
       windowId: l.windowId,
@@ -104,14 +110,16 @@ export class GoldStore {
       source: l.labeler,
       format: LABEL_FORMAT,
       labeler: l.labeler,
-      labeledAt: this.#now().toISOString(),
+      labeledAt: now,
       support: l.support,
       windowDigest: w.stateDigest,
+      // A hand-written row has no time of its own: the correction names it by its label.
+      ...(prior === undefined ? {} : { supersedes: prior.labeledAt ?? `hand-written:${prior.label}` }),
     });
     await appendLine(this.path, JSON.stringify(row));
     this.#rows.push(row);
     this.#byLabeler.set(key(l.labeler, l.questionId, l.windowId), row);
-    return { kind: 'recorded', row };
+    return prior === undefined ? { kind: 'recorded', row } : { kind: 'corrected', row, prior };
   }
 }
 

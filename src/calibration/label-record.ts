@@ -30,5 +30,7 @@ export const LabelInputSchema = z.strictObject({
   label: z.enum(['yes', 'no', 'unsure', 'unavailable']),
   support: z.string().min(1).nullable(),
   labeler: LabelerSchema,
+  /** This labeler's earlier label of the question on the window was mis-keyed: this one supersedes it (a new line; the old one stays). */
+  correction: z.boolean().optional(),
 });
 export type LabelInput = z.infer<typeof LabelInputSchema>;

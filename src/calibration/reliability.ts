@@ -1,6 +1,6 @@
 import { canonicalDigest } from '../core/digest.ts';
 import type { WindowKind } from '../windows/window.ts';
-import { targetOf, type CalibrationTarget, type GoldRow } from './calibrate.ts';
+import { goldInForce, targetOf, type CalibrationTarget, type GoldRow } from './calibrate.ts';
 import type { LedgerRecord } from '../judge/ledger/record.ts';
 import { goldQuestionId, isRecordOnly, reportedQuestionById, reportOrder } from '../judge/question-catalog.ts';
 import { supportQuestionId } from '../judge/questions.ts';
@@ -98,7 +98,7 @@ export function reliability(records: readonly LedgerRecord[], gold: readonly Gol
   for (const r of records) if (r.type === 'intent') kinds.set(r.window.windowId, r.window.kind);
   const labels = new Map<string, { label: string | null; support: string | null } | 'conflict'>();
   const lk = (q: string, w: string) => `${q}\u0000${w}`;
-  for (const g of gold) {
+  for (const g of goldInForce(gold)) {
     if (reportedQuestionById(g.questionId) === undefined) continue;
     // A verifier's answers are scored against the gold of the question it asks again.
     const k = lk(goldQuestionId(g.questionId), g.windowId);

@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { ConfigError, UsageError } from '../errors.ts';
 import { createAuthCheck } from '../ingest/otlp/auth.ts';
 import { underDataDir } from '../judge/config.ts';
@@ -12,6 +12,8 @@ import { parseFlags } from './flags.ts';
 import { addressInUseLine } from './address-in-use.ts';
 import { GOLD_FILE } from './judge-inputs.ts';
 import { resolveConfig } from './resolve-config.ts';
+import { lookUpTrajectory } from './trajectory-log.ts';
+import { trajectoryPageView } from './trajectory-timeline.ts';
 import { restrictCreatedFiles } from '../core/private-files.ts';
 import type { Config } from '../config-schema.ts';
 import { dataDirPaths } from '../core/data-dir.ts';
@@ -28,6 +30,12 @@ gold file; the judge's answer stays hidden until the label is recorded (blind), 
 shows agreement, disagreements and kappa so far (the same computation as 'trajwatch
 calibrate'). Calibrate from the gold file with:
   trajwatch calibrate --data-dir <dataDir>
+
+Each trajectory is also shown as a timeline at /trajectories/KEY (KEY: its key, a unique
+prefix, or one of its trace ids), read from the data directory's trajectories.jsonl and
+findings.jsonl as 'trajwatch show' reads them: steps nested by parent with their durations and
+content, each finding marked under the steps its evidence names, the manifest's claims and the
+capture gaps.
 
 The page is keyboard-first (press ? or open Keys), needs no build step and loads nothing from
 another host. The API asks for the same token as the receivers when receiver.auth is set.
@@ -83,7 +91,7 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
   let started: Awaited<ReturnType<typeof startLabelServer>>;
   try {
     started = await startLabelServer(
-      { data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, allowedHosts, emptyReason },
+      { data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, allowedHosts, emptyReason, trajectory: trajectoryPages(config.dataDir) },
       host,
       port,
     );
@@ -121,6 +129,16 @@ function whyNoWindows(judge: Config['judge'], configPath: string | undefined, wi
     return `judge.labelWindows.enabled is false in ${where}: serve judges windows but keeps none for labeling; set it to true (the default).`;
   }
   return `no judged window is held yet in ${windowsDir}: serve keeps each window it judges there. Is --data-dir the directory serve writes to, and has serve judged a window?`;
+}
+
+/** The trajectory page's data, read from the data directory's local logs as `trajwatch show` reads them (a trace id names its trajectory too). */
+export function trajectoryPages(dataDir: string) {
+  return async (key: string) => {
+    const r = await lookUpTrajectory(resolve(dataDir), key, { byTraceId: true });
+    if (r.kind === 'found') return { found: true as const, view: trajectoryPageView(r.trajectory, r.findings, r.manifest) };
+    const why = r.kind === 'no-log' ? `no trajectory log at ${r.path}: serve (or replay --trajectories) writes it` : r.why;
+    return { found: false as const, why };
+  };
 }
 
 function isLoopback(host: string): boolean {

@@ -1,10 +1,8 @@
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseFlags } from './flags.ts';
-import { logFiles, readLogLines } from './local-log-files.ts';
 import { resolveConfig } from './resolve-config.ts';
-import { terminalSafe } from './terminal-text.ts';
-import { type FindingRow, type TrajectoryRow, trajectoryText } from './trajectory-text.ts';
-import { dataDirPaths } from '../core/data-dir.ts';
+import { lookUpTrajectory } from './trajectory-log.ts';
+import { trajectoryText } from './trajectory-text.ts';
 
 export const SHOW_HELP = `Usage: trajwatch show KEY [options]
 
@@ -20,14 +18,6 @@ Options:
   --help             this text
 `;
 
-const parse = <T>(line: string): T | undefined => {
-  try {
-    return JSON.parse(line) as T;
-  } catch {
-    return undefined;
-  }
-};
-
 export async function showCommand(args: string[]): Promise<number> {
   const flags = parseFlags(args, SHOW_HELP, { strings: ['data-dir', 'config'], positionals: true });
   if (flags === undefined) return 0;
@@ -36,46 +26,17 @@ export async function showCommand(args: string[]): Promise<number> {
     process.stderr.write(`show: expected exactly one KEY\n\n${SHOW_HELP}`);
     return 2;
   }
-  const wanted = positionals[0]!;
   const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);
-  const dataDir = resolve(config.dataDir);
-  const { trajectories: trajectoriesPath, findings: findingsPath } = dataDirPaths(dataDir);
-
+  const found = await lookUpTrajectory(resolve(config.dataDir), positionals[0]!);
   // No log is not "no such key": say which file is missing and what writes it.
-  if ((await logFiles(trajectoriesPath)).length === 0) {
-    process.stderr.write(`show: no trajectory log at ${trajectoriesPath}: serve (or replay --trajectories) writes it; is --data-dir the directory serve writes to?\n`);
+  if (found.kind === 'no-log') {
+    process.stderr.write(`show: no trajectory log at ${found.path}: serve (or replay --trajectories) writes it; is --data-dir the directory serve writes to?\n`);
     return 1;
   }
-  // The latest revision of each key (a later revision of a trajectory replaces the earlier).
-  const latest = new Map<string, TrajectoryRow>();
-  let read = 0;
-  for (const line of await readLogLines(trajectoriesPath)) {
-    const row = parse<TrajectoryRow>(line);
-    if (row === undefined || typeof row.key !== 'string') continue;
-    read++;
-    const seen = latest.get(row.key);
-    if (seen === undefined || row.revision >= seen.revision) latest.set(row.key, row);
-  }
-  const matches = latest.has(wanted) ? [wanted] : [...latest.keys()].filter((k) => k.startsWith(wanted));
-  if (matches.length !== 1) {
-    const why =
-      matches.length === 0
-        ? `no trajectory with key ${terminalSafe(wanted)} (or starting with it) in ${trajectoriesPath} (${read} trajectory lines read)`
-        : `${matches.length} trajectories start with ${terminalSafe(wanted)}: ${matches.slice(0, 10).map(terminalSafe).join(', ')}${matches.length > 10 ? ', ...' : ''}`;
-    process.stderr.write(`show: ${why}\n`);
+  if (found.kind === 'no-match') {
+    process.stderr.write(`show: ${found.why}\n`);
     return 1;
   }
-  const trajectory = latest.get(matches[0]!)!;
-
-  // Its findings, once each (by finding_id, the latest revision's copy), up to the revision shown.
-  const findings = new Map<string, FindingRow>();
-  for (const line of await readLogLines(findingsPath)) {
-    const f = parse<FindingRow & { record_kind?: string }>(line);
-    if (f === undefined || f.record_kind !== undefined || f.subject?.trajectory_key !== trajectory.key) continue;
-    if ((f.subject.revision ?? 1) > trajectory.revision) continue;
-    const seen = findings.get(f.finding_id);
-    if (seen === undefined || (f.subject.revision ?? 1) >= (seen.subject.revision ?? 1)) findings.set(f.finding_id, f);
-  }
-  process.stdout.write(`${trajectoryText(trajectory, [...findings.values()]).join('\n')}\n`);
+  process.stdout.write(`${trajectoryText(found.trajectory, found.findings).join('\n')}\n`);
   return 0;
 }

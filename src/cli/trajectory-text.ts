@@ -8,43 +8,9 @@
  * the count of what was cut.
  */
 import { shortened, terminalSafe } from './terminal-text.ts';
+import { timeline, type FindingRow, type StepRow, type TrajectoryRow } from './trajectory-timeline.ts';
 
-export interface StepRow {
-  id: string;
-  traceId: string;
-  parentId?: string;
-  kind: string;
-  name?: string;
-  toolName?: string;
-  args?: { raw?: string };
-  result?: string;
-  error?: { source?: string; type?: string; message?: string };
-  model?: string;
-  agentName?: string;
-  startTime: string;
-  endTime: string;
-}
-
-export interface TrajectoryRow {
-  key: string;
-  traceIds: string[];
-  revision: number;
-  complete: boolean;
-  incompleteReasons: string[];
-  closedBy?: string;
-  captureGaps?: { reason: string; spanIds: string[] }[];
-  steps: StepRow[];
-}
-
-export interface FindingRow {
-  finding_id: string;
-  area: string;
-  severity?: string;
-  claim?: string;
-  subject: { trajectory_key: string; revision?: number };
-  evidence_refs?: { kind: string; uri: string }[];
-  code_eval_hits?: { anchor?: string }[];
-}
+export { findingSpanIds, type FindingRow, type StepRow, type TrajectoryRow } from './trajectory-timeline.ts';
 
 /** Longest text of a step (arguments, an error message) shown on its line. */
 const MAX_TEXT = 120;
@@ -58,17 +24,6 @@ function seconds(ns: bigint): string {
 }
 
 const iso = (ns: bigint): string => new Date(Number(ns / 1_000_000n)).toISOString();
-
-/** The span ids a finding's evidence names (`span:<trace>/<span>` refs and L0 hit anchors). */
-export function findingSpanIds(finding: FindingRow): Set<string> {
-  const ids = new Set<string>();
-  for (const ref of finding.evidence_refs ?? []) {
-    const m = /^span:[0-9a-f]+\/([0-9a-f]+)$/.exec(ref.uri);
-    if (ref.kind === 'span' && m !== null) ids.add(m[1]!);
-  }
-  for (const hit of finding.code_eval_hits ?? []) if (hit.anchor !== undefined) ids.add(hit.anchor);
-  return ids;
-}
 
 function stepLabel(step: StepRow): string {
   const parts: string[] = [];
@@ -94,37 +49,17 @@ export function trajectoryText(trajectory: TrajectoryRow, findings: readonly Fin
   out.push(`trajectory ${terminalSafe(trajectory.key)}  revision ${trajectory.revision}  ${state}${trajectory.closedBy === undefined ? '' : `  (closed by ${trajectory.closedBy})`}`);
   out.push(`traces: ${trajectory.traceIds.join(', ')}  steps: ${trajectory.steps.length}  findings: ${findings.length}`);
   for (const gap of trajectory.captureGaps ?? []) out.push(`capture gap: ${gap.reason} on ${gap.spanIds.length} span(s)`);
-  const steps = trajectory.steps;
-  if (steps.length === 0) return out;
-  const t0 = steps.reduce((min, s) => (BigInt(s.startTime) < min ? BigInt(s.startTime) : min), BigInt(steps[0]!.startTime));
-  out.push(`started ${iso(t0)}`);
+  const t = timeline(trajectory, findings);
+  if (t.t0Ns === null) return out;
+  out.push(`started ${iso(t.t0Ns)}`);
   out.push('');
-
-  const byId = new Map(steps.map((s) => [s.id, s]));
-  const depth = (step: StepRow): number => {
-    let d = 0;
-    const seen = new Set<string>();
-    for (let p = step.parentId; p !== undefined && byId.has(p) && !seen.has(p); p = byId.get(p)!.parentId) {
-      seen.add(p);
-      d++;
-    }
-    return d;
-  };
-  const marked = findings.map((f) => ({ finding: f, spans: findingSpanIds(f) }));
-  const placed = new Set<string>();
-  for (const step of steps) {
-    const start = BigInt(step.startTime);
-    const took = BigInt(step.endTime) - start;
-    const indent = '  '.repeat(Math.min(depth(step), 12));
-    out.push(`${seconds(start - t0).padStart(10)} ${seconds(took).slice(1).padStart(9)}  ${indent}${step.kind.padEnd(9)} ${stepLabel(step)}`);
-    for (const { finding, spans } of marked) {
-      if (!spans.has(step.id)) continue;
-      // A finding whose evidence names several steps is marked under each; it counts once.
-      placed.add(finding.finding_id);
-      out.push(`${' '.repeat(21)}  ${indent}▲ ${(finding.severity ?? '?').padEnd(6)} ${terminalSafe(finding.area)}: ${terminalSafe(finding.claim ?? '')}`);
-    }
+  for (const row of t.rows) {
+    const indent = '  '.repeat(Math.min(row.depth, 12));
+    out.push(`${seconds(row.offsetNs).padStart(10)} ${seconds(row.durationNs).slice(1).padStart(9)}  ${indent}${row.step.kind.padEnd(9)} ${stepLabel(row.step)}`);
+    // A finding whose evidence names several steps is marked under each; it counts once.
+    for (const finding of row.findings) out.push(`${' '.repeat(21)}  ${indent}▲ ${(finding.severity ?? '?').padEnd(6)} ${terminalSafe(finding.area)}: ${terminalSafe(finding.claim ?? '')}`);
   }
-  const elsewhere = findings.filter((f) => !placed.has(f.finding_id));
+  const elsewhere = t.elsewhere;
   if (elsewhere.length > 0) {
     out.push('');
     out.push('findings naming no step of this revision:');

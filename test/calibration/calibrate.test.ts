@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { calibrate, type GoldRow } from '../../src/calibration/calibrate.ts';
+import { calibrate, goldInForce, type GoldRow } from '../../src/calibration/calibrate.ts';
 import { certificateFor } from '../../src/calibration/certify.ts';
 import { CertificateSchema, KAPPA_INTERVAL_METHOD } from '../../src/judge/certificate.ts';
 import type { LedgerRecord, ResultRecord } from '../../src/judge/ledger/record.ts';
@@ -146,6 +146,19 @@ describe('calibrate', () => {
     expect(empty.questions.find((x) => x.target.questionId === Q0)).toMatchObject({ n: 0, kappa: null, agreement: null, qualifies: false });
     const conflict = calibrate([gold('w1', 'yes'), gold('w1', 'no')], [result('w1', 'yes')], 0.6);
     expect(conflict.conflictingGold).toEqual([{ questionId: Q0, windowId: 'w1' }]);
+  });
+
+  it('reads the latest line of a labeler for a (question, window) when it is a correction; other labelers\' rows and uncorrected repeats are read as before', () => {
+    const first = { ...gold('w1', 'no'), source: 'ann', labeler: 'ann', labeledAt: '2026-01-01T00:00:00.000Z' };
+    const fixed = { ...gold('w1', 'yes'), source: 'ann', labeler: 'ann', labeledAt: '2026-01-01T00:01:00.000Z', supersedes: first.labeledAt };
+    const r = calibrate([first, fixed], [result('w1', 'yes')], 0.6);
+    expect(r.conflictingGold).toEqual([]);
+    expect(r.questions.find((x) => x.target.questionId === Q0)).toMatchObject({ n: 1, agreement: 1 });
+    expect(goldInForce([first, fixed])).toEqual([fixed]);
+    // Ann's correction leaves Bob's label alone: the two now disagree, and the pair is refused.
+    const bob = { ...gold('w1', 'no'), source: 'bob', labeler: 'bob' };
+    expect(goldInForce([first, bob, fixed])).toEqual([bob, fixed]);
+    expect(calibrate([first, bob, fixed], [result('w1', 'yes')], 0.6).conflictingGold).toEqual([{ questionId: Q0, windowId: 'w1' }]);
   });
 
   it('calibrates layer and verifier questions like trace questions: the verifier is scored against the gold of the question it asks again', () => {

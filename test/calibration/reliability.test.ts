@@ -34,7 +34,9 @@ const agrees = (i: number) => ((i * 37) % N) / N < prob(i);
 let server: ScriptedServer | undefined;
 afterAll(() => server?.close());
 
-async function judgedLedger() {
+async function judgedLedger(o: { n: number; prob: (i: number) => number; failing: ReadonlySet<number>; agrees: (i: number) => boolean } = { n: N, prob, failing: FAILING, agrees }) {
+  const { n: N, prob, failing: FAILING, agrees } = o;
+  server?.close();
   server = await startScriptedServer((body) => {
     const i = Number(/case-(\d+)/.exec(JSON.stringify(body))?.[1]);
     if (FAILING.has(i)) return { status: 500, body: { error: { message: 'model overloaded' } } };
@@ -129,6 +131,50 @@ describe('reliability(): outcome labels joined to decisions', () => {
       expect(bytes.readUInt32BE(16)).toBe(1280); // IHDR width
       expect(bytes.length).toBeGreaterThan(20_000);
     }
+  }, 120_000);
+});
+
+describe('the reliability chart, as trajwatch reliability draws it', () => {
+  // Bins of 1, 6, 6 and 1 labels: 0.55, 0.65 ×6, 0.75 ×6, 0.95; the judge agrees with 5 of each 6.
+  const P = [0.55, ...Array(6).fill(0.65), ...Array(6).fill(0.75), 0.95] as number[];
+  it('draws a 95 % interval on every bin, its n in a row under the axis clear of the subtitles, joins only adjacent bins of enough labels, and draws no panel for a question without labels', async () => {
+    const { dataDir, ledger, goldPath } = await judgedLedger({ n: P.length, prob: (i) => P[i]!, failing: new Set(), agrees: (i) => i % 6 !== 3 });
+    const svgPath = join(dataDir, 'chart.svg');
+    const png = join(dataDir, 'chart.png');
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    expect(await reliabilityCommand(['--ledger', ledger, '--gold', goldPath, '--svg', svgPath, ...(existsSync(CHROMIUM) ? ['--png', png] : ['--no-png'])])).toBe(0);
+    vi.restoreAllMocks();
+    const svg = await readFile(svgPath, 'utf8');
+    const panels = [...svg.matchAll(/<g class="panel" data-question="([^"]+)">([\s\S]*?)<\/g>/g)].map((m) => ({ q: m[1]!, body: m[2]! }));
+    // Q0 (14 labels) and Q1 (one label: no curve) have panels; Q2 (only "unsure") and the unlabeled questions have none.
+    expect(panels.map((p) => p.q)).toEqual([Q0, Q1]);
+    expect(svg).toContain(`${SEMANTIC_QUESTIONS.length - 2} question groups without labels not drawn`);
+    const q0 = panels[0]!.body;
+    const num = (s: string, attr: string) => Number(new RegExp(`${attr}="([-0-9.]+)"`).exec(s)![1]);
+    const bins = [...q0.matchAll(/<circle class="bin" data-n="(\d+)" cx="([0-9.]+)" cy="([0-9.]+)"[^>]*fill-opacity="([0-9.]+)"/g)].map((m) => ({ n: Number(m[1]), cx: Number(m[2]), cy: Number(m[3]), opacity: Number(m[4]) }));
+    expect(bins.map((b) => b.n)).toEqual([1, 6, 6, 1]);
+    // A sparse bin is fainter than a full one.
+    expect(bins[0]!.opacity).toBeLessThan(bins[1]!.opacity);
+    // Every bin has an interval through its point; a bin of one label has a wide one.
+    const intervals = [...q0.matchAll(/<line class="interval" data-n="(\d+)"[^>]*>/g)].map((m) => ({ n: Number(m[1]), x: num(m[0], 'x1'), y1: num(m[0], 'y1'), y2: num(m[0], 'y2') }));
+    expect(intervals).toHaveLength(4);
+    intervals.forEach((iv, i) => {
+      expect(iv.x).toBe(bins[i]!.cx);
+      expect(Math.min(iv.y1, iv.y2)).toBeLessThanOrEqual(bins[i]!.cy);
+      expect(Math.max(iv.y1, iv.y2)).toBeGreaterThanOrEqual(bins[i]!.cy);
+    });
+    expect(Math.abs(intervals[0]!.y1 - intervals[0]!.y2)).toBeGreaterThan(Math.abs(intervals[1]!.y1 - intervals[1]!.y2));
+    // One line, joining the two bins of six only: none runs to a bin of one.
+    const lines = [...q0.matchAll(/<polyline class="curve"[^>]*points="([^"]+)"/g)].map((m) => m[1]!.split(' '));
+    expect(lines).toEqual([[`${bins[1]!.cx.toFixed(1)},${bins[1]!.cy.toFixed(1)}`, `${bins[2]!.cx.toFixed(1)},${bins[2]!.cy.toFixed(1)}`]]);
+    // The counts: one per bin, below the plot, under the subtitle, not on one another.
+    const subtitleY = num(/<text class="subtitle"[^>]*>/.exec(q0)![0], 'y');
+    const counts = [...q0.matchAll(/<text class="bin-n" x="([0-9.]+)" y="([0-9.]+)"[^>]*>(\d+)</g)].map((m) => ({ x: Number(m[1]), y: Number(m[2]), n: Number(m[3]) }));
+    expect(counts.map((c) => c.n)).toEqual([1, 6, 6, 1]);
+    for (const c of counts) expect(c.y).toBeGreaterThan(Math.max(...bins.map((b) => b.cy)) + 10);
+    for (const c of counts) expect(c.y).toBeGreaterThan(subtitleY + 12);
+    for (let i = 1; i < counts.length; i++) expect(counts[i]!.x - counts[i - 1]!.x).toBeGreaterThanOrEqual(18);
+    if (existsSync(CHROMIUM)) expect((await readFile(png)).subarray(1, 4).toString()).toBe('PNG');
   }, 120_000);
 });
 

@@ -100,7 +100,8 @@ describe('shipped dashboards', () => {
     const others = shipped.flatMap((d) => d.json.panels).filter((p) => !withExemplars.includes(p));
     expect(others.filter((p) => p.targets?.some((t) => t.exemplar === true))).toEqual([]);
     const traceUrl = alarms.templating.list.find((v) => v.name === 'trace_url')!;
-    expect(traceUrl).toMatchObject({ type: 'textbox', query: 'http://127.0.0.1:16686/trace/' });
+    // No trace backend set: the exemplar opens trajwatch's own trajectory page for the trace id.
+    expect(traceUrl).toMatchObject({ type: 'textbox', query: 'http://127.0.0.1:4320/trajectories/' });
     // The datasource's exemplar link: that variable, then the exemplar's trace_id (`$$` is a literal `$` in provisioning).
     const ds = parse(readFileSync(new URL('../../dashboards/provisioning/datasources/prometheus.yaml', import.meta.url), 'utf8')) as {
       datasources: { jsonData: { exemplarTraceIdDestinations: { name: string; url: string }[] } }[];

@@ -10,8 +10,13 @@ import { allowedHostNames, checkHost, checkWriteOrigin } from './request-origin.
 const STATIC: Record<string, { file: string; type: string }> = {
   '/': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/app.js': { file: 'app.js', type: 'text/javascript; charset=utf-8' },
+  '/dom.js': { file: 'dom.js', type: 'text/javascript; charset=utf-8' },
+  '/event-view.js': { file: 'event-view.js', type: 'text/javascript; charset=utf-8' },
   '/app.css': { file: 'app.css', type: 'text/css; charset=utf-8' },
+  '/trajectory.js': { file: 'trajectory.js', type: 'text/javascript; charset=utf-8' },
 };
+/** The trajectory page: one HTML file for every `/trajectories/KEY`; its script asks the API for KEY. */
+const TRAJECTORY_PAGE = { file: 'trajectory.html', type: 'text/html; charset=utf-8' };
 const STATIC_DIR = new URL('./static/', import.meta.url);
 /** A label is a few hundred bytes; anything much larger is not one. */
 const MAX_BODY_BYTES = 16 * 1024;
@@ -40,6 +45,11 @@ export interface LabelServerOptions {
   allowedHosts: readonly string[];
   /** Why the list is empty, when it is (the judge off, nothing judged yet): `why` in `/api/windows`. */
   emptyReason?: string;
+  /**
+   * The trajectory page's data (`/api/trajectories/KEY`): the timeline of the trajectory KEY
+   * names (a key, a unique prefix, or a trace id), or a 404 with why. Absent: no trajectory page.
+   */
+  trajectory?: (key: string) => Promise<{ found: true; view: unknown } | { found: false; why: string }>;
 }
 
 /**
@@ -66,7 +76,7 @@ async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerRe
     const wrongOrigin = checkWriteOrigin(headerOf(req, 'origin'), host!);
     if (wrongOrigin !== null) return send(res, wrongOrigin.status, { error: wrongOrigin.error, message: wrongOrigin.message });
   }
-  const page = STATIC[url.pathname];
+  const page = STATIC[url.pathname] ?? (o.trajectory !== undefined && /^\/trajectories\/[^/]+$/.test(url.pathname) ? TRAJECTORY_PAGE : undefined);
   if (page !== undefined && req.method === 'GET') {
     const body = await readFile(new URL(page.file, STATIC_DIR));
     res.writeHead(200, { 'content-type': page.type, ...SECURITY_HEADERS });
@@ -85,6 +95,11 @@ async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerRe
   if (m !== null && req.method === 'GET') {
     const w = await o.data.window(decodeURIComponent(m[1]!), labeler, o.reveal);
     return w === null ? send(res, 404, { error: 'unknown-window', message: `no judged, stored window ${m[1]}` }) : send(res, 200, w);
+  }
+  const t = /^\/api\/trajectories\/([^/]+)$/.exec(url.pathname);
+  if (t !== null && req.method === 'GET' && o.trajectory !== undefined) {
+    const r = await o.trajectory(decodeURIComponent(t[1]!));
+    return r.found ? send(res, 200, r.view) : send(res, 404, { error: 'unknown-trajectory', message: r.why });
   }
   if (url.pathname === '/api/review' && req.method === 'GET') return send(res, 200, await o.data.review());
   if (url.pathname === '/api/labels' && req.method === 'POST') return postLabel(o, req, res);
@@ -107,8 +122,9 @@ async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: Serve
   const r = await o.data.gold.observe(body, () => facts);
   switch (r.kind) {
     case 'recorded':
+    case 'corrected':
     case 'duplicate':
-      return send(res, r.kind === 'recorded' ? 201 : 200, { result: r.kind, row: r.row, judge: await o.data.judgeAnswerOf(r.row.windowId, r.row.questionId) });
+      return send(res, r.kind === 'duplicate' ? 200 : 201, { result: r.kind, row: r.row, judge: await o.data.judgeAnswerOf(r.row.windowId, r.row.questionId) });
     case 'invalid':
       return send(res, 400, { error: 'invalid', message: r.issues.join('; ') });
     case 'unknown-window':
@@ -120,7 +136,7 @@ async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: Serve
     case 'unknown-support':
       return send(res, 422, { error: 'unknown-support', message: `support ${r.support} is not one of ${r.allowed.join(', ')}` });
     case 'conflict':
-      return send(res, 409, { error: 'conflict', message: `you already labeled this question on this window "${r.prior.label}"${r.prior.support ? ` (support ${r.prior.support})` : ''}; the first label is kept` });
+      return send(res, 409, { error: 'conflict', message: `you already labeled this question on this window "${r.prior.label}"${r.prior.support ? ` (support ${r.prior.support})` : ''}; the first label is kept; to correct it, send it again with "correction": true (the page's Correct button)` });
   }
 }
 

@@ -1,6 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Trajectory } from '../../../src/assemble/trajectory.ts';
 import { checksConfigSchema } from '../../../src/checks/config.ts';
 import { runChecks } from '../../../src/checks/run-checks.ts';
 import { createAuthCheck, type ReceiverAuth } from '../../../src/ingest/otlp/auth.ts';
@@ -8,7 +9,7 @@ import { JudgeConfigSchema, type JudgeConfig } from '../../../src/judge/config.t
 import { DecisionPoints } from '../../../src/judge/decision-points.ts';
 import { GoldStore } from '../../../src/calibration/gold-store.ts';
 import { LabelData } from '../../../src/calibration/label/label-data.ts';
-import { startLabelServer } from '../../../src/calibration/label/label-server.ts';
+import { startLabelServer, type LabelServerOptions } from '../../../src/calibration/label/label-server.ts';
 import { agentRun } from '../../windows/builders.ts';
 import { answers, completion, startScriptedServer, type ScriptedServer } from '../../judge/scripted-chat-server.ts';
 
@@ -30,7 +31,7 @@ export interface Judged {
 }
 
 /** Judges one turn window per trajectory against the scripted server; the judge says yes to question 0 exactly when the trajectory claims done. */
-export async function judgeWindows(keys: readonly [string, boolean][], over: Record<string, unknown> = {}): Promise<Judged> {
+export async function judgeWindows(keys: readonly [string, boolean][], over: Record<string, unknown> = {}, build: (key: string, done: boolean) => Trajectory = claims): Promise<Judged> {
   const model = await startScriptedServer((body) => {
     const yes = JSON.stringify(body).includes('claims done');
     return { body: completion(answers({ 0: { letter: yes ? 'A' : 'B', support: 'e2', p: 0.95 } })) };
@@ -39,7 +40,7 @@ export async function judgeWindows(keys: readonly [string, boolean][], over: Rec
   const cfg = JudgeConfigSchema.parse({ enabled: true, client: { baseUrl: model.baseUrl, model: 'judge', backoffMs: 1 }, sampling: { rate: 0 }, ...over });
   const dp = await DecisionPoints.open(dataDir, cfg, { checks: CHECKS, onFindings: () => undefined });
   for (const [key, done] of keys) {
-    const t = claims(key, done);
+    const t = build(key, done);
     dp.consider(t, runChecks(t, CHECKS), []);
   }
   await dp.drain();
@@ -48,9 +49,9 @@ export async function judgeWindows(keys: readonly [string, boolean][], over: Rec
 }
 
 /** The label server over a judged data directory, as `trajwatch label` starts it. */
-export async function serveLabels(j: Judged, o: { auth?: ReceiverAuth; env?: Record<string, string>; reveal?: boolean } = {}) {
+export async function serveLabels(j: Judged, o: { auth?: ReceiverAuth; env?: Record<string, string>; reveal?: boolean; trajectory?: LabelServerOptions['trajectory'] } = {}) {
   const gold = await GoldStore.open(j.gold);
   const data = new LabelData({ ledger: j.ledger, windows: j.windows }, gold, j.cfg.decision.minKappa);
-  const started = await startLabelServer({ data, auth: createAuthCheck(o.auth, o.env), authRequired: o.auth !== undefined, reveal: o.reveal ?? false }, '127.0.0.1', 0);
+  const started = await startLabelServer({ data, auth: createAuthCheck(o.auth, o.env), authRequired: o.auth !== undefined, reveal: o.reveal ?? false, trajectory: o.trajectory }, '127.0.0.1', 0);
   return { ...started, gold, close: () => new Promise<void>((r) => started.server.close(() => r())) };
 }

@@ -102,6 +102,26 @@ describe('the label server', () => {
     expect(await gold(j)).toHaveLength(2);
   });
 
+  it('takes a correction of a mis-keyed label as a new line that supersedes it, the first kept in the file; the window then shows the correction', async () => {
+    const { j, s, ids } = await setup();
+    const first = await body(post(s.url, { windowId: ids[0], questionId: Q0, label: 'no', support: null, labeler: 'ann' }));
+    const conflict = await body(post(s.url, { windowId: ids[0], questionId: Q0, label: 'yes', support: 'e2', labeler: 'ann' }));
+    expect(conflict.message).toContain('"correction": true');
+    const r = await post(s.url, { windowId: ids[0], questionId: Q0, label: 'yes', support: 'e2', labeler: 'ann', correction: true });
+    expect(r.status).toBe(201);
+    const corrected = await r.json();
+    expect(corrected).toMatchObject({ result: 'corrected', row: { label: 'yes', support: 'e2', supersedes: first.row.labeledAt }, judge: { option: expect.any(String) } });
+    const lines = (await gold(j)).map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.label)).toEqual(['no', 'yes']);
+    const w = await body(fetch(new URL(`/api/windows/${ids[0]}?labeler=ann`, s.url)));
+    expect(w.questions[0].label).toMatchObject({ label: 'yes', support: 'e2', corrected: true });
+    // A correction of nothing is a first label.
+    expect(await body(post(s.url, { windowId: ids[1], questionId: Q0, label: 'no', support: null, labeler: 'ann', correction: true }))).toMatchObject({ result: 'recorded' });
+    // After a restart the store reads the latest line as this labeler's label.
+    const reopened = await GoldStore.open(j.gold);
+    expect(reopened.labelOf('ann', Q0, ids[0]!)).toMatchObject({ label: 'yes' });
+  });
+
   it('refuses a window edited after it was judged, to show and to label, and keeps the labels already recorded', async () => {
     const { j, s, ids } = await setup();
     expect((await post(s.url, { windowId: ids[1], questionId: Q0, label: 'no', support: null, labeler: 'ann' })).status).toBe(201);
@@ -153,12 +173,38 @@ describe('the label server', () => {
     expect((await fetch(new URL('/api/windows', s.url), { headers: { authorization: 'Bearer s3cret-token' } })).status).toBe(200);
     expect((await post(s.url, { windowId: ids[0], questionId: Q0, label: 'no', support: null, labeler: 'ann' }, { authorization: 'Bearer s3cret-token' })).status).toBe(201);
     expect(await body(fetch(new URL('/api/config', s.url)))).toEqual({ authRequired: true, blind: true });
-    for (const file of ['/', '/app.js', '/app.css']) {
+    for (const file of ['/', '/app.js', '/app.css', '/dom.js', '/event-view.js']) {
       const r = await fetch(new URL(file, s.url));
       expect(r.status).toBe(200);
       expect(r.headers.get('content-security-policy')).toContain("default-src 'none'");
       expect(await r.text()).not.toMatch(/https?:\/\/|\/\/cdn|@import/);
     }
+  });
+});
+
+describe('the trajectory page on the label server', () => {
+  it('serves the page at /trajectories/KEY without a token (it holds no data) and its data only with one; an unknown key is a 404 saying why', async () => {
+    const seen: string[] = [];
+    const trajectory = async (key: string) => (seen.push(key), key === 'run-a' ? { found: true as const, view: { key } } : { found: false as const, why: `no trajectory with key ${key}` });
+    const { s } = await setup({ auth: { tokenEnv: 'LABEL_TOKEN' }, env: { LABEL_TOKEN: 't0ken' }, trajectory });
+    for (const file of ['/trajectories/run-a', '/trajectory.js']) {
+      const r = await fetch(new URL(file, s.url));
+      expect(r.status).toBe(200);
+      expect(r.headers.get('content-security-policy')).toContain("default-src 'none'");
+      expect(await r.text()).not.toMatch(/https?:\/\/|\/\/cdn|@import|run-a/);
+    }
+    expect((await fetch(new URL('/api/trajectories/run-a', s.url))).status).toBe(401);
+    expect(seen).toEqual([]);
+    const auth = { authorization: 'Bearer t0ken' };
+    expect(await body(fetch(new URL('/api/trajectories/run-a', s.url), { headers: auth }))).toEqual({ key: 'run-a' });
+    const missing = await fetch(new URL('/api/trajectories/run%2Fz', s.url), { headers: auth });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: 'unknown-trajectory', message: 'no trajectory with key run/z' });
+  });
+
+  it('has no trajectory page when it is given no trajectories', async () => {
+    const { s } = await setup();
+    expect((await fetch(new URL('/trajectories/run-a', s.url))).status).toBe(404);
   });
 });
 

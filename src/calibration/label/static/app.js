@@ -2,23 +2,14 @@
 // Every piece of window content is set with textContent, never parsed as HTML: it is agent
 // telemetry, and may hold anything.
 
-const $ = (sel) => document.querySelector(sel);
+import { eventView } from './event-view.js';
+
+import { $, apiCall, el, readableWithRaw, trajectoryLink } from './dom.js';
+
 const main = $('#main');
 /** Replaces the page's content; a null or undefined child (a part not shown) is left out, never written as "null". */
 const show = (...nodes) => main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
-const state = { config: { authRequired: false, blind: true }, labeler: localStorage.getItem('trajwatch.labeler') ?? '', token: sessionStorage.getItem('trajwatch.token') ?? '', list: [], selected: 0, window: null, q: 0 };
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === false || v === null || v === undefined) continue;
-    if (k === 'text') e.textContent = v;
-    else if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
-    else e.setAttribute(k, v === true ? '' : String(v));
-  }
-  for (const c of children) if (c !== null && c !== undefined) e.append(c);
-  return e;
-}
+const state = { config: { authRequired: false, blind: true }, labeler: localStorage.getItem('trajwatch.labeler') ?? '', token: sessionStorage.getItem('trajwatch.token') ?? '', list: [], selected: 0, window: null, q: 0, raw: false, correcting: false, last: '' };
 
 function say(text) {
   $('#status').textContent = text;
@@ -27,19 +18,7 @@ function alarm(text) {
   $('#alert').textContent = text;
 }
 
-async function api(path, init = {}) {
-  const headers = { ...(init.headers ?? {}) };
-  if (state.token !== '') headers.authorization = `Bearer ${state.token}`;
-  const res = await fetch(path, { ...init, headers });
-  const body = await res.json().catch(() => ({ error: 'bad-response', message: `HTTP ${res.status}` }));
-  if (!res.ok) {
-    const err = new Error(body.message ?? `HTTP ${res.status}`);
-    err.status = res.status;
-    err.code = body.error;
-    throw err;
-  }
-  return { status: res.status, body };
-}
+const api = (path, init = {}) => apiCall(path, init, state.token);
 
 const q = (labeler) => `labeler=${encodeURIComponent(labeler)}`;
 
@@ -67,7 +46,7 @@ async function showList() {
             { 'data-window': w.windowId, 'aria-current': String(i === state.selected) },
             el('td', {}, el('a', { href: `#/w/${w.windowId}`, 'data-index': i, text: w.windowId })),
             el('td', { text: w.kind }),
-            el('td', { text: w.trajectoryKey }),
+            el('td', {}, trajectoryLink(w.trajectoryKey)),
             el('td', { text: String(w.events) }),
             el('td', { text: `${w.labeled} of ${w.questions}` }),
             el('td', { text: w.failed ? 'call failed (no answer)' : 'answered' }),
@@ -88,6 +67,8 @@ function focusRow() {
 async function showWindow(id) {
   const { body } = await api(`/api/windows/${encodeURIComponent(id)}?${q(state.labeler)}`);
   state.window = body;
+  state.correcting = false;
+  state.last = '';
   const next = body.questions.findIndex((x) => x.label === null);
   state.q = next === -1 ? 0 : next;
   renderWindow();
@@ -98,17 +79,20 @@ function renderWindow() {
   const question = w.questions[state.q];
   const events = el(
     'section',
-    { 'aria-labelledby': 'events-title' },
-    el('h2', { id: 'events-title', text: `Window ${w.windowId} (${w.kind}, trajectory ${w.trajectoryKey}) — the events exactly as the judge saw them` }),
+    { 'aria-labelledby': 'events-title', class: state.raw ? 'events-pane raw' : 'events-pane' },
+    el('h2', { id: 'events-title' }, `Window ${w.windowId} (${w.kind}, trajectory `, trajectoryLink(w.trajectoryKey), ') — the events the judge saw'),
+    el('p', { class: 'help' }, el('kbd', { text: 'v' }), state.raw ? ' shows the events read by kind' : ' shows every event as the raw JSON the judge was sent'),
     w.limitations.length > 0 ? el('p', { class: 'muted', text: `Limitations: ${w.limitations.join(', ')}` }) : null,
     w.redactions > 0 ? el('p', { class: 'muted', text: `${w.redactions} secrets were redacted before the judge saw this window.` }) : null,
     w.failure !== null ? el('p', { class: 'muted', text: `The judge's call failed (${w.failure}): it gave no answer.` }) : null,
-    el('ol', { class: 'events', 'aria-label': 'Events' }, ...w.events.map((e) => el('li', { class: 'event', id: `event-${e.id}`, 'data-event': e.id }, el('strong', { text: e.id }), el('pre', { text: e.content })))),
+    el('ol', { class: 'events', 'aria-label': 'Events' }, ...w.events.map(renderEvent)),
   );
   const labeled = question.label;
+  const locked = labeled !== null && !state.correcting;
   const form = el(
     'form',
     { id: 'label-form', 'aria-labelledby': 'question-title', onsubmit: (ev) => (ev.preventDefault(), record()) },
+    state.last === '' ? null : el('p', { id: 'last-recorded', class: 'last' }, state.last),
     el('h2', { id: 'question-title', text: `Question ${state.q + 1} of ${w.questions.length}: ${question.id}${question.recordOnly ? ' (record-only: scored, never certified)' : ''}` }),
     el('p', { id: 'question-text', text: question.text }),
     el(
@@ -119,7 +103,7 @@ function renderWindow() {
         el(
           'div',
           {},
-          el('input', { type: 'radio', name: 'label', id: `opt-${o.value}`, value: o.value, checked: labeled?.label === o.value, disabled: labeled !== null }),
+          el('input', { type: 'radio', name: 'label', id: `opt-${o.value}`, value: o.value, checked: labeled?.label === o.value, disabled: locked }),
           ' ',
           el('label', { for: `opt-${o.value}` }, el('kbd', { text: KEY_OF[o.value] ?? '' }), ` ${o.value} — ${o.meaning}`),
         ),
@@ -132,7 +116,7 @@ function renderWindow() {
       el('label', { for: 'support', class: 'help' }, 'the event that supports your answer (', el('kbd', { text: 's' }), ' focuses, or ', el('kbd', { text: '1' }), '–', el('kbd', { text: '9' }), ')'),
       el(
         'select',
-        { id: 'support', name: 'support', disabled: labeled !== null },
+        { id: 'support', name: 'support', disabled: locked },
         el('option', { value: '', text: '(none given)' }),
         ...w.events.map((e) => el('option', { value: e.id, text: e.id, selected: labeled?.support === e.id })),
         el('option', { value: 'unresolved', text: 'unresolved (no single event)', selected: labeled?.support === 'unresolved' }),
@@ -140,7 +124,14 @@ function renderWindow() {
     ),
     labeled === null
       ? el('button', { type: 'submit', id: 'record' }, 'Record label (', el('kbd', { text: 'Enter' }), ')')
-      : el('p', { id: 'recorded', text: `You labeled this "${labeled.label}"${labeled.support ? ` (support ${labeled.support})` : ''}.` }),
+      : state.correcting
+        ? el('div', {}, el('p', { id: 'recorded', text: `Correcting your label "${labeled.label}"${labeled.support ? ` (support ${labeled.support})` : ''}: the new one supersedes it; both stay in the gold file.` }), el('button', { type: 'submit', id: 'record' }, 'Record correction (', el('kbd', { text: 'Enter' }), ')'))
+        : el(
+            'div',
+            {},
+            el('p', { id: 'recorded', text: `You labeled this "${labeled.label}"${labeled.support ? ` (support ${labeled.support})` : ''}${labeled.corrected ? ', a correction' : ''}.` }),
+            el('button', { type: 'button', id: 'correct', onclick: () => startCorrection() }, 'Correct this label (', el('kbd', { text: 'c' }), ')'),
+          ),
     judgeView(question),
     el('p', { class: 'help' }, el('kbd', { text: '[' }), ' / ', el('kbd', { text: ']' }), ' previous / next question · ', el('kbd', { text: 'Esc' }), ' back to the list'),
   );
@@ -148,6 +139,24 @@ function renderWindow() {
   highlightSupport();
   const first = form.querySelector('input[name=label]:checked') ?? form.querySelector('input[name=label]');
   first?.focus();
+}
+
+/** One event, read by kind, with its raw JSON one click (or `v`) away. */
+function renderEvent(e) {
+  const v = eventView(e.content);
+  return el('li', { class: `event kind-${v.kind}${v.status === 'error' ? ' failed' : ''}`, id: `event-${e.id}`, 'data-event': e.id }, ...readableWithRaw(e.id, v, state.raw));
+}
+
+function toggleRaw() {
+  state.raw = !state.raw;
+  renderWindow();
+  say(state.raw ? 'Showing the raw JSON of every event.' : 'Showing the events read by kind.');
+}
+
+function startCorrection() {
+  state.correcting = true;
+  renderWindow();
+  say('Correcting: choose the right answer and record it; the first label stays in the gold file, superseded.');
 }
 
 function judgeView(question) {
@@ -167,7 +176,8 @@ function highlightSupport() {
 async function record() {
   const w = state.window;
   const question = w.questions[state.q];
-  if (question.label !== null) return nextQuestion(1);
+  if (question.label !== null && !state.correcting) return nextQuestion(1);
+  const correction = question.label !== null;
   const picked = main.querySelector('input[name=label]:checked');
   if (picked === null) return alarm('Choose an answer first (y, n, u or a).');
   const support = $('#support').value === '' ? null : $('#support').value;
@@ -175,19 +185,17 @@ async function record() {
     const { body } = await api('/api/labels', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ windowId: w.windowId, questionId: question.id, label: picked.value, support, labeler: state.labeler }),
+      body: JSON.stringify({ windowId: w.windowId, questionId: question.id, label: picked.value, support, labeler: state.labeler, ...(correction ? { correction: true } : {}) }),
     });
     alarm('');
-    question.label = { label: body.row.label, support: body.row.support, labeledAt: body.row.labeledAt };
+    state.correcting = false;
+    question.label = { label: body.row.label, support: body.row.support, labeledAt: body.row.labeledAt, corrected: body.row.supersedes !== undefined };
     question.judge = body.judge;
-    say(`Recorded ${question.id}: ${body.row.label}. ${judgeView(question).textContent}`);
     const next = w.questions.findIndex((x) => x.label === null);
-    if (next === -1) {
-      say(`${$('#status').textContent} All ${w.questions.length} questions of this window are labeled.`);
-      renderWindow();
-      return;
-    }
-    state.q = next;
+    // Said where the labeler is looking (the question panel, which stays in view), and to a screen reader.
+    state.last = `${body.result === 'corrected' ? 'Corrected' : 'Recorded'} ${question.id}: ${body.row.label}. ${judgeView(question).textContent}${next === -1 ? ` All ${w.questions.length} questions of this window are labeled.` : ''}`;
+    say(state.last);
+    if (next !== -1 && !correction) state.q = next;
     renderWindow();
   } catch (err) {
     alarm(`Not recorded: ${err.message}`);
@@ -196,6 +204,7 @@ async function record() {
 
 function nextQuestion(step) {
   const n = state.window.questions.length;
+  state.correcting = false;
   state.q = (state.q + step + n) % n;
   renderWindow();
 }
@@ -235,6 +244,8 @@ function showKeys() {
     ['y, n, u, a', 'answer yes, no, unsure, unavailable'],
     ['1–9, 0', 'supporting event 1–9; 0: unresolved'],
     ['s', 'focus the supporting event list'],
+    ['v', 'the events as raw JSON, or read by kind'],
+    ['c', 'correct a label you recorded (a new line supersedes it)'],
     ['[ , ]', 'previous, next question'],
     ['Esc', 'back to the list'],
     ['r', 'the review'],
@@ -298,6 +309,14 @@ document.addEventListener('keydown', (ev) => {
     }
     if (ev.key === 's') {
       $('#support').focus();
+      return ev.preventDefault();
+    }
+    if (ev.key === 'v') {
+      toggleRaw();
+      return ev.preventDefault();
+    }
+    if (ev.key === 'c' && $('#correct') !== null) {
+      startCorrection();
       return ev.preventDefault();
     }
     if (ev.key === '[' || ev.key === ']') {
