@@ -25,8 +25,8 @@ import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts
 import { uniqueTopic } from '../../test/helpers/kafka.ts';
 import type { ServeProcess } from '../../test/helpers/serve.ts';
 import { renderConfig, startCollector } from '../../test/ops/otelcol.ts';
-import { assignmentOf, replayFindingIds, settledOn, startSessionMember } from '../../test/source/session-group.ts';
-import { type Conversation, conversation } from '../../test/source/session-records.ts';
+import { assignmentOf, replayFindingIds, settledOn, startSessionMember } from '../../test/repartition/session-group.ts';
+import { type Conversation, conversation } from '../../test/repartition/session-records.ts';
 
 const { values } = parseArgs({
   options: {

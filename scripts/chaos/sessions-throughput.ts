@@ -16,9 +16,9 @@ import { Kafka } from 'kafkajs';
 import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { uniqueTopic } from '../../test/helpers/kafka.ts';
 import type { ServeProcess } from '../../test/helpers/serve.ts';
-import { readTrajectories } from '../../test/source/group.ts';
-import { finalRevisions, settledOn, startSessionMember, type TrajectoryLine } from '../../test/source/session-group.ts';
-import { conversations } from '../../test/source/session-records.ts';
+import { readTrajectories } from '../../test/helpers/serve-group.ts';
+import { finalRevisions, settledOn, startSessionMember, type TrajectoryLine } from '../../test/repartition/session-group.ts';
+import { conversations } from '../../test/repartition/session-records.ts';
 
 const { values } = parseArgs({ options: { conversations: { type: 'string', default: '2000' } } });
 const count = Number(values.conversations);

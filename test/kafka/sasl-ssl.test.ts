@@ -14,7 +14,7 @@ import { KafkaConnectionSchema } from '../../src/kafka/config.ts';
 import { sendFlaggedAgentRuns } from '../helpers/agent-trace.ts';
 import { consumeMessages, securedBroker, startBroker, stopBroker, uniqueTopic } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';
-import { collectorRecords } from '../source/otlp-records.ts';
+import { collectorRecords } from '../helpers/otlp-records.ts';
 
 const broker = securedBroker('sasl-ssl-test', 19196, 19198);
 

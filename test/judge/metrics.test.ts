@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Registry, register } from 'prom-client';
-import type { AnalysisManifest } from '../../src/findings/manifest-schema.ts';
 import type { DecisionPointStats } from '../../src/judge/decision-points.ts';
-import { pipelineMetrics } from '../../src/pipeline-metrics.ts';
-import { kafkaProduceMetrics, registerKafkaSinkMetrics } from '../../src/sinks/kafka/metrics.ts';
-import type { KafkaSinkStats } from '../../src/sinks/kafka/sink.ts';
 import { judgeCallMetrics, registerJudgeMetrics } from '../../src/judge/metrics.ts';
+import { sample } from '../helpers/metric-sample.ts';
 
 function judgeStats(): DecisionPointStats {
   return {
@@ -31,28 +28,7 @@ function judgeStats(): DecisionPointStats {
   };
 }
 
-const kafkaStats = (): KafkaSinkStats => ({
-  outboxRecords: 0,
-  outboxBytes: 0,
-  delivered: 3,
-  batchesDelivered: 1,
-  sendErrors: 0,
-  ackErrors: 2,
-  failing: false,
-  lastError: undefined,
-  refusedFull: 0,
-  refusedTooLarge: 0,
-  tornLinesIgnored: 0,
-  produceLatencyMs: { count: 1, sum: 4, max: 4, last: 4 },
-});
-
-/** The value of one sample line of the exposition, or undefined when the series is absent. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.split(' ').at(-1));
-}
-
-describe('component metrics', () => {
+describe('judge metrics', () => {
   it('mirrors judge tokens, shows cost only once a call was priced in USD, and exports budgets and calibration per question', async () => {
     const s = judgeStats();
     const registry = new Registry();
@@ -85,47 +61,9 @@ describe('component metrics', () => {
     expect(sample(text, 'trajwatch_judge_latency_seconds_count{outcome="timeout"}')).toBe(0);
   });
 
-  it('exports Kafka produce latency as a histogram, and outbox refusals by reason from 0', async () => {
-    const registry = new Registry();
-    registerKafkaSinkMetrics(registry, kafkaStats);
-    kafkaProduceMetrics(registry)(0.004, 3);
-    const text = await registry.metrics();
-    expect(sample(text, 'trajwatch_kafka_produce_seconds_count')).toBe(1);
-    expect(sample(text, 'trajwatch_kafka_produce_seconds_bucket{le="0.005"}')).toBe(1);
-    expect(sample(text, 'trajwatch_kafka_produce_records_sum')).toBe(3);
-    expect(sample(text, 'trajwatch_kafka_outbox_refused_total{reason="full"}')).toBe(0);
-    expect(sample(text, 'trajwatch_kafka_delivered_total')).toBe(3);
-    expect(sample(text, 'trajwatch_kafka_outbox_ack_errors_total')).toBe(2);
-  });
-
-  it('counts what analysis manifests say: each check by status and reason, each window by fate and reason', async () => {
-    const registry = new Registry();
-    const m = pipelineMetrics(registry);
-    const manifest = {
-      checks: [
-        { check: 'error-output', status: 'fired', finding_ids: [] },
-        { check: 'unguarded-send', status: 'unavailable', reason: 'incomplete-capture', finding_ids: [] },
-      ],
-      windows: [
-        { fate: 'not-sampled', reason: 'rate' },
-        { fate: 'judged', finding_ids: [] },
-      ],
-    } as unknown as AnalysisManifest;
-    m.onManifest(manifest);
-    m.onManifest(manifest);
-    const text = await registry.metrics();
-    expect(sample(text, 'trajwatch_check_status_total{check="unguarded-send",status="unavailable",reason="incomplete-capture"}')).toBe(2);
-    expect(sample(text, 'trajwatch_check_status_total{check="error-output",status="fired",reason=""}')).toBe(2);
-    expect(sample(text, 'trajwatch_window_fates_total{fate="not-sampled",reason="rate"}')).toBe(2);
-    expect(sample(text, 'trajwatch_window_fates_total{fate="judged",reason=""}')).toBe(2);
-  });
-
   it('declares nothing and counts nothing without a registry (telemetry off)', async () => {
     registerJudgeMetrics(undefined, judgeStats);
     judgeCallMetrics(undefined)({ seconds: 1, outcome: 'answered', receipt: undefined as never });
-    registerKafkaSinkMetrics(undefined, kafkaStats);
-    kafkaProduceMetrics(undefined)(0.01, 1);
-    pipelineMetrics(undefined).onManifest({ checks: [{ check: 'x', status: 'fired' }], windows: [] } as unknown as AnalysisManifest);
     // prom-client's global registry is where a metric without `registers` would land: nothing did.
     expect(await register.metrics()).not.toMatch(/trajwatch_/);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigSchema } from '../../src/config-schema.ts';
+import { ConfigSchema } from '../../../src/config-schema.ts';
 
 describe('source configuration', () => {
   it('defaults to the OTLP receivers only, and fills every Kafka source default from brokers alone', () => {

@@ -5,9 +5,9 @@
  */
 import { Kafka } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
-import type { ServeProcess } from '../helpers/serve.ts';
+import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
+import { kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import type { ServeProcess } from '../../helpers/serve.ts';
 import {
   expectedFindingIds,
   groupSettled,
@@ -17,8 +17,8 @@ import {
   readTrajectories,
   startMember,
   waitFor,
-} from './group.ts';
-import { agentRunSpans, collectorRecords, encodeSpans, type OtlpRecord } from './otlp-records.ts';
+} from '../../helpers/serve-group.ts';
+import { agentRunSpans, collectorRecords, encodeSpans, type OtlpRecord } from '../../helpers/otlp-records.ts';
 
 const brokers = await kafkaForTests();
 

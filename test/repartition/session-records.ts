@@ -6,7 +6,7 @@
  * the second turn's refund fails (an error output).
  */
 import { createHash } from 'node:crypto';
-import { encodeSpans, type OtlpRecord } from './otlp-records.ts';
+import { encodeSpans, type OtlpRecord } from '../helpers/otlp-records.ts';
 
 const hex = (seed: string, bytes: number): string => createHash('sha256').update(seed).digest('hex').slice(0, bytes * 2);
 const str = (key: string, value: string) => ({ key, value: { stringValue: value } });

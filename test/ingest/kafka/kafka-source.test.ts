@@ -1,17 +1,17 @@
 import { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createAnalyzer } from '../../src/analyze.ts';
-import type { Trajectory } from '../../src/assemble/trajectory.ts';
-import { ConfigSchema } from '../../src/config-schema.ts';
-import { DecodeError } from '../../src/errors.ts';
-import { KafkaSourceConfigSchema } from '../../src/ingest/kafka-source-config.ts';
-import { KafkaSource } from '../../src/ingest/kafka-source.ts';
-import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
-import { Pipeline } from '../../src/pipeline.ts';
-import type { FindingSink } from '../../src/sinks/finding-sink.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
-import { consumeMessages, kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
-import { collectorRecords } from './otlp-records.ts';
+import { createAnalyzer } from '../../../src/analyze.ts';
+import type { Trajectory } from '../../../src/assemble/trajectory.ts';
+import { ConfigSchema } from '../../../src/config-schema.ts';
+import { DecodeError } from '../../../src/errors.ts';
+import { KafkaSourceConfigSchema } from '../../../src/ingest/kafka-source-config.ts';
+import { KafkaSource } from '../../../src/ingest/kafka-source.ts';
+import { decodeOtlpProto } from '../../../src/ingest/otlp-proto-decode.ts';
+import { Pipeline } from '../../../src/pipeline.ts';
+import type { FindingSink } from '../../../src/sinks/finding-sink.ts';
+import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
+import { consumeMessages, kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import { collectorRecords } from '../../helpers/otlp-records.ts';
 
 const brokers = await kafkaForTests();
 

@@ -9,7 +9,7 @@ import { ConfigSchema } from '../../src/config-schema.ts';
 import { DecodeError } from '../../src/errors.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
 import { Pipeline } from '../../src/pipeline.ts';
-import { type ServeProcess, startServe } from '../helpers/serve.ts';
+import { type ServeProcess, startServe } from './serve.ts';
 import type { OtlpRecord } from './otlp-records.ts';
 
 export interface MemberOptions {

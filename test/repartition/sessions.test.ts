@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import type { ServeProcess } from '../helpers/serve.ts';
-import { readFindings, readTrajectories, waitFor } from './group.ts';
+import { readFindings, readTrajectories, waitFor } from '../helpers/serve-group.ts';
 import { finalRevisions, replayFindingIds, settledOn, startSessionMember, type TrajectoryLine } from './session-group.ts';
 import { conversations } from './session-records.ts';
 import { startScriptedServer } from '../judge/scripted-chat-server.ts';
