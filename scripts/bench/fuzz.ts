@@ -1,7 +1,7 @@
 /**
  * Long-run fuzzing of the OTLP decoders and the HTTP receiver (issue 9, "Bad input").
  *
- *   npx node scripts/fuzz.ts --bodies 1000000 [--receiver-bodies 20000] [--seed 1]
+ *   npx node scripts/bench/fuzz.ts --bodies 1000000 [--receiver-bodies 20000] [--seed 1]
  *
  * Phase 1 decodes `--bodies` mutated bodies in-process (gzip with the receiver's cap, then the
  * protobuf or JSON decoder by claimed content type). Phase 2 sends `--receiver-bodies` more
@@ -17,12 +17,12 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import fc from 'fast-check';
-import { DecodeError, LimitError } from '../src/errors.ts';
-import { gunzipCapped } from '../src/ingest/body.ts';
-import { decodeOtlpJson } from '../src/ingest/otlp-json-decode.ts';
-import { decodeOtlpProto } from '../src/ingest/otlp-proto-decode.ts';
-import { loadSeeds } from '../test/fuzz/corpus.ts';
-import { CONTENT_TYPE, fuzzBody, type FuzzBody, VALID_STATUSES } from '../test/fuzz/mutate.ts';
+import { DecodeError, LimitError } from '../../src/errors.ts';
+import { gunzipCapped } from '../../src/ingest/body.ts';
+import { decodeOtlpJson } from '../../src/ingest/otlp-json-decode.ts';
+import { decodeOtlpProto } from '../../src/ingest/otlp-proto-decode.ts';
+import { loadSeeds } from '../../test/fuzz/corpus.ts';
+import { CONTENT_TYPE, fuzzBody, type FuzzBody, VALID_STATUSES } from '../../test/fuzz/mutate.ts';
 
 const HANG_MS = 2_000;
 const RECEIVER_TIMEOUT_MS = 10_000;
@@ -95,7 +95,7 @@ async function startServe(dataDir: string): Promise<Serve> {
     configPath,
     JSON.stringify({ receiver: { maxDecompressedBytes: MAX_DECOMPRESSED_BYTES }, assembler: { quietPeriodMs: 200, idleTimeoutMs: 2_000 } }),
   );
-  const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
+  const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
   const child = spawn(process.execPath, [cli, 'serve', '--otlp-http', '127.0.0.1:0', '--data-dir', dataDir, '--config', configPath], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,21 +1,21 @@
 // Judges the in-repo TRAIL traces' windows with a real model under each answer protocol and
 // writes the valid-answer rate and per-window latency into docs/benchmarks.md (the section
-// between the judge-bench markers). Default: SmolLM2-135M-Instruct from scripts/llama-server-env.sh
+// between the judge-bench markers). Default: SmolLM2-135M-Instruct from scripts/setup/llama-server-env.sh
 // on llama-cpp-python's server, started here.
-//   npx node scripts/judge-bench.ts [--base-url URL --model NAME --served-by TEXT] [--formats json_object,lines] [--keep-dir DIR] [--stdout]
-// --keep-dir keeps the first format's ledger there (scripts/judge-vs-labels.ts --data-dir replays it).
+//   npx node scripts/bench/judge-bench.ts [--base-url URL --model NAME --served-by TEXT] [--formats json_object,lines] [--keep-dir DIR] [--stdout]
+// --keep-dir keeps the first format's ledger there (scripts/docs/judge-vs-labels.ts --data-dir replays it).
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { AnswerFormat } from '../src/judge/answer-format.ts';
-import { loadTrailTraces } from '../test/checks/trail-trajectories.ts';
-import { resolveTrailCorpus } from '../test/helpers/trail-corpus.ts';
-import { judgeTrajectories, removeRun, type TrailJudgeRun } from '../test/judge/judge-trail.ts';
-import { startLlamaServer, type LlamaServer } from '../test/judge/llama-server.ts';
+import type { AnswerFormat } from '../../src/judge/answer-format.ts';
+import { loadTrailTraces } from '../../test/checks/trail-trajectories.ts';
+import { resolveTrailCorpus } from '../../test/helpers/trail-corpus.ts';
+import { judgeTrajectories, removeRun, type TrailJudgeRun } from '../../test/judge/judge-trail.ts';
+import { startLlamaServer, type LlamaServer } from '../../test/judge/llama-server.ts';
 
-const ROOT = new URL('../', import.meta.url).pathname;
+const ROOT = new URL('../../', import.meta.url).pathname;
 const DOC = join(ROOT, 'docs/benchmarks.md');
-const BEGIN = '<!-- judge-bench:begin (scripts/judge-bench.ts writes this section) -->';
+const BEGIN = '<!-- judge-bench:begin (scripts/bench/judge-bench.ts writes this section) -->';
 const END = '<!-- judge-bench:end -->';
 
 const arg = (name: string) => {
@@ -29,7 +29,7 @@ let server: LlamaServer | undefined;
 let baseUrl = arg('--base-url');
 let model = arg('--model') ?? 'smollm2-135m-instruct-q4_1';
 if (baseUrl === undefined) {
-  const out = execFileSync('bash', [join(ROOT, 'scripts/llama-server-env.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = execFileSync('bash', [join(ROOT, 'scripts/setup/llama-server-env.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const line = (k: string) => out.split('\n').find((l) => l.startsWith(`${k}=`))!.slice(k.length + 1);
   server = await startLlamaServer(line('python'), { model: line('smollm2'), alias: model, nCtx: N_CTX, threads: 2 });
   baseUrl = server.baseUrl;
@@ -67,7 +67,7 @@ function row(format: AnswerFormat, run: TrailJudgeRun, seconds: number): string 
 
 const section = [
   BEGIN,
-  '## The judge on a real small model (scripts/judge-bench.ts)',
+  '## The judge on a real small model (scripts/bench/judge-bench.ts)',
   '',
   `Model \`${model}\` at ${server === undefined ? `${baseUrl} (${arg('--served-by') ?? 'a server started outside the script'})` : `llama-cpp-python's server (n_ctx ${N_CTX}, 2 threads, \`nice\`)`}; the ${traces.length} in-repo TRAIL traces (test/fixtures/trail-dev/), every trajectory sampled, the default window policy, \`client.contextTokens\` ${N_CTX} (the server's \`n_ctx\`). A window's answers are valid only all together (a reply is refused whole), so the valid-answer figure counts 8 per window whose reply parsed, over 8 per window that got a reply. Latency is per judged window, prompt evaluation included, on 2 cores shared with other work.`,
   '',

@@ -1,7 +1,7 @@
 /**
  * Overload soak over loopback (issue 9, "Overload"):
  *
- *   npx node scripts/soak.ts [--overload-seconds 30] [--factor 2] [--rss-ceiling-mb 400] [--max-buffered-mb 16] [--heap-mb 256]
+ *   npx node scripts/bench/soak.ts [--overload-seconds 30] [--factor 2] [--rss-ceiling-mb 400] [--max-buffered-mb 16] [--heap-mb 256]
  *
  * 1. Starts a real `trajwatch serve` with small memory bounds (`assembler.maxBufferedBytes`,
  *    `maxRetainedBytes`, `sinks.maxPendingBytes`) and a V8 heap limit (`--heap-mb`).
@@ -23,8 +23,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { syntheticRequest, syntheticRequestProto } from '../bench/synthetic-spans.ts';
-import { metricValue } from '../test/reliability/agent-run.ts';
+import { syntheticRequest, syntheticRequestProto } from '../../bench/synthetic-spans.ts';
+import { metricValue } from '../../test/reliability/agent-run.ts';
 
 const { values } = parseArgs({
   options: {
@@ -93,7 +93,7 @@ async function startServe(dataDir: string): Promise<Serve> {
       sinks: { maxPendingBytes: maxBufferedBytes / 2 },
     }),
   );
-  const cli = new URL('../src/cli/main.ts', import.meta.url).pathname;
+  const cli = new URL('../../src/cli/main.ts', import.meta.url).pathname;
   const child = spawn(
     process.execPath,
     // V8 grows its heap lazily when the machine has memory to spare; a heap limit makes RSS

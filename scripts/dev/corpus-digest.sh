@@ -2,9 +2,9 @@
 # Replays every in-repo capture (framework matrix, instrumentation captures, the TRAIL traces)
 # and prints one sha256 per output file: run it before and after a refactoring, diff the two
 # listings — a restructuring that changes no behaviour leaves every line the same.
-#   bash scripts/corpus-digest.sh > before.txt; …; bash scripts/corpus-digest.sh | diff before.txt -
+#   bash scripts/dev/corpus-digest.sh > before.txt; …; bash scripts/dev/corpus-digest.sh | diff before.txt -
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 node=node_modules/.bin/node
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT

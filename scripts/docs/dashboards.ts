@@ -1,9 +1,9 @@
 // Writes the Grafana dashboards (dashboards/json/*.json) from their typed sources in
 // dashboards/src. `--check` writes nothing and exits 1 when a file is out of date.
 import { readFile, writeFile, mkdir } from 'node:fs/promises';
-import { DASHBOARDS } from '../dashboards/src/index.ts';
+import { DASHBOARDS } from '../../dashboards/src/index.ts';
 
-const outDir = new URL('../dashboards/json/', import.meta.url);
+const outDir = new URL('../../dashboards/json/', import.meta.url);
 const check = process.argv.includes('--check');
 let stale = 0;
 await mkdir(outDir, { recursive: true });

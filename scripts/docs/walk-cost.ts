@@ -3,24 +3,24 @@
 // against asking every layer (`judge.walk.stopEarly: false`), over the TRAIL dev traces of this
 // checkout (test/helpers/trail-corpus.ts). No LLM runs here: the scripted Chat Completions
 // server of the judge tests stands in for the judge, with a fixed script (below). The labels are
-// not read. Run: node scripts/walk-cost.ts [--stdout]
+// not read. Run: node scripts/docs/walk-cost.ts [--stdout]
 import { mkdtemp, rm } from 'node:fs/promises';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Trajectory } from '../src/assemble/trajectory.ts';
-import { checksConfigSchema } from '../src/checks/config.ts';
-import { runChecks } from '../src/checks/run-checks.ts';
-import type { Finding } from '../src/findings/schema.ts';
-import { JudgeConfigSchema } from '../src/judge/config.ts';
-import { DecisionPoints } from '../src/judge/decision-points.ts';
-import { loadTrailTraces } from '../test/checks/trail-trajectories.ts';
-import { trailCorpus } from '../test/helpers/trail-corpus.ts';
-import { completion, startScriptedServer, type ScriptedReply } from '../test/judge/scripted-chat-server.ts';
-import { installLayerCertificate, requestOf } from '../test/judge/walk-harness.ts';
+import type { Trajectory } from '../../src/assemble/trajectory.ts';
+import { checksConfigSchema } from '../../src/checks/config.ts';
+import { runChecks } from '../../src/checks/run-checks.ts';
+import type { Finding } from '../../src/findings/schema.ts';
+import { JudgeConfigSchema } from '../../src/judge/config.ts';
+import { DecisionPoints } from '../../src/judge/decision-points.ts';
+import { loadTrailTraces } from '../../test/checks/trail-trajectories.ts';
+import { trailCorpus } from '../../test/helpers/trail-corpus.ts';
+import { completion, startScriptedServer, type ScriptedReply } from '../../test/judge/scripted-chat-server.ts';
+import { installLayerCertificate, requestOf } from '../../test/judge/walk-harness.ts';
 
-const DOC = new URL('../docs/decision-points.md', import.meta.url).pathname;
-const BEGIN = '<!-- walk-cost:begin (scripts/walk-cost.ts regenerates this part) -->';
+const DOC = new URL('../../docs/decision-points.md', import.meta.url).pathname;
+const BEGIN = '<!-- walk-cost:begin (scripts/docs/walk-cost.ts regenerates this part) -->';
 const END = '<!-- walk-cost:end -->';
 const CHECKS = checksConfigSchema.parse({});
 
@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     BEGIN,
     '',
     `Corpus: ${corpus.description}. Layer and verifier calls only (the trace questions cost the same in every column).`,
-    'Stand-in judge script (`scripts/walk-cost.ts`): L1, L2, L4 answer "no"; L3 (and its verifier) answer "yes" where the anchor',
+    'Stand-in judge script (`scripts/docs/walk-cost.ts`): L1, L2, L4 answer "no"; L3 (and its verifier) answer "yes" where the anchor',
     'step failed. In the first two columns no certificate is installed, so no answer acts and no verifier call is made; in the',
     'last, L3 and its verifier are certified on event windows, so every L3 "yes" acts and is verified. Tokens are what the stand-in reports:',
     'request bytes / 4 as prompt tokens plus 8 per answer line, an estimate and not a tokenizer count. Default window policy',

@@ -7,12 +7,12 @@
 # Idempotent: a venv whose stamp matches its pins file is kept; anything else (a missing or
 # half-made venv, changed pins) is rebuilt from scratch.
 #
-# Usage: scripts/framework-envs.sh [NAME...]   (no NAME: every framework)
+# Usage: scripts/setup/framework-envs.sh [NAME...]   (no NAME: every framework)
 # Prints "NAME=/abs/path/to/python" for each, last. .ci/run builds them all before npm test
 # (cold, from PyPI: about 45 s here; warm: about 1 s); each framework test also calls it for
 # its own venv, so a developer needs no separate step.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 UV_PIN=uv==0.13.8
 REQS=test/frameworks/python/requirements

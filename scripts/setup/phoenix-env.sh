@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Creates .cache/phoenix (a venv) with a pinned Arize Phoenix from PyPI, for the peer
 # benchmark in bench/ (Phoenix's OTLP/HTTP ingestion at /v1/traces). Kept apart from
-# scripts/python-env.sh so the two pins never clash. Idempotent: when the venv already holds
+# scripts/setup/python-env.sh so the two pins never clash. Idempotent: when the venv already holds
 # exactly this pin it returns at once. Prints the venv's python path last.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 VENV=.cache/phoenix
 PINS=(arize-phoenix==20.26.1)

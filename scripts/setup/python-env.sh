@@ -3,7 +3,7 @@
 # from PyPI, for the Python client tests (test/clients/python/). Idempotent: when the venv
 # already holds exactly these pins it returns at once. Prints the venv's python path last.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 VENV=.cache/python-otel
 PINS=(

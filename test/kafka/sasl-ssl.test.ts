@@ -1,6 +1,6 @@
 /**
  * SASL/SCRAM-SHA-512 over TLS (SASL_SSL) to a real Kafka broker configured that way
- * (`scripts/kafka/broker.sh` with `TRAJWATCH_KAFKA_SASL_SSL_PORT`; keytool makes its
+ * (`scripts/setup/kafka/broker.sh` with `TRAJWATCH_KAFKA_SASL_SSL_PORT`; keytool makes its
  * certificate under .cache at test time), for the sink and the source, each through a real
  * `serve`. The client side is the shared connection config (`src/kafka/`): the password from
  * a file, the broker's certificate as the CA.

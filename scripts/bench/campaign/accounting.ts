@@ -1,7 +1,7 @@
 /** What the campaign checks after each probe: every acknowledged span is in some trajectory. */
 import { join } from 'node:path';
-import { readLogLines } from '../../src/cli/local-log-files.ts';
-import { metricValue } from '../../test/reliability/agent-run.ts';
+import { readLogLines } from '../../../src/cli/local-log-files.ts';
+import { metricValue } from '../../../test/reliability/agent-run.ts';
 import { TRACES_PER_REQUEST, traceIdOf } from './load.ts';
 import { type CampaignServe, sleep } from './serve-process.ts';
 

@@ -7,7 +7,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
-import { syntheticRequest, syntheticRequestProto } from '../../bench/synthetic-spans.ts';
+import { syntheticRequest, syntheticRequestProto } from '../../../bench/synthetic-spans.ts';
 
 export const SPANS_PER_REQUEST = 64;
 const TRACE_EXPORT_PATH = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';

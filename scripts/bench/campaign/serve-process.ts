@@ -8,7 +8,7 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-const CLI = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+const CLI = new URL('../../../src/cli/main.ts', import.meta.url).pathname;
 
 export interface CampaignServe {
   url: string;

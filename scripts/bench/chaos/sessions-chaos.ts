@@ -1,11 +1,11 @@
 /**
  * Chaos under steady load for sessions at any scale (issue 16; docs/scaling-out.md §4):
  *
- *   TRAJWATCH_TEST_KAFKA=127.0.0.1:19092 node scripts/chaos/sessions-chaos.ts [--seconds 180] [--kill-every 20] [--rate 3]
+ *   TRAJWATCH_TEST_KAFKA=127.0.0.1:19092 node scripts/bench/chaos/sessions-chaos.ts [--seconds 180] [--kill-every 20] [--rate 3]
  *
  * Loopback only, bounded in time (load `--seconds`, then at most 240 s to settle):
  * 1. a real OpenTelemetry Collector (`.cache/otelcol/otelcol-trajwatch`, built by
- *    scripts/otelcol/build.sh) runs the shipped collector-config/to-kafka with loopback ports,
+ *    scripts/setup/otelcol/build.sh) runs the shipped collector-config/to-kafka with loopback ports,
  *    writing to a fresh 6-partition topic;
  * 2. three `trajwatch serve --source kafka` members (repartition on, findings to a fresh Kafka
  *    topic through the Kafka sink);
@@ -21,12 +21,12 @@ import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { parseArgs } from 'node:util';
 import { Kafka } from 'kafkajs';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
-import { uniqueTopic } from '../../test/helpers/kafka.ts';
-import type { ServeProcess } from '../../test/helpers/serve.ts';
-import { renderConfig, startCollector } from '../../test/ops/otelcol.ts';
-import { assignmentOf, replayFindingIds, settledOn, startSessionMember } from '../../test/repartition/session-group.ts';
-import { type Conversation, conversation } from '../../test/repartition/session-records.ts';
+import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
+import { uniqueTopic } from '../../../test/helpers/kafka.ts';
+import type { ServeProcess } from '../../../test/helpers/serve.ts';
+import { renderConfig, startCollector } from '../../../test/ops/otelcol.ts';
+import { assignmentOf, replayFindingIds, settledOn, startSessionMember } from '../../../test/repartition/session-group.ts';
+import { type Conversation, conversation } from '../../../test/repartition/session-records.ts';
 
 const { values } = parseArgs({
   options: {
@@ -42,8 +42,8 @@ const SETTLE_LIMIT_MS = 240_000;
 
 const brokers = (process.env['TRAJWATCH_TEST_KAFKA'] ?? '127.0.0.1:19092').split(',');
 if (!brokers.every((b) => b.startsWith('127.0.0.1:') || b.startsWith('localhost:'))) throw new Error('loopback brokers only');
-const collectorBin = new URL('../../.cache/otelcol/otelcol-trajwatch', import.meta.url).pathname;
-const shippedConfig = readFileSync(new URL('../../collector-config/to-kafka/config.yaml', import.meta.url), 'utf8');
+const collectorBin = new URL('../../../.cache/otelcol/otelcol-trajwatch', import.meta.url).pathname;
+const shippedConfig = readFileSync(new URL('../../../collector-config/to-kafka/config.yaml', import.meta.url), 'utf8');
 
 const freePort = () =>
   new Promise<number>((resolve) => {

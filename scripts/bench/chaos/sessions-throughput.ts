@@ -1,7 +1,7 @@
 /**
  * Throughput of the two-stage group, 1 vs 2 members, on this machine (docs/scaling-out.md §4):
  *
- *   TRAJWATCH_TEST_KAFKA=127.0.0.1:19092 node scripts/chaos/sessions-throughput.ts [--conversations 2000]
+ *   TRAJWATCH_TEST_KAFKA=127.0.0.1:19092 node scripts/bench/chaos/sessions-throughput.ts [--conversations 2000]
  *
  * For 1 and for 2 members (a fresh 6-partition topic and group each, the repartition on): once
  * the group has settled, the conversations (3 to 6 traces each, one record per trace, as the
@@ -13,12 +13,12 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { Kafka } from 'kafkajs';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
-import { uniqueTopic } from '../../test/helpers/kafka.ts';
-import type { ServeProcess } from '../../test/helpers/serve.ts';
-import { readTrajectories } from '../../test/helpers/serve-group.ts';
-import { finalRevisions, settledOn, startSessionMember, type TrajectoryLine } from '../../test/repartition/session-group.ts';
-import { conversations } from '../../test/repartition/session-records.ts';
+import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
+import { uniqueTopic } from '../../../test/helpers/kafka.ts';
+import type { ServeProcess } from '../../../test/helpers/serve.ts';
+import { readTrajectories } from '../../../test/helpers/serve-group.ts';
+import { finalRevisions, settledOn, startSessionMember, type TrajectoryLine } from '../../../test/repartition/session-group.ts';
+import { conversations } from '../../../test/repartition/session-records.ts';
 
 const { values } = parseArgs({ options: { conversations: { type: 'string', default: '2000' } } });
 const count = Number(values.conversations);

@@ -1,4 +1,4 @@
-module trajwatch/scripts/compose-check
+module trajwatch/scripts/dev/compose-check
 
 go 1.24
 

@@ -1,23 +1,23 @@
 // Renders a shipped dashboard with real data to a PNG without a Grafana server: starts
-// `trajwatch serve` with the judge enabled and a real Prometheus (scripts/prometheus), sends
+// `trajwatch serve` with the judge enabled and a real Prometheus (scripts/setup/prometheus), sends
 // OTLP traffic for a while, queries Prometheus's HTTP API for every panel, draws the panels
 // as HTML/SVG (html.ts) and screenshots the page with Debian's headless Chromium. The judge's
 // LLM endpoint cannot run here: test/helpers/model-stand-in.ts stands in for it, and one
 // question is certified through `trajwatch calibrate` against it, so alarms are real
 // pipeline output (of a scripted model).
 //
-//   node scripts/render-dashboard/render.ts [--dashboard coordinator-alarms.json] [--out docs/alarms-dashboard.png] [--seconds 120]
+//   node scripts/docs/render-dashboard/render.ts [--dashboard coordinator-alarms.json] [--out docs/alarms-dashboard.png] [--seconds 120]
 import { execFile, spawn } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { CLAIMS_DONE, GARBLED, calibrateWithStandIn, startModelStandIn } from '../../test/helpers/model-stand-in.ts';
+import { CLAIMS_DONE, GARBLED, calibrateWithStandIn, startModelStandIn } from '../../../test/helpers/model-stand-in.ts';
 import { dashboardHtml, type PanelData, type SeriesData } from './html.ts';
 
 const run = promisify(execFile);
-const ROOT = new URL('../../', import.meta.url).pathname;
+const ROOT = new URL('../../../', import.meta.url).pathname;
 const { values } = parseArgs({
   options: {
     dashboard: { type: 'string', default: 'coordinator-alarms.json' },
@@ -168,7 +168,7 @@ const judge = {
 const certificatesDir = await calibrateWithStandIn(judge);
 const serve = await startServe(work, { judge: { ...judge, certificatesDir } });
 const promPort = await freePort();
-const { stdout } = await run(join(ROOT, 'scripts/prometheus/start.sh'), ['--target', serve.url.replace('http://', ''), '--port', String(promPort), '--dir', join(work, 'prom')]);
+const { stdout } = await run(join(ROOT, 'scripts/setup/prometheus/start.sh'), ['--target', serve.url.replace('http://', ''), '--port', String(promPort), '--dir', join(work, 'prom')]);
 const prom = /url=(\S+)/.exec(stdout)![1]!;
 try {
   const start = Math.floor(Date.now() / 1000);
@@ -195,7 +195,7 @@ try {
   await run('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--window-size=${24 * 66 + 8},${height}`, `--screenshot=${out}`, `file://${htmlPath}`], { timeout: 60_000 });
   process.stdout.write(`render: wrote ${values.out}\n`);
 } finally {
-  await run(join(ROOT, 'scripts/prometheus/stop.sh'), ['--dir', join(work, 'prom')]);
+  await run(join(ROOT, 'scripts/setup/prometheus/stop.sh'), ['--dir', join(work, 'prom')]);
   serve.stop();
   await model.close();
 }

@@ -2,11 +2,11 @@
 # Starts a real Alertmanager on loopback with a given configuration, and waits (bounded) until
 # it answers /-/ready. Installs Debian's package first when needed (install.sh).
 #
-#   scripts/alertmanager/start.sh --config FILE --port 19093 --dir /tmp/am
+#   scripts/setup/alertmanager/start.sh --config FILE --port 19093 --dir /tmp/am
 #
 # Checks FILE with amtool first. Clustering is off (no gossip port). Writes DIR/data,
 # DIR/alertmanager.pid and DIR/alertmanager.log. Prints `url=http://127.0.0.1:PORT` when ready.
-# Stop it with scripts/alertmanager/stop.sh --dir DIR.
+# Stop it with scripts/setup/alertmanager/stop.sh --dir DIR.
 # Environment: TRAJWATCH_AM_START_TIMEOUT_S (default 30).
 set -euo pipefail
 

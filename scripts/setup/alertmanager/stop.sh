@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops the Alertmanager that start.sh started in DIR: SIGTERM, a bounded wait, then SIGKILL.
-#   scripts/alertmanager/stop.sh --dir DIR
+#   scripts/setup/alertmanager/stop.sh --dir DIR
 set -euo pipefail
 dir=""
 while [[ $# -gt 0 ]]; do

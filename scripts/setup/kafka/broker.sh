@@ -3,9 +3,9 @@
 # and controller, loopback only. The jars come from Maven Central through pom.xml beside this
 # script and are cached under .cache/kafka/.
 #
-#   scripts/kafka/broker.sh start    # fetch jars if needed, format once, start, wait until ready
-#   scripts/kafka/broker.sh stop     # SIGTERM, wait for a clean shutdown (bounded), then SIGKILL
-#   scripts/kafka/broker.sh status   # exit 0 when running and answering, 3 when not
+#   scripts/setup/kafka/broker.sh start    # fetch jars if needed, format once, start, wait until ready
+#   scripts/setup/kafka/broker.sh stop     # SIGTERM, wait for a clean shutdown (bounded), then SIGKILL
+#   scripts/setup/kafka/broker.sh status   # exit 0 when running and answering, 3 when not
 #
 # Environment (all optional):
 #   TRAJWATCH_KAFKA_PORT        client port (default 19092); the controller uses port + 1
@@ -28,7 +28,7 @@
 set -euo pipefail
 
 script_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-repo_dir=$(cd "$script_dir/../.." && pwd)
+repo_dir=$(cd "$script_dir/../../.." && pwd)
 
 port=${TRAJWATCH_KAFKA_PORT:-19092}
 controller_port=$((port + 1))
@@ -133,7 +133,7 @@ write_config() {
     protocols+=,SASL_SSL:SASL_SSL
   fi
   cat >"$config_file" <<PROPS
-# Written by scripts/kafka/broker.sh; regenerated on every start.
+# Written by scripts/setup/kafka/broker.sh; regenerated on every start.
 process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:$controller_port

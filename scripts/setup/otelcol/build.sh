@@ -2,14 +2,14 @@
 # Builds a real OpenTelemetry Collector with the Collector Builder (ocb), from the Go module
 # proxy only. Idempotent: does nothing when the binary exists and was built with this manifest's
 # components (its `gomod:` lines); a changed component list, e.g. a new exporter, rebuilds it.
-#   scripts/otelcol/build.sh [manifest out-dir]   -> prints the binary's path on its last line
+#   scripts/setup/otelcol/build.sh [manifest out-dir]   -> prints the binary's path on its last line
 # Default: this directory's manifest.yaml into .cache/otelcol/ (binary otelcol-trajwatch, the
 # generated sources next to it). The peer benchmark passes its own (bench/otelcol/build.sh).
 set -euo pipefail
 
 BUILDER_VERSION=v0.165.0
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-root="$(cd "$here/../.." && pwd)"
+root="$(cd "$here/../../.." && pwd)"
 manifest="${1:-$here/manifest.yaml}"
 out="${2:-$root/.cache/otelcol}"
 name="$(sed -n 's/^  name: *//p' "$manifest" | head -1)"

@@ -2,14 +2,14 @@
 # Starts a real Prometheus on loopback that scrapes one target, and waits (bounded) until it
 # answers /-/ready. Installs Debian's package first when needed (install.sh).
 #
-#   scripts/prometheus/start.sh --target 127.0.0.1:4318 --port 19090 --dir /tmp/prom [--interval 1s]
+#   scripts/setup/prometheus/start.sh --target 127.0.0.1:4318 --port 19090 --dir /tmp/prom [--interval 1s]
 #     [--rules FILE] [--alertmanager HOST:PORT] [--feature NAME]
 #
 # --rules loads one rule file (evaluated every --interval); --alertmanager sends alerts to one
 # Alertmanager; --feature passes --enable-feature=NAME (e.g. exemplar-storage), repeatable.
 # Writes DIR/prometheus.yml (job "trajwatch", metrics_path /metrics), DIR/data,
 # DIR/prometheus.pid and DIR/prometheus.log. Prints `url=http://127.0.0.1:PORT` when ready.
-# Stop it with scripts/prometheus/stop.sh --dir DIR.
+# Stop it with scripts/setup/prometheus/stop.sh --dir DIR.
 # Environment: TRAJWATCH_PROM_START_TIMEOUT_S (default 30).
 set -euo pipefail
 

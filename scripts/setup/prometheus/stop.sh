@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Stops the Prometheus that start.sh started in DIR: SIGTERM, a bounded wait, then SIGKILL.
-#   scripts/prometheus/stop.sh --dir DIR
+#   scripts/setup/prometheus/stop.sh --dir DIR
 set -euo pipefail
 dir=""
 while [[ $# -gt 0 ]]; do

@@ -1,6 +1,6 @@
 /**
  * Real `trajwatch serve --source kafka` processes in one consumer group against the real
- * broker (scripts/kafka/broker.sh), fed OTLP protobuf records shaped like the Collector's.
+ * broker (scripts/setup/kafka/broker.sh), fed OTLP protobuf records shaped like the Collector's.
  * Each test reports its figures (records, findings, duplicates, timings) on stdout.
  */
 import { Kafka } from 'kafkajs';

@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fillDisk, mountTmpfs, unmountTmpfs } from '../../../test/helpers/tmpfs.ts';
-import { metricValue } from '../../../test/reliability/agent-run.ts';
+import { fillDisk, mountTmpfs, unmountTmpfs } from '../../../../test/helpers/tmpfs.ts';
+import { metricValue } from '../../../../test/reliability/agent-run.ts';
 import { count, drained, mib } from '../accounting.ts';
 import { closeGrpcClients, newTally, openLoop, traceIdOf, type Tally } from '../load.ts';
 import type { Probe } from '../probe.ts';

@@ -1,6 +1,6 @@
 import { gzipSync } from 'node:zlib';
-import { postJson } from '../../../test/reliability/agent-run.ts';
-import { agentRunRequest } from '../../../test/reliability/agent-run.ts';
+import { postJson } from '../../../../test/reliability/agent-run.ts';
+import { agentRunRequest } from '../../../../test/reliability/agent-run.ts';
 import { count } from '../accounting.ts';
 import { gzipOfZeros } from '../load.ts';
 import type { Probe } from '../probe.ts';

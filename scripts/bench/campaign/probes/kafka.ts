@@ -1,7 +1,7 @@
 import { join } from 'node:path';
-import { readLogLines } from '../../../src/cli/local-log-files.ts';
-import { sendFlaggedAgentRuns } from '../../../test/helpers/agent-trace.ts';
-import { consumeMessages, privateBroker, startBroker, stopBroker, uniqueTopic } from '../../../test/helpers/kafka.ts';
+import { readLogLines } from '../../../../src/cli/local-log-files.ts';
+import { sendFlaggedAgentRuns } from '../../../../test/helpers/agent-trace.ts';
+import { consumeMessages, privateBroker, startBroker, stopBroker, uniqueTopic } from '../../../../test/helpers/kafka.ts';
 import { count, drained, mib } from '../accounting.ts';
 import type { Probe } from '../probe.ts';
 import { rssBytes, sleep, startCampaignServe } from '../serve-process.ts';

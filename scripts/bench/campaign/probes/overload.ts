@@ -1,4 +1,4 @@
-import { metricValue } from '../../../test/reliability/agent-run.ts';
+import { metricValue } from '../../../../test/reliability/agent-run.ts';
 import { accountAcked, count, drained, mib } from '../accounting.ts';
 import { capacity, closeGrpcClients, newTally, openLoop } from '../load.ts';
 import type { Probe } from '../probe.ts';

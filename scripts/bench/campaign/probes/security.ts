@@ -3,14 +3,14 @@ import { request } from 'node:http';
 import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
-import { agentRunRequest } from '../../../test/reliability/agent-run.ts';
+import { agentRunRequest } from '../../../../test/reliability/agent-run.ts';
 import { protoBody } from '../load.ts';
 import type { Probe } from '../probe.ts';
 import { sleep, startCampaignServe } from '../serve-process.ts';
 
 const TOKEN = 'campaign-secret-token-0123456789';
 const ENV = 'TRAJWATCH_CAMPAIGN_TOKEN';
-const CLI = new URL('../../../src/cli/main.ts', import.meta.url).pathname;
+const CLI = new URL('../../../../src/cli/main.ts', import.meta.url).pathname;
 
 function grpcExport(port: number, token: string | undefined): Promise<number> {
   const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());

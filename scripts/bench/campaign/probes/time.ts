@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { postJson } from '../../../test/reliability/agent-run.ts';
+import { postJson } from '../../../../test/reliability/agent-run.ts';
 import { count, drained } from '../accounting.ts';
 import type { Probe } from '../probe.ts';
 import { readJsonLines, startCampaignServe } from '../serve-process.ts';
