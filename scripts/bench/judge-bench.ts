@@ -27,7 +27,7 @@ const N_CTX = 8192;
 
 let server: LlamaServer | undefined;
 let baseUrl = arg('--base-url');
-let model = arg('--model') ?? 'smollm2-135m-instruct-q4_1';
+const model = arg('--model') ?? 'smollm2-135m-instruct-q4_1';
 if (baseUrl === undefined) {
   const out = execFileSync('bash', [join(ROOT, 'scripts/setup/llama-server-env.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
   const line = (k: string) => out.split('\n').find((l) => l.startsWith(`${k}=`))!.slice(k.length + 1);

@@ -48,7 +48,7 @@ const arg = (name: string) => {
 };
 const format = (arg('--format') ?? 'json_object') as AnswerFormat;
 const want = (arg('--corpus') ?? 'in-repo') as 'in-repo' | 'full';
-let model = arg('--model') ?? 'smollm2-135m-instruct-q4_1';
+const model = arg('--model') ?? 'smollm2-135m-instruct-q4_1';
 let baseUrl = arg('--base-url');
 let server: LlamaServer | undefined;
 if (baseUrl === undefined) {
@@ -60,7 +60,7 @@ if (baseUrl === undefined) {
 const traces = loadTrailTraces(resolveTrailCorpus({ want }));
 const dataDir = arg('--data-dir');
 if (dataDir !== undefined) mkdirSync(dataDir, { recursive: true });
-let run;
+let run: Awaited<ReturnType<typeof judgeTrajectories>>;
 try {
   run = await judgeTrajectories(traces.map((t) => t.trajectory), { baseUrl, model, answerFormat: format, dataDir, contextTokens: 8192 });
 } finally {

@@ -6,7 +6,6 @@ import { kafkaClientConfig } from '../kafka/client-config.ts';
 import type { KafkaSourceConfig } from './kafka-source-config.ts';
 import { type DeadLetterReason, decodeRecord, isUndecodable, type Undecodable } from './kafka-source-record.ts';
 import type { PositionedInput, SourcePosition } from './pipeline-input.ts';
-import type { DecodedRequest } from './span.ts';
 
 export type SourceLogLevel = 'info' | 'warn' | 'error';
 export type SourceLog = LevelLog;
