@@ -243,7 +243,7 @@ async function phoenixSpanCount(base: string): Promise<number> {
 
 export const phoenixPeer: Peer = {
   name: 'Arize Phoenix 20.26.1 (OTLP/HTTP, SQLite)',
-  unavailable: () => (existsSync(phoenixBin) ? undefined : 'Phoenix is not installed: run scripts/phoenix-env.sh'),
+  unavailable: () => (existsSync(phoenixBin) ? undefined : 'Phoenix is not installed: run scripts/setup/phoenix-env.sh'),
   async start() {
     const port = await freePort();
     const grpcPort = await freePort();

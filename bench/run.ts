@@ -174,7 +174,7 @@ console.log(e2e);
 log('end to end done');
 
 // 3. Latency at half the maximum throughput, local log and (when a broker answers) Kafka.
-const kafkaUp = spawnSync(fileURLToPath(new URL('../scripts/kafka/broker.sh', import.meta.url)), ['status'], { encoding: 'utf8' }).status === 0;
+const kafkaUp = spawnSync(fileURLToPath(new URL('../scripts/setup/kafka/broker.sh', import.meta.url)), ['status'], { encoding: 'utf8' }).status === 0;
 const maxSpansPerSecond = trajwatchSynthetic === undefined ? 20_000 : Math.min(trajwatchSynthetic.spansPerCpuSecond, trajwatchSynthetic.spansPerWallSecond);
 const halfRate = Math.max(1, Math.round(maxSpansPerSecond / 2 / 500));
 const latencyBodies = syntheticHttpDataset(500, halfRate * size.latencySeconds, 1_000_000);
@@ -309,7 +309,7 @@ ${peerNotes.join('\n')}
 \`bench/latency-server.ts\` runs serve's receiver and pipeline (arrival clock, 100 ms tick)
 with a stopwatch on each sink, at ${halfRate} requests/s × 500 spans (${fmt(halfRate * 500)} spans/s, half the maximum
 measured above) for ${size.latencySeconds} s; ${fmt(latency.trajectories)} trajectories closed, answers ${JSON.stringify(latency.statuses)}.
-${kafkaUp ? 'Kafka: the local broker from scripts/kafka/broker.sh (127.0.0.1:19092).' : 'Kafka: no broker was running (scripts/kafka/broker.sh start), so only the local log is measured.'}
+${kafkaUp ? 'Kafka: the local broker from scripts/setup/kafka/broker.sh (127.0.0.1:19092).' : 'Kafka: no broker was running (scripts/setup/kafka/broker.sh start), so only the local log is measured.'}
 
 ${latencyTable}
 

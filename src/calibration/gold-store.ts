@@ -1,4 +1,4 @@
-import { open, readFile } from 'node:fs/promises';
+import { type FileHandle, open, readFile } from 'node:fs/promises';
 import { StorageError } from '../errors.ts';
 import { GoldRowSchema, type GoldRow } from './calibrate.ts';
 import { LABEL_FORMAT, LabelInputSchema, LabelRowSchema, type LabelRow } from './label-record.ts';
@@ -155,7 +155,7 @@ export async function readGold(path: string): Promise<GoldRow[]> {
 }
 
 async function appendLine(path: string, line: string): Promise<void> {
-  let fh;
+  let fh: FileHandle | undefined;
   try {
     fh = await open(path, 'a');
     await fh.write(line + '\n');

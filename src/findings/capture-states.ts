@@ -60,7 +60,7 @@ const cell = (text: string) => text.replaceAll('|', '\\|');
 
 /**
  * The capture table as markdown, for docs/checks.md (between its markers, rewritten by
- * `scripts/capture-table-doc.ts`, compared by `test/findings/capture-states.test.ts`): one row
+ * `scripts/docs/capture-table-doc.ts`, compared by `test/findings/capture-states.test.ts`): one row
  * per gap kind, one column per check, each cell "silenced" or "—" with the row's why.
  */
 export function captureTableMarkdown(): string {

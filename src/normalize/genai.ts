@@ -1,10 +1,11 @@
 import type { Span } from '../ingest/span.ts';
 import { attrText, idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
+import { kindAttribute } from './kind-attribute.ts';
 import type { ConventionMapper } from './mapper.ts';
 import { genaiRequestedToolCalls } from './requested-tool-calls.ts';
 import { genaiToolNameFromSpanName } from './span-name-tool.ts';
-import type { Step, StepKind } from './step.ts';
+import type { Step } from './step.ts';
 import { toolSchemasFromList } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
 import { readVendorToolContent } from './vendor-tool-content.ts';
@@ -17,7 +18,7 @@ import { readVendorToolContent } from './vendor-tool-content.ts';
  * with its agent name. An agent step stands for a run: the run outcome and the sampled agent
  * window are read from agent steps, and a creation span holds neither input nor answer.
  */
-const KIND_BY_OPERATION: Readonly<Record<string, StepKind>> = {
+const OPERATION = kindAttribute('gen_ai.operation.name', {
   chat: 'llm',
   generate_content: 'llm',
   text_completion: 'llm',
@@ -26,11 +27,7 @@ const KIND_BY_OPERATION: Readonly<Record<string, StepKind>> = {
   invoke_workflow: 'agent',
   embeddings: 'retrieval',
   retrieval: 'retrieval',
-};
-
-function genaiKind(operation: string): StepKind {
-  return Object.hasOwn(KIND_BY_OPERATION, operation) ? (KIND_BY_OPERATION[operation] as StepKind) : 'other';
-}
+});
 
 /**
  * OpenTelemetry GenAI semantic conventions ≥1.37 (also Vercel AI SDK 7, pydantic-ai, Google
@@ -39,12 +36,9 @@ function genaiKind(operation: string): StepKind {
  */
 export const genaiMapper: ConventionMapper = {
   name: 'genai',
-  matches(span: Span): boolean {
-    return typeof span.attributes['gen_ai.operation.name'] === 'string';
-  },
+  matches: OPERATION.claims,
   toStep(span: Span): Step {
-    const attributes = span.attributes;
-    const kind = genaiKind(idAttr(attributes, 'gen_ai.operation.name') ?? '');
+    const kind = OPERATION.kindOf(span);
     const step = baseStep(span, 'genai', kind);
     readGenaiFacts(span, step);
     if (kind === 'tool') fill(step, 'toolName', genaiToolNameFromSpanName(span.name));

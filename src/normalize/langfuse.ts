@@ -2,7 +2,8 @@ import type { Span } from '../ingest/span.ts';
 import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
-import type { Step, StepKind } from './step.ts';
+import { kindAttribute } from './kind-attribute.ts';
+import type { Step } from './step.ts';
 import { toToolArgs } from './tool-args.ts';
 
 /**
@@ -11,13 +12,11 @@ import { toToolArgs } from './tool-args.ts';
  * tool, chain, retriever, evaluator, guardrail span-like; and event). Unknown types, span,
  * chain, evaluator, guardrail and event are `other`.
  */
-const KIND_BY_OBSERVATION_TYPE: Readonly<Record<string, StepKind>> = {
-  tool: 'tool',
-  generation: 'llm',
-  agent: 'agent',
-  retriever: 'retrieval',
-  embedding: 'retrieval',
-};
+const OBSERVATION_TYPE = kindAttribute(
+  'langfuse.observation.type',
+  { tool: 'tool', generation: 'llm', agent: 'agent', retriever: 'retrieval', embedding: 'retrieval' },
+  (type) => type.toLowerCase(),
+);
 
 /**
  * Langfuse's OTel-based Python SDK (read from langfuse 5.2's source): `@observe(as_type=…)`,
@@ -37,13 +36,10 @@ const KIND_BY_OBSERVATION_TYPE: Readonly<Record<string, StepKind>> = {
  */
 export const langfuseMapper: ConventionMapper = {
   name: 'langfuse',
-  matches(span: Span): boolean {
-    return typeof span.attributes['langfuse.observation.type'] === 'string';
-  },
+  matches: OBSERVATION_TYPE.claims,
   toStep(span: Span): Step {
     const attributes = span.attributes;
-    const type = (idAttr(attributes, 'langfuse.observation.type') ?? '').toLowerCase();
-    const kind = Object.hasOwn(KIND_BY_OBSERVATION_TYPE, type) ? (KIND_BY_OBSERVATION_TYPE[type] as StepKind) : 'other';
+    const kind = OBSERVATION_TYPE.kindOf(span);
     const step = baseStep(span, 'langfuse', kind);
     const name = span.name.trim() === '' ? undefined : span.name;
     fill(step, 'result', textAttr(attributes, 'langfuse.observation.output'));

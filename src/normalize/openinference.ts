@@ -3,7 +3,8 @@ import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import type { ConventionMapper } from './mapper.ts';
 import { indexedRequestedToolCalls, OPENINFERENCE_OUTPUT_LAYOUT } from './requested-tool-calls.ts';
-import type { ArgsFormat, Step, StepKind } from './step.ts';
+import { kindAttribute } from './kind-attribute.ts';
+import type { ArgsFormat, Step } from './step.ts';
 import { addToolSchema, structuredValue, toolSchemasFromIndexed } from './tool-schemas.ts';
 import { toToolArgs } from './tool-args.ts';
 
@@ -15,14 +16,11 @@ import { toToolArgs } from './tool-args.ts';
  * them `agent` would count one agent run many times. Their errors (e.g. failed code
  * execution) are still read. GUARDRAIL, EVALUATOR, PROMPT and unknown kinds are `other`.
  */
-const KIND_BY_SPAN_KIND: Readonly<Record<string, StepKind>> = {
-  LLM: 'llm',
-  TOOL: 'tool',
-  AGENT: 'agent',
-  RETRIEVER: 'retrieval',
-  EMBEDDING: 'retrieval',
-  RERANKER: 'retrieval',
-};
+const SPAN_KIND = kindAttribute(
+  'openinference.span.kind',
+  { LLM: 'llm', TOOL: 'tool', AGENT: 'agent', RETRIEVER: 'retrieval', EMBEDDING: 'retrieval', RERANKER: 'retrieval' },
+  (kind) => kind.toUpperCase(),
+);
 
 /**
  * OpenInference (Arize): LangChain, LlamaIndex, smolagents, CrewAI, OpenAI Agents... Claims
@@ -37,13 +35,10 @@ const KIND_BY_SPAN_KIND: Readonly<Record<string, StepKind>> = {
  */
 export const openinferenceMapper: ConventionMapper = {
   name: 'openinference',
-  matches(span: Span): boolean {
-    return typeof span.attributes['openinference.span.kind'] === 'string';
-  },
+  matches: SPAN_KIND.claims,
   toStep(span: Span): Step {
     const attributes = span.attributes;
-    const spanKind = (idAttr(attributes, 'openinference.span.kind') ?? '').toUpperCase();
-    const declared = Object.hasOwn(KIND_BY_SPAN_KIND, spanKind) ? (KIND_BY_SPAN_KIND[spanKind] as StepKind) : 'other';
+    const declared = SPAN_KIND.kindOf(span);
     const preparing = declared === 'llm' && !madeModelRequest(attributes);
     const kind = preparing ? 'other' : declared;
     const step = baseStep(span, 'openinference', kind);

@@ -2,6 +2,7 @@ import type { Span } from '../ingest/span.ts';
 import { idAttr, textAttr } from './attributes.ts';
 import { baseStep, fill } from './base-step.ts';
 import { readGenaiFacts } from './genai.ts';
+import { kindIn } from './kind-attribute.ts';
 import type { ConventionMapper } from './mapper.ts';
 import { indexedRequestedToolCalls, OPENLLMETRY_COMPLETION_LAYOUT } from './requested-tool-calls.ts';
 import { traceloopToolNameFromSpanName } from './span-name-tool.ts';
@@ -13,12 +14,7 @@ import { toToolArgs } from './tool-args.ts';
  * Decorator kinds: `workflow` and `agent` are agent runs, `tool` is a tool call, `task` (a
  * plain decorated function) is other.
  */
-const KIND_BY_SPAN_KIND: Readonly<Record<string, StepKind>> = {
-  workflow: 'agent',
-  agent: 'agent',
-  tool: 'tool',
-  task: 'other',
-};
+const KIND_BY_SPAN_KIND: Readonly<Record<string, StepKind>> = { workflow: 'agent', agent: 'agent', tool: 'tool', task: 'other' };
 
 /**
  * OpenLLMetry (Traceloop). Claims decorator spans (`traceloop.span.kind`) and legacy LLM spans
@@ -48,7 +44,7 @@ export const openllmetryMapper: ConventionMapper = {
 
 function decoratorStep(span: Span, spanKind: string): Step {
   const attributes = span.attributes;
-  const kind = Object.hasOwn(KIND_BY_SPAN_KIND, spanKind) ? (KIND_BY_SPAN_KIND[spanKind] as StepKind) : 'other';
+  const kind = kindIn(KIND_BY_SPAN_KIND, spanKind);
   const step = baseStep(span, 'openllmetry', kind);
   const entityName = idAttr(attributes, 'traceloop.entity.name');
   fill(step, 'result', textAttr(attributes, 'traceloop.entity.output'));

@@ -9,15 +9,7 @@ const LINE_READ_STEP_BYTES = 1024 * 1024;
  * means is the owner's to check (the outbox parses and validates its entries).
  */
 export function lineCodec(name: string): RecordCodec<Buffer> {
-  return {
-    name,
-    recordName: 'line',
-    decode(buffer: Buffer, offset: number): Decoded<Buffer> {
-      const end = buffer.indexOf(0x0a, offset);
-      if (end === -1) return { kind: 'more', need: buffer.length - offset + LINE_READ_STEP_BYTES };
-      return { kind: 'record', value: buffer.subarray(offset, end), bytes: end + 1 - offset };
-    },
-  };
+  return codecOfLines(name, (buffer, start, end) => ({ kind: 'record', value: buffer.subarray(start, end), bytes: end + 1 - start }));
 }
 
 /**
@@ -26,20 +18,30 @@ export function lineCodec(name: string): RecordCodec<Buffer> {
  * the end is damage.
  */
 export function jsonLinesCodec<T>(name: string, parse: (value: unknown) => T | undefined): RecordCodec<T> {
+  return codecOfLines(name, (buffer, start, end) => {
+    let value: T | undefined;
+    try {
+      value = parse(JSON.parse(buffer.toString('utf8', start, end)));
+    } catch (err) {
+      return { kind: 'damage', reason: `not JSON (${(err as Error).message})`, bytes: end + 1 - start };
+    }
+    if (value === undefined) return { kind: 'damage', reason: 'not a valid record', bytes: end + 1 - start };
+    return { kind: 'record', value, bytes: end + 1 - start };
+  });
+}
+
+/**
+ * A codec of newline-terminated records: finds the line at `offset` (asking the reader for more
+ * while its newline has not come) and lets `readLine` say what the bytes `start`..`end` hold.
+ */
+function codecOfLines<T>(name: string, readLine: (buffer: Buffer, start: number, end: number) => Decoded<T>): RecordCodec<T> {
   return {
     name,
     recordName: 'line',
     decode(buffer: Buffer, offset: number): Decoded<T> {
       const end = buffer.indexOf(0x0a, offset);
       if (end === -1) return { kind: 'more', need: buffer.length - offset + LINE_READ_STEP_BYTES };
-      let value: T | undefined;
-      try {
-        value = parse(JSON.parse(buffer.toString('utf8', offset, end)));
-      } catch (err) {
-        return { kind: 'damage', reason: `not JSON (${(err as Error).message})`, bytes: end + 1 - offset };
-      }
-      if (value === undefined) return { kind: 'damage', reason: 'not a valid record', bytes: end + 1 - offset };
-      return { kind: 'record', value, bytes: end + 1 - offset };
+      return readLine(buffer, offset, end);
     },
   };
 }

@@ -1,7 +1,6 @@
 import { StorageError } from '../errors.ts';
 import { BatchingWriter, type Batch, type OnWriteFailure } from './batching-writer.ts';
 import { syncWritten } from './durable-append.ts';
-import type { RecordCodec } from './record-codec.ts';
 import { planRetention, type RetentionLimits } from './retention.ts';
 import { SegmentFiles, type OpenSegmentsOptions, type Segment } from './segment-files.ts';
 import { readSegment, type ReadRecord } from './segment-reader.ts';

@@ -3,6 +3,7 @@ import { compareSteps } from '../../src/assemble/step-order.ts';
 import type { CaptureConflict, IncompleteReason, Trajectory } from '../../src/assemble/trajectory.ts';
 import type { ArgsFormat, Step, StepKind } from '../../src/normalize/step.ts';
 import { toToolArgs } from '../../src/normalize/tool-args.ts';
+import { makeStep } from '../helpers/steps.ts';
 
 const TRACE = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 
@@ -26,21 +27,15 @@ export function step(kind: StepKind, spec: StepSpec = {}): Step {
   const { args, argsDeclared, at, end, ...rest } = spec;
   counter++;
   const startS = at ?? counter;
-  const built: Step = {
+  const built = makeStep({
     id: spec.id ?? counter.toString(16).padStart(16, '0'),
-    traceId: TRACE,
     kind,
     name: spec.name ?? spec.toolName ?? kind,
     convention: 'genai',
     startTimeUnixNano: BigInt(startS) * 1_000_000_000n,
     endTimeUnixNano: BigInt(end ?? startS + 1) * 1_000_000_000n,
-    statusCode: 0,
-    attributes: {},
-    resource: {},
-    eventNames: [],
-    encodedBytes: 100,
     ...rest,
-  };
+  });
   if (args !== undefined) {
     const declared = argsDeclared ?? (built.convention === 'genai' || built.convention === 'vercel-ai' ? 'json' : undefined);
     built.args = toToolArgs(args, declared);

@@ -18,7 +18,7 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'src/cli/main.ts');
 const SMOL = join(ROOT, '.cache/llama-server/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf');
 const PYTHON = join(ROOT, '.cache/llama-server/venv/bin/python');
-const why = existsSync(PYTHON) && existsSync(SMOL) ? null : `no llama.cpp server venv or SmolLM2 model in .cache/llama-server (run scripts/llama-server-env.sh)`;
+const why = existsSync(PYTHON) && existsSync(SMOL) ? null : `no llama.cpp server venv or SmolLM2 model in .cache/llama-server (run scripts/setup/llama-server-env.sh)`;
 if (why !== null && process.env.TRAJWATCH_REQUIRE_LLAMA === '1') throw new Error(why);
 
 interface Proc {
@@ -88,7 +88,7 @@ describe.skipIf(why !== null)(`the calibration walkthrough on a real small model
     dataDir = join(dir, 'data');
     const modelPort = await freePort();
     // 1. npm run model (the script itself: it checks the venv and the model, then serves)
-    const model = start('bash', ['scripts/model.sh'], { TRAJWATCH_MODEL_PORT: String(modelPort) });
+    const model = start('bash', ['scripts/dev/model.sh'], { TRAJWATCH_MODEL_PORT: String(modelPort) });
     procs.push(model);
     await model.waitFor(/Uvicorn running on/, 240_000);
     expect(model.output()).toContain(`serving ${SMOL} as "smollm2-135m-instruct-q4_1" at http://127.0.0.1:${modelPort}/v1`);
@@ -110,7 +110,7 @@ describe.skipIf(why !== null)(`the calibration walkthrough on a real small model
 
   it('serve names the judge it uses at start; demo --judge waits for its answers and says what to do next', async () => {
     expect(procs[1]!.output()).toMatch(/judge.*smollm2-135m-instruct-q4_1/);
-    const demo = await run([join(ROOT, 'scripts/demo.ts'), '--endpoint', otlp, '--judge', '--runs', '2', '--data-dir', dataDir, '--wait-ms', '480000'], 500_000);
+    const demo = await run([join(ROOT, 'scripts/dev/demo.ts'), '--endpoint', otlp, '--judge', '--runs', '2', '--data-dir', dataDir, '--wait-ms', '480000'], 500_000);
     expect(demo.code, demo.stdout + demo.stderr).toBe(0);
     expect(demo.stdout).toMatch(/window w1_[0-9a-f]{24}: judged/);
     expect(demo.stdout).toMatch(/the judge answered [12] of the runs' windows/);

@@ -1,6 +1,6 @@
 /**
  * The OpenTelemetry Node SDK (`@opentelemetry/sdk-node`, NodeSDK) with each OTLP trace
- * exporter, in its own process: `scripts/demo.ts` (`npm run demo`) is the app, so this also
+ * exporter, in its own process: `scripts/dev/demo.ts` (`npm run demo`) is the app, so this also
  * tests the demo. GenAI semantic conventions, instrumented by hand as an app would.
  */
 import { execFile } from 'node:child_process';
@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ClientTarget, startClientTarget, toolSteps } from './harness.ts';
 
-const DEMO = new URL('../../scripts/demo.ts', import.meta.url).pathname;
+const DEMO = new URL('../../scripts/dev/demo.ts', import.meta.url).pathname;
 const run = promisify(execFile);
 
 let target: ClientTarget;

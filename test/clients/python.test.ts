@@ -1,7 +1,7 @@
 /**
  * The official OpenTelemetry Python SDK (`opentelemetry-sdk`) with the OTLP exporters
  * `opentelemetry-exporter-otlp-proto-grpc` and `-proto-http`, installed from PyPI into
- * .cache/python-otel by scripts/python-env.sh. test/clients/python/agent_loop.py emits
+ * .cache/python-otel by scripts/setup/python-env.sh. test/clients/python/agent_loop.py emits
  * GenAI-convention spans for a small tool-using loop and is configured only through the
  * standard OTEL_EXPORTER_OTLP_* environment variables, as an unmodified app would be.
  */
@@ -14,7 +14,7 @@ import type { DecodedRequest } from '../../src/ingest/span.ts';
 import { type ClientTarget, startClientTarget, toolSteps } from './harness.ts';
 
 const run = promisify(execFile);
-const ENV_SCRIPT = new URL('../../scripts/python-env.sh', import.meta.url).pathname;
+const ENV_SCRIPT = new URL('../../scripts/setup/python-env.sh', import.meta.url).pathname;
 const AGENT = new URL('./python/agent_loop.py', import.meta.url).pathname;
 
 let target: ClientTarget;

@@ -7,7 +7,8 @@ import { bindGrpcReceiver, closeGrpcReceiver, createGrpcReceiver, LOGS_EXPORT_PA
 import { STATUS_DETAILS_KEY } from '../../src/ingest/otlp/grpc-status.ts';
 import { createHttpReceiver } from '../../src/ingest/otlp/http-receiver.ts';
 import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
-import type { ReceiverConfig } from '../../src/ingest/otlp/receiver-config.ts';
+import { type ReceiverConfig, ReceiverConfigSchema } from '../../src/ingest/otlp/receiver-config.ts';
+import type { DeliverySource } from './source-delivery.contract.ts';
 
 /** An OTLP export answer, read the same way off either transport. */
 export interface ExportAnswer {
@@ -114,3 +115,28 @@ export const grpcTransport: OtlpTransport = {
     };
   },
 };
+
+/** gRPC codes of a refusal that carries a retry delay: an exporter sends the request again. */
+const RETRIED_CODES = new Set([8, 14]);
+/** How soon the adapter retries: sooner than the delay asks, so the suite stays quick. */
+const RETRY_EVERY_MS = 50;
+
+/** An OTLP transport as a source of the delivery contract: its client retries a refusal, as an exporter does. */
+export function otlpDeliverySource(transport: OtlpTransport): DeliverySource {
+  return {
+    name: transport.name,
+    async start(target) {
+      const served = await transport.serve(target, ReceiverConfigSchema.parse({ retryAfterSeconds: 1 }));
+      return {
+        async send(body) {
+          for (;;) {
+            const answer = await served.export(body);
+            if (!RETRIED_CODES.has(answer.code) || answer.retryAfterSeconds === undefined) return;
+            await new Promise((r) => setTimeout(r, RETRY_EVERY_MS));
+          }
+        },
+        close: () => served.close(),
+      };
+    },
+  };
+}

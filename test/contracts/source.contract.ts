@@ -12,7 +12,8 @@ import type { PipelineInput } from '../../src/ingest/pipeline-input.ts';
 import { ReceiverConfigSchema, type ReceiverConfig } from '../../src/ingest/otlp/receiver-config.ts';
 import { SpanWal } from '../../src/ingest/wal/span-wal.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
-import type { OtlpTransport, ServedReceiver } from './otlp-transports.ts';
+import { type OtlpTransport, otlpDeliverySource, type ServedReceiver } from './otlp-transports.ts';
+import { runSourceDeliveryContract } from './source-delivery.contract.ts';
 
 /** gRPC codes, written out here so the map in `export-status.ts` is checked, not copied. */
 const OK = 0;
@@ -63,9 +64,11 @@ function newPipeline(assembler: Record<string, unknown> = {}): Pipeline {
  * One suite over every OTLP source transport (Hono's `runTest`): the same outcome gets the
  * same answer on each — the map of `src/ingest/otlp/export-status.ts` — and bad input loses
  * nothing accepted before it. Each transport's own test calls this with its adapter
- * (`otlp-transports.ts`: the receiver on a real socket, a real client for it).
+ * (`otlp-transports.ts`: the receiver on a real socket, a real client for it). What every
+ * source keeps, the Kafka source too, runs first (`source-delivery.contract.ts`).
  */
 export function runSourceContract(transport: OtlpTransport): void {
+  runSourceDeliveryContract(otlpDeliverySource(transport));
   const cleanups: (() => Promise<unknown> | unknown)[] = [];
   afterEach(async () => {
     for (const c of cleanups.splice(0).reverse()) await c();

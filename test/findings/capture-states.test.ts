@@ -6,7 +6,7 @@ import { CAPTURE_TABLE } from '../../src/checks/registry.ts';
 import { manifestJsonSchema } from '../../src/findings/json-schema.ts';
 import { decisionText } from '../../src/findings/capture-states.ts';
 import { MANIFEST_CHECKS } from '../../src/findings/manifest-schema.ts';
-import { DOC, END, START, withTable } from '../../scripts/capture-table-doc.ts';
+import { DOC, END, START, withTable } from '../../scripts/docs/capture-table-doc.ts';
 import { schemaCommand } from '../../src/cli/schema.ts';
 
 /** What `trajwatch schema manifest` prints, parsed. */
@@ -43,7 +43,7 @@ describe('the capture states, documented from the capture table', () => {
     for (const kind of CAPTURE_GAP_REASONS) expect(reason).toContain(kind);
   });
 
-  it('docs/checks.md holds the table as the registry says it (regenerate: node scripts/capture-table-doc.ts)', async () => {
+  it('docs/checks.md holds the table as the registry says it (regenerate: node scripts/docs/capture-table-doc.ts)', async () => {
     const doc = await readFile(DOC, 'utf8');
     expect(doc.indexOf(START)).toBeGreaterThan(-1);
     expect(doc.indexOf(END)).toBeGreaterThan(doc.indexOf(START));

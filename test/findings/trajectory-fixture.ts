@@ -1,4 +1,4 @@
-import { makeTrajectory } from '../helpers/steps.ts';
+import { makeStep, makeTrajectory } from '../helpers/steps.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { Attributes } from '../../src/ingest/span.ts';
 import type { Step } from '../../src/normalize/step.ts';
@@ -9,20 +9,15 @@ export const TRACE_B = 'bb'.repeat(16);
 /** A step with plausible defaults; times in nanoseconds from a fixed epoch, never the clock. */
 export function step(over: Partial<Step> & { id: string }): Step {
   const start = over.startTimeUnixNano ?? 1_700_000_000_000_000_000n + BigInt(parseInt(over.id.slice(-4), 16)) * 1_000_000n;
-  return {
+  return makeStep({
     traceId: TRACE_A,
     kind: 'tool',
     name: 'execute_tool',
     convention: 'genai',
-    statusCode: 0,
-    attributes: {},
-    resource: {},
-    eventNames: [],
-    encodedBytes: 100,
     startTimeUnixNano: start,
     endTimeUnixNano: start + 500_123n,
     ...over,
-  };
+  });
 }
 
 /** The shared test trajectory (`test/helpers/steps.ts`). */

@@ -18,7 +18,7 @@ import { ORDER_ERROR_MESSAGE, ORDER_ERROR_TYPE, startStandInModel, TURN_1, TURN_
 const ROOT = new URL('../../', import.meta.url).pathname;
 /** Where each run's raw export requests and serve's output files are kept. */
 export const CAPTURES_DIR = join(ROOT, '.cache/framework-captures');
-/** One JSON row per framework, read by scripts/framework-matrix-doc.ts. */
+/** One JSON row per framework, read by scripts/docs/framework-matrix-doc.ts. */
 export const ROWS_DIR = join(ROOT, '.cache/framework-matrix');
 
 export interface FrameworkSpec {

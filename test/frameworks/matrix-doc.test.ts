@@ -1,7 +1,7 @@
 /** The generated framework table in docs/clients.md: short cells, every difference in full below. */
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { END, renderMatrix, START } from '../../scripts/framework-matrix-doc.ts';
+import { END, renderMatrix, START } from '../../scripts/docs/framework-matrix-doc.ts';
 
 const yes = { status: 'yes', detail: 'fine' };
 const row = (id: string, cells: Record<string, { status: string; detail: string }>) => ({

@@ -7,12 +7,12 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeMatrixDoc } from '../../scripts/framework-matrix-doc.ts';
+import { writeMatrixDoc } from '../../scripts/docs/framework-matrix-doc.ts';
 import { FRAMEWORKS } from './frameworks.ts';
 import { type MatrixRow, runFramework } from './harness.ts';
 
 const run = promisify(execFile);
-const ENV_SCRIPT = new URL('../../scripts/framework-envs.sh', import.meta.url).pathname;
+const ENV_SCRIPT = new URL('../../scripts/setup/framework-envs.sh', import.meta.url).pathname;
 /** A cold venv build (downloads from PyPI) with room to spare; a warm one returns at once. */
 const VENV_BUILD_TIMEOUT_MS = 900_000;
 

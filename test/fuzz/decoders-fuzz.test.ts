@@ -1,4 +1,3 @@
-import { Buffer } from 'node:buffer';
 import fc from 'fast-check';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DecodeError, LimitError } from '../../src/errors.ts';

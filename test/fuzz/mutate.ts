@@ -1,7 +1,7 @@
 /**
  * Mutations of seed bodies as fast-check arbitraries: byte edits, splices within the body,
  * hostile tokens (invalid UTF-8, runaway varints, deep nesting, huge numbers), swapped
- * content types and gzip. Shared by the fast fuzz tests and `scripts/fuzz.ts`.
+ * content types and gzip. Shared by the fast fuzz tests and `scripts/bench/fuzz.ts`.
  */
 import { Buffer } from 'node:buffer';
 import { gzipSync } from 'node:zlib';

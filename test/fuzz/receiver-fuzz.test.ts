@@ -14,7 +14,7 @@ afterAll(async () => {
   await serve.stop();
 });
 
-describe('fuzzing a running serve with mutated bodies (fast subset; scripts/fuzz.ts is the long run)', () => {
+describe('fuzzing a running serve with mutated bodies (fast subset; scripts/bench/fuzz.ts is the long run)', () => {
   it('answers every body with an OTLP status in the request content type, and stays healthy', async () => {
     const statuses = new Map<number, number>();
     const sample = fc.sample(fuzzBody(seeds), { numRuns: 300, seed: 11 });

@@ -11,7 +11,7 @@ import { quietLogCreator, kafkajsLogLevel } from '../../src/kafka/kafkajs-log.ts
 export const KAFKA_ENV = 'TRAJWATCH_TEST_KAFKA';
 
 const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const BROKER_SCRIPT = join(REPO_DIR, 'scripts/kafka/broker.sh');
+const BROKER_SCRIPT = join(REPO_DIR, 'scripts/setup/kafka/broker.sh');
 const SCRIPT_TIMEOUT_MS = 180_000;
 
 /** The brokers named by `TRAJWATCH_TEST_KAFKA`, or undefined when it is not set. */
@@ -27,13 +27,13 @@ const inCi = (): boolean => process.env.CI === 'true';
  * The shared broker for integration tests, or undefined (with the reason printed) when tests
  * may skip: only outside CI and only when Java is missing. In CI a missing or unreachable
  * broker throws, so the run fails loudly. Outside CI with Java and no `TRAJWATCH_TEST_KAFKA`,
- * the broker is started with `scripts/kafka/broker.sh start` (idempotent).
+ * the broker is started with `scripts/setup/kafka/broker.sh start` (idempotent).
  */
 export async function kafkaForTests(): Promise<string[] | undefined> {
   let brokers = kafkaBrokers();
   if (brokers === undefined) {
     if (inCi()) {
-      throw new Error(`${KAFKA_ENV} is not set: .ci/run must start scripts/kafka/broker.sh and export it`);
+      throw new Error(`${KAFKA_ENV} is not set: .ci/run must start scripts/setup/kafka/broker.sh and export it`);
     }
     const reason = missingJava();
     if (reason !== undefined) return skipWith(reason);
@@ -74,7 +74,7 @@ export function privateBroker(name: string, port: number): TestBroker | undefine
 /**
  * A private broker with a second listener on `saslSslPort` speaking SASL_SSL (TLS with a
  * keytool-made certificate for 127.0.0.1, SCRAM-SHA-512 user `trajwatch`); its secrets are made
- * by `scripts/kafka/broker.sh` under `.cache/kafka/<name>/secured/` on the first start.
+ * by `scripts/setup/kafka/broker.sh` under `.cache/kafka/<name>/secured/` on the first start.
  */
 export function securedBroker(name: string, port: number, saslSslPort: number): TestBroker | undefined {
   const broker = privateBroker(name, port);
@@ -91,12 +91,12 @@ export function securedBroker(name: string, port: number, saslSslPort: number): 
   };
 }
 
-/** `scripts/kafka/broker.sh start` for `broker`: returns once it answers metadata requests. */
+/** `scripts/setup/kafka/broker.sh start` for `broker`: returns once it answers metadata requests. */
 export async function startBroker(broker: TestBroker): Promise<void> {
   await runBrokerScript('start', brokerEnv(broker));
 }
 
-/** `scripts/kafka/broker.sh stop` for `broker`: returns once the process has exited. */
+/** `scripts/setup/kafka/broker.sh stop` for `broker`: returns once the process has exited. */
 export async function stopBroker(broker: TestBroker): Promise<void> {
   await runBrokerScript('stop', brokerEnv(broker));
 }
@@ -115,7 +115,7 @@ function runBrokerScript(command: 'start' | 'stop', env: Record<string, string>)
       { env: { ...process.env, ...env }, timeout: SCRIPT_TIMEOUT_MS, maxBuffer: 16 * 1024 * 1024 },
       (err, _stdout, stderr) => {
         if (err === null) resolvePromise();
-        else reject(new Error(`scripts/kafka/broker.sh ${command} failed: ${err.message}\n${stderr}`));
+        else reject(new Error(`scripts/setup/kafka/broker.sh ${command} failed: ${err.message}\n${stderr}`));
       },
     );
   });

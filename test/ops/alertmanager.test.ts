@@ -20,7 +20,7 @@ import { type PrometheusProcess, startPrometheus } from './prometheus.ts';
 import { RULES_FILE } from './shipped-rules.ts';
 
 const run = promisify(execFile);
-const SCRIPTS = new URL('../../scripts/alertmanager/', import.meta.url).pathname;
+const SCRIPTS = new URL('../../scripts/setup/alertmanager/', import.meta.url).pathname;
 
 /**
  * The shipped rules with every duration (`for:`, ranges, offsets) divided by 60 — minutes
@@ -94,7 +94,7 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
     const amPort = await freePort();
     await run(join(SCRIPTS, 'start.sh'), ['--config', amConfig, '--port', String(amPort), '--dir', amDir], { timeout: 240_000 }).catch(
       (err: Error & { stderr?: string }) => {
-        throw new Error(`could not start Alertmanager with scripts/alertmanager/start.sh: ${err.message}\n${err.stderr ?? ''}`);
+        throw new Error(`could not start Alertmanager with scripts/setup/alertmanager/start.sh: ${err.message}\n${err.stderr ?? ''}`);
       },
     );
     const rules = join(amDir, 'alerts.yml');

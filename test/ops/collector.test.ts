@@ -1,4 +1,4 @@
-// A real OpenTelemetry Collector (built here by scripts/otelcol/build.sh from the Go module
+// A real OpenTelemetry Collector (built here by scripts/setup/otelcol/build.sh from the Go module
 // proxy) runs each shipped config in collector-config/, with compose host names and ports
 // rewritten to loopback ones; spans go in through the OTel JS SDK's OTLP/protobuf exporter.
 import { readFileSync } from 'node:fs';

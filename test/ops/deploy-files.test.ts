@@ -64,7 +64,7 @@ describe('docker-compose.yml', () => {
   });
 
   it('loads in compose-go, the library `docker compose` uses (current spec schema, consistency checks)', async () => {
-    const { stdout } = await run(join(ROOT, 'scripts/compose-check/check.sh'), [join(ROOT, 'docker-compose.yml')], { timeout: 600_000 });
+    const { stdout } = await run(join(ROOT, 'scripts/dev/compose-check/check.sh'), [join(ROOT, 'docker-compose.yml')], { timeout: 600_000 });
     expect(stdout).toMatch(/^valid: project trajwatch, services \[alertmanager grafana kafka otel-collector otel-collector-kafka prometheus trajwatch\]$/m);
   }, 660_000);
 
@@ -72,7 +72,7 @@ describe('docker-compose.yml', () => {
     const bad = join(ROOT, '.cache', 'bad-compose.yml');
     await mkdir(join(ROOT, '.cache'), { recursive: true });
     await writeFile(bad, 'services:\n  a:\n    image: x\n    depends_on: [missing]\n');
-    await expect(run(join(ROOT, 'scripts/compose-check/check.sh'), [bad], { timeout: 600_000 })).rejects.toThrow(/undefined service "missing"/);
+    await expect(run(join(ROOT, 'scripts/dev/compose-check/check.sh'), [bad], { timeout: 600_000 })).rejects.toThrow(/undefined service "missing"/);
   }, 660_000);
 
   it('runs the whole stack: Kafka (official, KRaft), the contrib Collector, trajwatch from the Dockerfile, Prometheus, Grafana', () => {
@@ -147,7 +147,7 @@ describe('Grafana provisioning', () => {
 describe('deploy/prometheus/prometheus.yml', () => {
   beforeAll(async () => {
     // promtool ships with Debian's prometheus package; installs it when missing.
-    await run(join(ROOT, 'scripts/prometheus/install.sh'), [], { timeout: 240_000 });
+    await run(join(ROOT, 'scripts/setup/prometheus/install.sh'), [], { timeout: 240_000 });
   }, 300_000);
 
   it('passes promtool check config, with the alerting rules it loads', async () => {
@@ -167,7 +167,7 @@ describe('deploy/prometheus/prometheus.yml', () => {
 describe('deploy/alertmanager/alertmanager.yml', () => {
   beforeAll(async () => {
     // amtool ships with Debian's prometheus-alertmanager package; installs it when missing.
-    await run(join(ROOT, 'scripts/alertmanager/install.sh'), [], { timeout: 240_000 });
+    await run(join(ROOT, 'scripts/setup/alertmanager/install.sh'), [], { timeout: 240_000 });
   }, 300_000);
 
   it('passes amtool check-config and sends resolutions too', async () => {

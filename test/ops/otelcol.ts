@@ -5,14 +5,14 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
-const BUILD_SCRIPT = new URL('../../scripts/otelcol/build.sh', import.meta.url).pathname;
+const BUILD_SCRIPT = new URL('../../scripts/setup/otelcol/build.sh', import.meta.url).pathname;
 /** A cold build (builder install, module download, compile) took about 8 minutes on 2 cores. */
 export const BUILD_TIMEOUT_MS = 900_000;
 const READY_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 
 /**
- * Builds the Collector with scripts/otelcol/build.sh (or another build script, e.g. the peer
+ * Builds the Collector with scripts/setup/otelcol/build.sh (or another build script, e.g. the peer
  * benchmark's bench/otelcol/build.sh) when needed; resolves with the binary.
  */
 export async function ensureCollector(script = BUILD_SCRIPT): Promise<string> {

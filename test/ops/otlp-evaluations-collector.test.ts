@@ -1,4 +1,4 @@
-// Evaluation events through a real OpenTelemetry Collector (built by scripts/otelcol/build.sh,
+// Evaluation events through a real OpenTelemetry Collector (built by scripts/setup/otelcol/build.sh,
 // with the file exporter): the sink exports with the OTel JS logs SDK's OTLP/HTTP exporter to the
 // Collector's otlp receiver, the Collector writes them with its file exporter, and the test
 // reads the file back: every finding one gen_ai.evaluation.result record on its anchor span.

@@ -6,11 +6,11 @@ import { promisify } from 'node:util';
 import { freePort } from './free-port.ts';
 
 const run = promisify(execFile);
-const SCRIPTS = new URL('../../scripts/prometheus/', import.meta.url).pathname;
+const SCRIPTS = new URL('../../scripts/setup/prometheus/', import.meta.url).pathname;
 // Installing Debian's package (first run on a fresh machine) plus the ready wait.
 const START_TIMEOUT_MS = 240_000;
 
-/** A real Prometheus started by scripts/prometheus/start.sh, scraping one target every second. */
+/** A real Prometheus started by scripts/setup/prometheus/start.sh, scraping one target every second. */
 export interface PrometheusProcess {
   url: string;
   dir: string;
@@ -36,7 +36,7 @@ export async function startPrometheus(target: string, options: PrometheusOptions
     timeout: START_TIMEOUT_MS,
   }).catch((err: Error & { stderr?: string }) => {
     // CI must see why Prometheus is missing rather than a quiet skip.
-    throw new Error(`could not start Prometheus with scripts/prometheus/start.sh: ${err.message}\n${err.stderr ?? ''}`);
+    throw new Error(`could not start Prometheus with scripts/setup/prometheus/start.sh: ${err.message}\n${err.stderr ?? ''}`);
   });
   const url = /url=(\S+)/.exec(stdout)?.[1];
   if (url === undefined) throw new Error(`start.sh printed no url:\n${stdout}`);

@@ -31,7 +31,7 @@ describe('the shipped scrape job for trajwatch with auth on, in a real Prometheu
 
   beforeAll(async () => {
     // promtool and prometheus come from Debian's package (installed when missing).
-    await promisify(execFile)(join(ROOT, 'scripts/prometheus/install.sh'), [], { timeout: 240_000 });
+    await promisify(execFile)(join(ROOT, 'scripts/setup/prometheus/install.sh'), [], { timeout: 240_000 });
     dir = await mkdtemp(join(tmpdir(), 'trajwatch-scrape-auth-'));
     await writeFile(join(dir, 'token'), `${TOKEN}\n`);
     await writeFile(join(dir, 'wrong-token'), 'not-the-token\n');

@@ -11,6 +11,7 @@ import { Forwarder } from '../../src/repartition/forwarder.ts';
 import { decodeRepartitionRecord } from '../../src/repartition/record.ts';
 import { prepareTopics } from '../../src/repartition/topics.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { makeStep } from '../helpers/steps.ts';
 
 const brokers = await kafkaForTests();
 
@@ -53,7 +54,7 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
   });
 
   const trace = (key: string, sessionId: string, resultBytes: number): [Trajectory, () => Trajectory['steps']] => {
-    const step = {
+    const step = makeStep({
       id: `${key}-s`,
       traceId: key,
       kind: 'tool',
@@ -64,11 +65,8 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
       startTimeUnixNano: 1n,
       endTimeUnixNano: 2n,
       statusCode: 1,
-      attributes: {},
-      resource: {},
-      eventNames: [],
       encodedBytes: resultBytes,
-    } as Trajectory['steps'][number];
+    });
     const t: Trajectory = { key, traceIds: [key], revision: 1, complete: true, incompleteReasons: [], steps: [step], conflicts: [], refusedSpans: 0, closedBy: 'quiet-after-root' };
     return [t, () => [step]];
   };

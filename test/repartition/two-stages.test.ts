@@ -15,7 +15,7 @@ import type { TrajectoryForward } from '../../src/pipeline/forwarding.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { captureOf, decodeRepartitionRecord, encodeRefusedRecord, encodeTraceRecord, sessionOf } from '../../src/repartition/record.ts';
 import type { FindingSink } from '../../src/sinks/finding-sink.ts';
-import { conversations } from '../source/session-records.ts';
+import { conversations } from './session-records.ts';
 
 const config = ConfigSchema.parse({ assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 120_000 } });
 
@@ -148,7 +148,7 @@ describe('stage 1 → repartition record → stage 2', () => {
         backpressure: () => undefined,
       },
     });
-    const { agentRunSpans, encodeSpans } = await import('../source/otlp-records.ts');
+    const { agentRunSpans, encodeSpans } = await import('../helpers/otlp-records.ts');
     stage1.accept(decoded(encodeSpans(agentRunSpans('lone').spans)));
     await stage1.drain('end-of-input');
     expect(forwarded).toEqual([]);

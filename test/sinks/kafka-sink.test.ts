@@ -1,4 +1,4 @@
-// Integration: a real Apache Kafka broker (scripts/kafka/broker.sh), a real kafkajs consumer.
+// Integration: a real Apache Kafka broker (scripts/setup/kafka/broker.sh), a real kafkajs consumer.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

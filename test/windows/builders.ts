@@ -1,4 +1,4 @@
-import { makeTrajectory } from '../helpers/steps.ts';
+import { makeStep, makeTrajectory } from '../helpers/steps.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import type { CheckResults } from '../../src/checks/check-result.ts';
 import { argsDigest } from '../../src/normalize/args-digest.ts';
@@ -10,21 +10,16 @@ const EPOCH = 1_700_000_000_000_000_000n;
 /** A step at position `n` (start n ms after a fixed epoch); override what the test is about. */
 export function at(n: number, over: Partial<Step> = {}): Step {
   const start = EPOCH + BigInt(n) * 1_000_000n;
-  return {
+  return makeStep({
     id: n.toString(16).padStart(16, '0'),
     traceId: TRACE,
     kind: 'tool',
     name: 'execute_tool',
     convention: 'genai',
-    statusCode: 0,
-    attributes: {},
-    resource: {},
-    eventNames: [],
-    encodedBytes: 100,
     startTimeUnixNano: start,
     endTimeUnixNano: start + 500_000n,
     ...over,
-  };
+  });
 }
 
 export function toolArgs(raw: string): Step['args'] {

@@ -16,12 +16,12 @@ import { numericValue, readAttribute, scalarText } from './read-attribute.ts';
  */
 function reading(
   steps: readonly Step[],
-  valueOf: (s: Step) => string | undefined,
+  valueIn: (s: Step) => string | undefined,
   refs: EvidenceRef[],
 ): string | null {
   const firstSupplier = new Map<string, Step>();
   for (const s of steps) {
-    const v = valueOf(s);
+    const v = valueIn(s);
     if (v !== undefined && !firstSupplier.has(v)) firstSupplier.set(v, s);
   }
   if (firstSupplier.size === 0) return null;

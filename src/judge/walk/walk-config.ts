@@ -15,7 +15,7 @@ export const WalkConfigSchema = z
     enabled: z.boolean().default(false),
     /**
      * The stopping rule: after L1, stop when L1 passes and every criterion is answerable. False
-     * asks every layer of every sampled trajectory (what `scripts/walk-cost.ts` compares against).
+     * asks every layer of every sampled trajectory (what `scripts/docs/walk-cost.ts` compares against).
      */
     stopEarly: z.boolean().default(true),
     /** L3 and L4: windows read per layer; the rest are named `not-read` and the layer cannot pass. */

@@ -1,10 +1,9 @@
 import type { Trajectory } from '../../assemble/trajectory.ts';
 import { spanRef, type EvidenceRef } from '../../core/evidence-ref.ts';
 import { isoFromUnixNano } from '../../core/time.ts';
-import { TrajwatchError } from '../../errors.ts';
-import { makeFinding, type FindingDraft } from '../../findings/make-finding.ts';
+import type { FindingDraft } from '../../findings/make-finding.ts';
 import type { Provenance } from '../../findings/provenance/provenance.ts';
-import type { Finding, RecordObservationSchema, Severity } from '../../findings/schema.ts';
+import type { Finding, RecordObservationSchema } from '../../findings/schema.ts';
 import { UNRESOLVED_EVENT_ID } from '../../windows/window.ts';
 import { build, SEVERITY, windowEvidence } from '../judged-findings.ts';
 import type { ResultRecord } from '../ledger/record.ts';

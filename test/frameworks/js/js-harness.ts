@@ -8,9 +8,7 @@ import { join } from 'node:path';
 import { startServe, waitForLines } from '../../helpers/serve.ts';
 import {
   CAPTURES_DIR,
-  dedupe,
   evaluate,
-  type FindingRow,
   latestRevisions,
   type MatrixRow,
   type MatrixSpec,

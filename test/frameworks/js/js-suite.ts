@@ -5,7 +5,7 @@
  * applied to one entry of {@link JS_FRAMEWORKS}.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeMatrixDoc } from '../../../scripts/framework-matrix-doc.ts';
+import { writeMatrixDoc } from '../../../scripts/docs/framework-matrix-doc.ts';
 import type { MatrixRow } from '../harness.ts';
 import { FINAL_1, FINAL_2 } from '../stand-in-model.ts';
 import { JS_FRAMEWORKS } from './frameworks.ts';
