@@ -10,7 +10,8 @@ import { defineConfig } from 'vitest/config';
  * setup (test/helpers/unit-guard.ts) makes starting a process, listening, connecting and fetch
  * throw, so a unit file that starts one through src/ fails rather than drifting.
  */
-const STARTS_SOMETHING = /from ['"](node:)?(child_process|net|http|https|http2|dgram|tls|worker_threads)['"]|from ['"](@grpc\/grpc-js|kafkajs)['"]|\bfetch\(|@integration\b/;
+const STARTS_SOMETHING =
+  /from ['"](node:)?(child_process|net|http|https|http2|dgram|tls|worker_threads)['"]|from ['"](@grpc\/grpc-js|kafkajs)['"]|\bfetch\(|@integration\b/;
 const RELATIVE_IMPORT = /(?:from|import\()\s*['"](\.{1,2}\/[^'"]+)['"]/g;
 
 const verdicts = new Map<string, boolean>();

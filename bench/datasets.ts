@@ -82,7 +82,8 @@ export function trailHttpDataset(copies: number, firstCopy = 0): HttpDataset {
       spanCounts.push(countSpans(request));
     }
   }
-  const name = trailCorpus().kind === 'full' ? 'TRAIL (real smolagents traces)' : `TRAIL (real smolagents traces: the ${requests.length} in-repo ones, no ../shared)`;
+  const name =
+    trailCorpus().kind === 'full' ? 'TRAIL (real smolagents traces)' : `TRAIL (real smolagents traces: the ${requests.length} in-repo ones, no ../shared)`;
   return { name, bodies, spanCounts };
 }
 

@@ -21,7 +21,12 @@ import {
 
 const [which = 'trail', roundsArg = '3', namesArg = 'trajwatch,collector,durable'] = process.argv.slice(2).filter((a) => !a.includes('='));
 const before = process.argv.find((a) => a.startsWith('before='))?.slice('before='.length);
-const known: Record<string, Peer> = { trajwatch: trajwatchPeer, 'single-gc': trajwatchSingleThreadedGcPeer, collector: collectorPeer, durable: durableCollectorPeer };
+const known: Record<string, Peer> = {
+  trajwatch: trajwatchPeer,
+  'single-gc': trajwatchSingleThreadedGcPeer,
+  collector: collectorPeer,
+  durable: durableCollectorPeer,
+};
 const peers = namesArg.split(',').map((n) => {
   const peer = known[n];
   if (peer === undefined) throw new Error(`unknown server ${n}: one of ${Object.keys(known).join(', ')}`);
@@ -40,7 +45,9 @@ for (let round = 0; round < rounds; round++) {
     const run = await measurePeer(peer, { warmup, measured, concurrency: 4, maxSeconds: 60, settleMs: 30_000 });
     if (typeof run === 'string') throw new Error(`${peer.name}: ${run}`);
     runs.set(peer, [...(runs.get(peer) ?? []), run.spansPerCpuSecond]);
-    console.error(`${measured.name} round ${round + 1}: ${peer.name}: ${fmt(run.spansPerCpuSecond)} spans/CPU-s (${run.note}; CPU ${run.serverCpuSeconds.toFixed(2)} s, RSS ${(run.rssBytes / 2 ** 20).toFixed(0)} MB)`);
+    console.error(
+      `${measured.name} round ${round + 1}: ${peer.name}: ${fmt(run.spansPerCpuSecond)} spans/CPU-s (${run.note}; CPU ${run.serverCpuSeconds.toFixed(2)} s, RSS ${(run.rssBytes / 2 ** 20).toFixed(0)} MB)`,
+    );
   }
 }
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;

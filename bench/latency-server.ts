@@ -66,9 +66,7 @@ class TimedSink implements FindingSink {
 const [configPath, resultPath, dataDir] = process.argv.slice(2);
 const config = ConfigSchema.parse(JSON.parse(readFileSync(configPath!, 'utf8')));
 const trajectoryLog = await JsonlLog.open(join(dataDir!, 'trajectories.jsonl'));
-const sinks: TimedSink[] = [
-  new TimedSink(await LocalLogSink.openFiles(join(dataDir!, 'findings.jsonl'), undefined, config.sinks.maxPendingBytes)),
-];
+const sinks: TimedSink[] = [new TimedSink(await LocalLogSink.openFiles(join(dataDir!, 'findings.jsonl'), undefined, config.sinks.maxPendingBytes))];
 if (config.sinks.kafka !== undefined) {
   sinks.push(new TimedSink(await KafkaFindingSink.open(config.sinks.kafka, { outboxDir: join(dataDir!, 'outbox', 'kafka') })));
 }

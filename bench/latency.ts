@@ -33,7 +33,13 @@ export async function measureLatency(
   const resultPath = join(dir, 'result.json');
   const kafka = kafkaBrokers === undefined ? {} : { sinks: { kafka: { brokers: kafkaBrokers, createTopics: true } } };
   writeFileSync(configPath, JSON.stringify(trajwatchBenchConfig(kafka)));
-  const child = spawnServer(process.execPath, [...nodeArgs, fileURLToPath(new URL('latency-server.ts', import.meta.url)), configPath, resultPath, join(dir, 'data')]);
+  const child = spawnServer(process.execPath, [
+    ...nodeArgs,
+    fileURLToPath(new URL('latency-server.ts', import.meta.url)),
+    configPath,
+    resultPath,
+    join(dir, 'data'),
+  ]);
   try {
     const match = await waitForOutput(child, /listening on (http:\S+)/, 30_000);
     const common = { url: match[1]!, concurrency: 8, maxSeconds: 120, ratePerSecond };
@@ -61,7 +67,14 @@ export async function measureLatency(
       statuses: load.byStatus,
       sinks: result.sinks.map((s) => {
         const sorted = s.samplesMs.sort((a, b) => a - b);
-        return { name: s.name, count: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted.at(-1) ?? Number.NaN, failures: s.failures };
+        return {
+          name: s.name,
+          count: sorted.length,
+          p50: percentile(sorted, 50),
+          p99: percentile(sorted, 99),
+          max: sorted.at(-1) ?? Number.NaN,
+          failures: s.failures,
+        };
       }),
     };
   } finally {

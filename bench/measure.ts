@@ -36,8 +36,7 @@ export async function measureCases(cases: readonly Case[], seconds: number, slic
 /** A Markdown table with right-aligned numeric columns from `numericFrom` on. */
 export function markdownTable(header: string[], rows: string[][], numericFrom: number): string {
   const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) =>
-    `| ${cells.map((cell, i) => (i >= numericFrom ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(' | ')} |`;
+  const line = (cells: string[]) => `| ${cells.map((cell, i) => (i >= numericFrom ? cell.padStart(widths[i]!) : cell.padEnd(widths[i]!))).join(' | ')} |`;
   return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)].join('\n');
 }
 

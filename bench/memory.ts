@@ -53,39 +53,43 @@ function asCopy(span: Span, n: number): void {
   if (typeof conv === 'string') span.attributes['gen_ai.conversation.id'] = `${conv}-${n}`;
 }
 
-const [spanTarget, openCounts, passes] = [Number(process.argv[2] ?? 1_000_000), (process.argv[3] ?? '1000,10000,100000').split(',').map(Number), Number(process.argv[4] ?? 2)];
+const [spanTarget, openCounts, passes] = [
+  Number(process.argv[2] ?? 1_000_000),
+  (process.argv[3] ?? '1000,10000,100000').split(',').map(Number),
+  Number(process.argv[4] ?? 2),
+];
 const template = syntheticHttpDataset(500, 10, 900_000);
 
 /** 1. Buffered spans: an assembler that never closes, filled with `spanTarget` spans (garbage once it returns). */
 function bufferedSpans() {
-const before = settleHeap();
-const assembler = new Assembler(bigLimits, () => {
-  throw new Error('nothing should close');
-});
-let buffered = 0;
-let payloadBytes = 0;
-for (let copy = 0; buffered < spanTarget; copy++) {
-  for (const body of template.bodies) {
-    for (const span of decode(body).spans) {
-      asCopy(span, copy);
-      payloadBytes += span.encodedBytes;
-      assembler.add(normalizeSpan(span), 0);
-      buffered++;
+  const before = settleHeap();
+  const assembler = new Assembler(bigLimits, () => {
+    throw new Error('nothing should close');
+  });
+  let buffered = 0;
+  let payloadBytes = 0;
+  for (let copy = 0; buffered < spanTarget; copy++) {
+    for (const body of template.bodies) {
+      for (const span of decode(body).spans) {
+        asCopy(span, copy);
+        payloadBytes += span.encodedBytes;
+        assembler.add(normalizeSpan(span), 0);
+        buffered++;
+      }
     }
   }
-}
-const after = settleHeap();
-const buffer = {
-  spans: buffered,
-  openTrajectories: assembler.stats().openTrajectories,
-  payloadBytesPerSpan: payloadBytes / buffered,
-  heapBytesPerSpan: (after.heapUsed - before.heapUsed) / buffered,
-  heapBytesPerSpanBeyondPayload: (after.heapUsed - before.heapUsed - payloadBytes) / buffered,
-  rssBytes: after.rss,
-  rssBeforeBytes: before.rss,
-  heapUsedBytes: after.heapUsed,
-};
-return buffer;
+  const after = settleHeap();
+  const buffer = {
+    spans: buffered,
+    openTrajectories: assembler.stats().openTrajectories,
+    payloadBytesPerSpan: payloadBytes / buffered,
+    heapBytesPerSpan: (after.heapUsed - before.heapUsed) / buffered,
+    heapBytesPerSpanBeyondPayload: (after.heapUsed - before.heapUsed - payloadBytes) / buffered,
+    rssBytes: after.rss,
+    rssBeforeBytes: before.rss,
+    heapUsedBytes: after.heapUsed,
+  };
+  return buffer;
 }
 const buffer = bufferedSpans();
 

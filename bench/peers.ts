@@ -73,11 +73,7 @@ async function metricValues(base: string, names: readonly string[]): Promise<num
  * Spawns `node [nodeArgs] src/cli/main.ts serve` on an ephemeral port with `config`; parses its
  * listening line. `checkout`: another working tree's `serve` (a before/after comparison).
  */
-export async function startTrajwatch(
-  config: Record<string, unknown>,
-  nodeArgs: readonly string[] = [],
-  checkout = root,
-): Promise<RunningServer> {
+export async function startTrajwatch(config: Record<string, unknown>, nodeArgs: readonly string[] = [], checkout = root): Promise<RunningServer> {
   const dir = mkdtempSync(join(tmpdir(), 'trajwatch-serve-bench-'));
   const configPath = join(dir, 'config.json');
   writeFileSync(configPath, JSON.stringify(config));
@@ -170,9 +166,7 @@ export function collectorConfig(port: number, dir: string, durable: boolean): st
       ]
     : ['  nop:'];
   return [
-    ...(durable
-      ? ['extensions:', '  file_storage:', `    directory: ${join(dir, 'queue')}`, '    create_directory: true', '    fsync: true']
-      : []),
+    ...(durable ? ['extensions:', '  file_storage:', `    directory: ${join(dir, 'queue')}`, '    create_directory: true', '    fsync: true'] : []),
     'receivers:',
     '  otlp:',
     '    protocols:',
@@ -201,7 +195,8 @@ export function collectorConfig(port: number, dir: string, durable: boolean): st
 function collector(name: string, durable: boolean): Peer {
   return {
     name,
-    unavailable: () => (collectorBinary() === undefined ? 'the Collector could not be built (bench/otelcol/build.sh needs Go and the module proxy)' : undefined),
+    unavailable: () =>
+      collectorBinary() === undefined ? 'the Collector could not be built (bench/otelcol/build.sh needs Go and the module proxy)' : undefined,
     async start() {
       const bin = collectorBinary()!;
       const port = await freePort();

@@ -77,8 +77,7 @@ export function summarizeProfile(profile: Profile): { byFunction: SelfTime[]; by
     file.set(where, (file.get(where) ?? 0) + dt);
     total += dt;
   }
-  const ranked = (m: Map<string, number>) =>
-    [...m].map(([name, t]) => ({ name, share: t / total })).sort((a, b) => b.share - a.share);
+  const ranked = (m: Map<string, number>) => [...m].map(([name, t]) => ({ name, share: t / total })).sort((a, b) => b.share - a.share);
   return { byFunction: ranked(fn), byFile: ranked(file) };
 }
 

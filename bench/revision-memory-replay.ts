@@ -46,7 +46,15 @@ while (writer.fileBytes < mib * MiB) {
   const batch = Array.from({ length: 1_000 }, (_, j) => {
     const traceId = (written + j).toString(16).padStart(32, '0');
     const digests = SpanDigests.of(Array.from({ length: 20 }, (_, i) => step(traceId, i)));
-    return { key: `conv-${written + j}`, revision: 1, inherited: { reasons: [], reasonsWithoutSteps: [], conflicts: [], sessionConflicts: [], refusedSpans: 0 }, traceIds: [traceId], partitions: undefined, digests, closedAtMs: written + j };
+    return {
+      key: `conv-${written + j}`,
+      revision: 1,
+      inherited: { reasons: [], reasonsWithoutSteps: [], conflicts: [], sessionConflicts: [], refusedSpans: 0 },
+      traceIds: [traceId],
+      partitions: undefined,
+      digests,
+      closedAtMs: written + j,
+    };
   });
   writer.append(batch);
   await writer.flushed();

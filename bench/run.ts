@@ -16,19 +16,20 @@ import { fileURLToPath } from 'node:url';
 import { DecodeError } from '../src/errors.ts';
 import { decodeOtlpProto } from '../src/ingest/otlp/proto-decode.ts';
 import { measureBounds } from './bounds.ts';
-import {
-  describeDataset,
-  type HttpDataset,
-  httpSpanCount,
-  syntheticDataset,
-  syntheticHttpDataset,
-  trailDataset,
-  trailHttpDataset,
-} from './datasets.ts';
+import { describeDataset, type HttpDataset, httpSpanCount, syntheticDataset, syntheticHttpDataset, trailDataset, trailHttpDataset } from './datasets.ts';
 import { DECODER_HEADER, decoderRows } from './decode.ts';
 import { measureLatency } from './latency.ts';
 import { fmt, markdownTable, measureCases } from './measure.ts';
-import { collectorPeer, durableCollectorPeer, measurePeer, type Peer, type PeerRun, phoenixPeer, trajwatchPeer, trajwatchSingleThreadedGcPeer } from './peers.ts';
+import {
+  collectorPeer,
+  durableCollectorPeer,
+  measurePeer,
+  type Peer,
+  type PeerRun,
+  phoenixPeer,
+  trajwatchPeer,
+  trajwatchSingleThreadedGcPeer,
+} from './peers.ts';
 import { type Target, targetsTable } from './targets.ts';
 import { trailCorpus } from '../test/helpers/trail-corpus.ts';
 import { PIPELINE_HEADER, pipelineRows } from './pipeline.ts';
@@ -140,7 +141,8 @@ for (const c of cases) {
     }
     const sorted = [...all].sort((a, b) => a.spansPerCpuSecond - b.spansPerCpuSecond);
     const run = sorted[Math.floor((sorted.length - 1) / 2)]!;
-    const spread = sorted.length > 1 ? `; median of ${sorted.length} runs, ${fmt(sorted[0]!.spansPerCpuSecond)}–${fmt(sorted.at(-1)!.spansPerCpuSecond)} spans/CPU-s` : '';
+    const spread =
+      sorted.length > 1 ? `; median of ${sorted.length} runs, ${fmt(sorted[0]!.spansPerCpuSecond)}–${fmt(sorted.at(-1)!.spansPerCpuSecond)} spans/CPU-s` : '';
     if (peer === trajwatchPeer && c.dataset === synthetic) trajwatchSynthetic = run;
     runs.push({ peer, run });
     e2eRows.push([
@@ -165,7 +167,9 @@ for (const c of cases) {
   }
   const singleGc = runs.find((r) => r.peer === trajwatchSingleThreadedGcPeer);
   if (tw !== undefined && singleGc !== undefined) {
-    peerNotes.push(`- trajwatch under --single-threaded-gc / as shipped on ${c.dataset.name}: ${(singleGc.run.spansPerCpuSecond / tw.run.spansPerCpuSecond).toFixed(2)} × (an option; the targets are judged on serve as shipped).`);
+    peerNotes.push(
+      `- trajwatch under --single-threaded-gc / as shipped on ${c.dataset.name}: ${(singleGc.run.spansPerCpuSecond / tw.run.spansPerCpuSecond).toFixed(2)} × (an option; the targets are judged on serve as shipped).`,
+    );
   }
 }
 const E2E_HEADER = ['dataset', 'server', 'spans/CPU-s (server)', 'ratio to decode', 'spans/s acked (wall)', 'spans / requests', 'RSS MB'];
@@ -199,13 +203,30 @@ const memory = JSON.parse(
     maxBuffer: 1 << 20,
   }),
 ) as {
-  buffer: { spans: number; openTrajectories: number; payloadBytesPerSpan: number; heapBytesPerSpan: number; heapBytesPerSpanBeyondPayload: number; rssBytes: number; rssBeforeBytes: number };
+  buffer: {
+    spans: number;
+    openTrajectories: number;
+    payloadBytesPerSpan: number;
+    heapBytesPerSpan: number;
+    heapBytesPerSpanBeyondPayload: number;
+    rssBytes: number;
+    rssBeforeBytes: number;
+  };
   scaling: { open: number; stillOpen: number; spansPerCpuSecond: number; heapBytesPerOpenTrajectory: number; heapUsedBytes: number; rssBytes: number }[];
 };
 const b = memory.buffer;
 const memoryTable = markdownTable(
   ['buffered spans', 'open trajectories', 'payload B/span', 'heap B/span', 'heap B/span beyond payload', 'RSS MB (before → after)'],
-  [[fmt(b.spans), fmt(b.openTrajectories), fmt(b.payloadBytesPerSpan), fmt(b.heapBytesPerSpan), fmt(b.heapBytesPerSpanBeyondPayload), `${mb(b.rssBeforeBytes)} → ${mb(b.rssBytes)}`]],
+  [
+    [
+      fmt(b.spans),
+      fmt(b.openTrajectories),
+      fmt(b.payloadBytesPerSpan),
+      fmt(b.heapBytesPerSpan),
+      fmt(b.heapBytesPerSpanBeyondPayload),
+      `${mb(b.rssBeforeBytes)} → ${mb(b.rssBytes)}`,
+    ],
+  ],
   0,
 );
 const scalingTable = markdownTable(
@@ -228,7 +249,16 @@ const boundBytes = 4 * 2 ** 20;
 const bounds = await measureBounds(syntheticHttpDataset(500, quick ? 50 : 100, 3_000_000), boundBytes);
 const boundsTable = markdownTable(
   ['maxBufferedBytes MB', 'sent MB', 'accepted MB', 'answers', 'RSS MB at first 503', 'max RSS MB after it'],
-  [[mb(bounds.maxBufferedBytes), mb(bounds.sentBytes), mb(bounds.acceptedBytes), JSON.stringify(bounds.byStatus), mb(bounds.rssAtFirstRefusalBytes), mb(bounds.rssMaxAfterBytes)]],
+  [
+    [
+      mb(bounds.maxBufferedBytes),
+      mb(bounds.sentBytes),
+      mb(bounds.acceptedBytes),
+      JSON.stringify(bounds.byStatus),
+      mb(bounds.rssAtFirstRefusalBytes),
+      mb(bounds.rssMaxAfterBytes),
+    ],
+  ],
   0,
 );
 console.log(boundsTable);

@@ -28,5 +28,9 @@ for (const segmentBytes of [4 * KiB, 16 * KiB, 64 * KiB, 256 * KiB, 1024 * KiB, 
   }
   await log.close();
   await rm(dir, { recursive: true, force: true });
-  console.log(`segmentBytes ${String(segmentBytes / KiB).padStart(6)} KiB: ${Math.round(lines / seconds).toString().padStart(7)} lines/s`);
+  console.log(
+    `segmentBytes ${String(segmentBytes / KiB).padStart(6)} KiB: ${Math.round(lines / seconds)
+      .toString()
+      .padStart(7)} lines/s`,
+  );
 }

@@ -23,7 +23,9 @@ try {
   await server.settle(60_000, warm.acceptedSpans + load.acceptedSpans);
   const cpu = processTreeCpuSeconds(server.pid) - cpuStart;
   const threads = [...threadCpuSeconds(server.pid)].map(([name, s]) => `${name} ${(s - (threadsStart.get(name) ?? 0)).toFixed(2)}`);
-  console.log(`${which} ×${copies} ${nodeArgs.join(' ')}: ${load.acceptedSpans}/${httpSpanCount(data)} spans, ${(load.acceptedSpans / cpu).toFixed(0)} spans/CPU-s; CPU-s by thread: ${threads.join(', ')}`);
+  console.log(
+    `${which} ×${copies} ${nodeArgs.join(' ')}: ${load.acceptedSpans}/${httpSpanCount(data)} spans, ${(load.acceptedSpans / cpu).toFixed(0)} spans/CPU-s; CPU-s by thread: ${threads.join(', ')}`,
+  );
 } finally {
   await server.stop();
 }

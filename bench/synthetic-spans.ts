@@ -19,7 +19,10 @@ function random(seed: number): () => number {
 
 function hex(next: () => number, bytes: number): string {
   let out = '';
-  for (let i = 0; i < bytes; i++) out += Math.floor(next() * 256).toString(16).padStart(2, '0');
+  for (let i = 0; i < bytes; i++)
+    out += Math.floor(next() * 256)
+      .toString(16)
+      .padStart(2, '0');
   return out;
 }
 

@@ -17,9 +17,21 @@ if (wanted !== null) {
   var older = have[0] !== need[0] ? have[0] < need[0] : have[1] !== need[1] ? have[1] < need[1] : have[2] < need[2];
   if (older) {
     process.stderr.write(
-      'trajwatch: needs Node.js ' + need.join('.') + ' or newer (package.json engines "' + pkg.engines.node + '"); ' +
-        'this is Node.js ' + process.versions.node + ' (' + process.execPath + ').\n' +
-        'Install Node.js ' + need[0] + ' LTS or newer (https://nodejs.org, or `nvm install ' + Math.max(need[0], 24) + '`) and run trajwatch with it.\n',
+      'trajwatch: needs Node.js ' +
+        need.join('.') +
+        ' or newer (package.json engines "' +
+        pkg.engines.node +
+        '"); ' +
+        'this is Node.js ' +
+        process.versions.node +
+        ' (' +
+        process.execPath +
+        ').\n' +
+        'Install Node.js ' +
+        need[0] +
+        ' LTS or newer (https://nodejs.org, or `nvm install ' +
+        Math.max(need[0], 24) +
+        '`) and run trajwatch with it.\n',
     );
     process.exit(1);
   }

@@ -23,46 +23,50 @@ import { LogConfigSchema } from './telemetry/logger.ts';
  */
 export function configSchema<const D extends readonly SinkDefinition[]>(sinks: D) {
   return z
-  .object({
-    /** Where trajectories, findings and durable state are written. */
-    dataDir: z.string().min(1).default('./data'),
-    /** `serve`'s bound on a SIGTERM/SIGINT stop; past it the process exits 1 (the WAL still holds what was acknowledged). */
-    shutdownTimeoutMs: z.number().int().min(100).default(10_000),
-    receiver: ReceiverConfigSchema.prefault({}),
-    /** Where spans come from: the OTLP receivers (default) and/or a Kafka topic (docs/scaling-out.md). */
-    source: SourceConfigSchema.prefault({}),
-    assembler: AssemblerLimitsSchema.prefault({}),
-    /** The closed-revision memory on disk (`<dataDir>/revisions`, serve), so a restart remembers which revisions closed. */
-    revisionMemory: RevisionMemoryConfigSchema.prefault({}),
-    /** Tool classes and rules of the L0 checks (docs/checks.md). */
-    checks: checksConfigSchema.prefault({}),
-    /** Treatment bundles and conditions readings attached to every finding. */
-    provenance: ProvenanceConfigSchema.prefault({}),
-    /** Judged decision points (windows, judge client, policy, certificates); off by default. */
-    judge: JudgeConfigSchema.prefault({}),
-    /** The process's log: JSON lines on stdout at `level` and above (env `TRAJWATCH_LOG_LEVEL`). */
-    log: LogConfigSchema.prefault({}),
-    sinks: z
-      .object({
-        /** Bytes written to a local log but not yet durable above which new input is refused. */
-        maxPendingBytes: z.number().int().min(1).default(64 * 1024 * 1024),
-        /** Write llm steps' prompt messages (`input`) into trajectories.jsonl too (large). */
-        trajectoryLlmInput: z.boolean().default(false),
-        /** How much of trajectories.jsonl, findings.jsonl and alarms.jsonl `serve` keeps (docs/operations.md). */
-        retention: LocalLogsRetentionSchema.prefault({}),
-        /** The local logs (findings.jsonl, alarms.jsonl): the view each carries (docs/consumers.md "Audience"). */
-        localLog: z.strictObject({ audience: StreamAudiencesSchema }).prefault({}),
-        /**
-         * Each configured sink's section (absent: off): `kafka`, findings and alarms to Kafka;
-         * `otlpEvaluations`, findings as OTLP `gen_ai.evaluation.result` log records (docs/consumers.md).
-         */
-        ...sinkSections(sinks),
-      })
-      .strict()
-      // Every key has a default or is optional; the generic sections hide that from the type.
-      .prefault({} as never),
-  })
-  .strict();
+    .object({
+      /** Where trajectories, findings and durable state are written. */
+      dataDir: z.string().min(1).default('./data'),
+      /** `serve`'s bound on a SIGTERM/SIGINT stop; past it the process exits 1 (the WAL still holds what was acknowledged). */
+      shutdownTimeoutMs: z.number().int().min(100).default(10_000),
+      receiver: ReceiverConfigSchema.prefault({}),
+      /** Where spans come from: the OTLP receivers (default) and/or a Kafka topic (docs/scaling-out.md). */
+      source: SourceConfigSchema.prefault({}),
+      assembler: AssemblerLimitsSchema.prefault({}),
+      /** The closed-revision memory on disk (`<dataDir>/revisions`, serve), so a restart remembers which revisions closed. */
+      revisionMemory: RevisionMemoryConfigSchema.prefault({}),
+      /** Tool classes and rules of the L0 checks (docs/checks.md). */
+      checks: checksConfigSchema.prefault({}),
+      /** Treatment bundles and conditions readings attached to every finding. */
+      provenance: ProvenanceConfigSchema.prefault({}),
+      /** Judged decision points (windows, judge client, policy, certificates); off by default. */
+      judge: JudgeConfigSchema.prefault({}),
+      /** The process's log: JSON lines on stdout at `level` and above (env `TRAJWATCH_LOG_LEVEL`). */
+      log: LogConfigSchema.prefault({}),
+      sinks: z
+        .object({
+          /** Bytes written to a local log but not yet durable above which new input is refused. */
+          maxPendingBytes: z
+            .number()
+            .int()
+            .min(1)
+            .default(64 * 1024 * 1024),
+          /** Write llm steps' prompt messages (`input`) into trajectories.jsonl too (large). */
+          trajectoryLlmInput: z.boolean().default(false),
+          /** How much of trajectories.jsonl, findings.jsonl and alarms.jsonl `serve` keeps (docs/operations.md). */
+          retention: LocalLogsRetentionSchema.prefault({}),
+          /** The local logs (findings.jsonl, alarms.jsonl): the view each carries (docs/consumers.md "Audience"). */
+          localLog: z.strictObject({ audience: StreamAudiencesSchema }).prefault({}),
+          /**
+           * Each configured sink's section (absent: off): `kafka`, findings and alarms to Kafka;
+           * `otlpEvaluations`, findings as OTLP `gen_ai.evaluation.result` log records (docs/consumers.md).
+           */
+          ...sinkSections(sinks),
+        })
+        .strict()
+        // Every key has a default or is optional; the generic sections hide that from the type.
+        .prefault({} as never),
+    })
+    .strict();
 }
 
 /** The configuration of this build: every registered sink's section. */

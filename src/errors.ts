@@ -6,10 +6,7 @@ export class TrajwatchError extends Error {
   readonly retriable: boolean;
   readonly context: Readonly<Record<string, unknown>>;
 
-  constructor(
-    message: string,
-    options: { retriable?: boolean; cause?: unknown; context?: Record<string, unknown> } = {},
-  ) {
+  constructor(message: string, options: { retriable?: boolean; cause?: unknown; context?: Record<string, unknown> } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = new.target.name;
     this.retriable = options.retriable ?? false;

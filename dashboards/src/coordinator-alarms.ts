@@ -76,9 +76,25 @@ export function coordinatorAlarms(): Dashboard {
             `sum(increase(${DECISIONS}{action="escalate",question=~"$question"}[$__range]))`,
             6,
           ),
-          timeseries('Alarm rate by question', 'Alarms per second, by the question that raised them.', withExemplars([{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }]), 'ops', 12),
-          timeseries('Alarm rate by service', 'Alarms per second, by the service (resource service.name) of the trajectory.', withExemplars([{ expr: `sum by (service) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{service}}' }]), 'ops'),
-          timeseries('Alarm rate by agent', 'Alarms per second, by the agent named in the trajectory.', withExemplars([{ expr: `sum by (agent) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{agent}}' }]), 'ops'),
+          timeseries(
+            'Alarm rate by question',
+            'Alarms per second, by the question that raised them.',
+            withExemplars([{ expr: `sum by (question) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{question}}' }]),
+            'ops',
+            12,
+          ),
+          timeseries(
+            'Alarm rate by service',
+            'Alarms per second, by the service (resource service.name) of the trajectory.',
+            withExemplars([{ expr: `sum by (service) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{service}}' }]),
+            'ops',
+          ),
+          timeseries(
+            'Alarm rate by agent',
+            'Alarms per second, by the agent named in the trajectory.',
+            withExemplars([{ expr: `sum by (agent) (rate(${ALARMS}{${FILTER}}${RATE}))`, legend: '{{agent}}' }]),
+            'ops',
+          ),
           table(
             'Latest alarms by question, service and agent',
             'Alarms in the selected range per (question, service, agent), most first.',
@@ -90,7 +106,12 @@ export function coordinatorAlarms(): Dashboard {
       {
         title: 'Decisions and calibration',
         panels: [
-          timeseries('Decisions by action', 'What the decision policy did: act, escalate or record.', [{ expr: `sum by (action) (rate(${DECISIONS}{question=~"$question"}${RATE}))`, legend: '{{action}}' }], 'ops'),
+          timeseries(
+            'Decisions by action',
+            'What the decision policy did: act, escalate or record.',
+            [{ expr: `sum by (action) (rate(${DECISIONS}{question=~"$question"}${RATE}))`, legend: '{{action}}' }],
+            'ops',
+          ),
           timeseries(
             'Escalations by question',
             'Escalations per second, by question.',
@@ -103,8 +124,18 @@ export function coordinatorAlarms(): Dashboard {
       {
         title: 'Candidates behind the alarms',
         panels: [
-          timeseries('L0 hits by pattern', 'Inline L0 patterns fired (candidates, not verdicts).', [{ expr: `sum by (pattern) (rate(trajwatch_l0_hits_total${RATE}))`, legend: '{{pattern}}' }], 'ops'),
-          timeseries('Findings by analyst', 'Findings emitted, by analyst.', withExemplars([{ expr: `sum by (analyst) (rate(trajwatch_findings_total${RATE}))`, legend: '{{analyst}}' }]), 'ops'),
+          timeseries(
+            'L0 hits by pattern',
+            'Inline L0 patterns fired (candidates, not verdicts).',
+            [{ expr: `sum by (pattern) (rate(trajwatch_l0_hits_total${RATE}))`, legend: '{{pattern}}' }],
+            'ops',
+          ),
+          timeseries(
+            'Findings by analyst',
+            'Findings emitted, by analyst.',
+            withExemplars([{ expr: `sum by (analyst) (rate(trajwatch_findings_total${RATE}))`, legend: '{{analyst}}' }]),
+            'ops',
+          ),
         ],
       },
     ],

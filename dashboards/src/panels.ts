@@ -62,7 +62,10 @@ export interface QuerySpec {
  */
 function targets(kind: 'range' | 'instant' | 'table', queries: QuerySpec[]): DataqueryBuilder[] {
   return queries.map((q, i) => {
-    const t = new DataqueryBuilder().refId(String.fromCharCode(65 + i)).datasource(DATASOURCE).expr(q.expr);
+    const t = new DataqueryBuilder()
+      .refId(String.fromCharCode(65 + i))
+      .datasource(DATASOURCE)
+      .expr(q.expr);
     if (q.legend !== undefined) t.legendFormat(q.legend);
     if (kind === 'range') t.range();
     else t.instant();
@@ -82,7 +85,13 @@ export function timeseries(title: string, description: string, queries: QuerySpe
     .height(DEFAULT_HEIGHT)
     .unit(unit)
     .targets(targets('range', queries))
-    .legend(new common.VizLegendOptionsBuilder().displayMode(common.LegendDisplayMode.Table).placement(common.LegendPlacement.Right).showLegend(true).calcs(['lastNotNull']))
+    .legend(
+      new common.VizLegendOptionsBuilder()
+        .displayMode(common.LegendDisplayMode.Table)
+        .placement(common.LegendPlacement.Right)
+        .showLegend(true)
+        .calcs(['lastNotNull']),
+    )
     .tooltip(new common.VizTooltipOptionsBuilder().mode(common.TooltipDisplayMode.Multi).sort(common.SortOrder.Descending));
 }
 
@@ -161,7 +170,8 @@ type PromQuery = AsJson<schema.DataQuery> & { expr: string };
  * each to the schema's query type (refId required) plus an expression, throwing otherwise.
  */
 function promQuery(q: object): PromQuery {
-  if (!('refId' in q && typeof q.refId === 'string' && 'expr' in q && typeof q.expr === 'string')) throw new Error(`a panel query without a refId or expr: ${JSON.stringify(q)}`);
+  if (!('refId' in q && typeof q.refId === 'string' && 'expr' in q && typeof q.expr === 'string'))
+    throw new Error(`a panel query without a refId or expr: ${JSON.stringify(q)}`);
   return { ...q, refId: q.refId, expr: q.expr };
 }
 

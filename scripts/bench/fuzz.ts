@@ -57,8 +57,7 @@ async function decoderPhase() {
       const t0 = performance.now();
       try {
         const body = b.gzip ? await gunzipCapped(b.body, MAX_DECOMPRESSED_BYTES) : b.body;
-        const result =
-          body instanceof Error ? body : b.format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
+        const result = body instanceof Error ? body : b.format === 'protobuf' ? decodeOtlpProto(body) : decodeOtlpJson(body.toString('utf8'));
         const key = result instanceof LimitError ? 'limit-error' : result instanceof DecodeError ? 'decode-error' : 'decoded';
         outcomes[key]!++;
       } catch (err) {
@@ -149,7 +148,10 @@ async function receiverPhase() {
     }),
   );
   const seconds = Math.round((performance.now() - started) / 100) / 10;
-  const health = await fetch(`${serve.url}/healthz`).then((r) => r.status, () => 0);
+  const health = await fetch(`${serve.url}/healthz`).then(
+    (r) => r.status,
+    () => 0,
+  );
   const exitCode = await new Promise<number | null>((resolve) => {
     serve.child.once('exit', (code) => resolve(code));
     serve.child.kill('SIGTERM');
@@ -171,5 +173,6 @@ const decoders = await decoderPhase();
 const receiver = await receiverPhase();
 const summary = { seeds: seeds.length, seed, decoders, receiver };
 process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-const failed = decoders.crashes > 0 || decoders.hangs > 0 || receiver.invalidAnswers > 0 || receiver.hangs > 0 || receiver.healthAfter !== 200 || receiver.exitCode !== 0;
+const failed =
+  decoders.crashes > 0 || decoders.hangs > 0 || receiver.invalidAnswers > 0 || receiver.hangs > 0 || receiver.healthAfter !== 200 || receiver.exitCode !== 0;
 process.exit(failed ? 1 : 0);

@@ -30,7 +30,11 @@ let baseUrl = arg('--base-url');
 const model = arg('--model') ?? 'smollm2-135m-instruct-q4_1';
 if (baseUrl === undefined) {
   const out = execFileSync('bash', [join(ROOT, 'scripts/setup/llama-server-env.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  const line = (k: string) => out.split('\n').find((l) => l.startsWith(`${k}=`))!.slice(k.length + 1);
+  const line = (k: string) =>
+    out
+      .split('\n')
+      .find((l) => l.startsWith(`${k}=`))!
+      .slice(k.length + 1);
   server = await startLlamaServer(line('python'), { model: line('smollm2'), alias: model, nCtx: N_CTX, threads: 2 });
   baseUrl = server.baseUrl;
 }
@@ -41,7 +45,10 @@ try {
     const started = performance.now();
     const keep = answerFormat === formats[0] ? arg('--keep-dir') : undefined;
     if (keep !== undefined) mkdirSync(keep, { recursive: true });
-    const run = await judgeTrajectories(traces.map((t) => t.trajectory), { baseUrl, model, answerFormat, contextTokens: N_CTX, dataDir: keep });
+    const run = await judgeTrajectories(
+      traces.map((t) => t.trajectory),
+      { baseUrl, model, answerFormat, contextTokens: N_CTX, dataDir: keep },
+    );
     rows.push(row(answerFormat, run, (performance.now() - started) / 1000));
     console.error(rows.at(-1));
     if (keep === undefined) await removeRun(run);
@@ -56,8 +63,14 @@ function row(format: AnswerFormat, run: TrailJudgeRun, seconds: number): string 
   const questions = valid.length > 0 ? valid[0]!.answers.length : 8;
   const answers = replied.length * questions;
   const validAnswers = valid.length * questions;
-  const failures = Object.entries(run.stats.failures).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
-  const refused = Object.entries(run.refused).map(([k, n]) => `${k} ${n}`).join(', ') || 'none';
+  const failures =
+    Object.entries(run.stats.failures)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
+  const refused =
+    Object.entries(run.refused)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ') || 'none';
   const lat = run.calls.map((c) => c.seconds).sort((a, b) => a - b);
   const median = lat.length === 0 ? NaN : lat[Math.floor(lat.length / 2)]!;
   const prompt = valid.concat(replied).map((r) => r.receipt.promptTokens ?? 0);

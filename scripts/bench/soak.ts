@@ -228,7 +228,10 @@ const recovery = await openLoop(serve.url, 5, capacitySpansPerSecond / 2, () => 
 const metrics = await untilAllClosed();
 const rssAfterRecovery = rssBytes(pid);
 clearInterval(sampler);
-const health = await fetch(`${serve.url}/healthz`).then((r) => r.status, () => 0);
+const health = await fetch(`${serve.url}/healthz`).then(
+  (r) => r.status,
+  () => 0,
+);
 const exitCode = await new Promise<number | null>((resolve) => {
   serve.child.once('exit', (code) => resolve(code));
   serve.child.kill('SIGTERM');
@@ -276,7 +279,14 @@ const checks = {
 };
 const mb = (b: number) => Math.round((b / 1024 / 1024) * 10) / 10;
 const summary = {
-  config: { maxBufferedMiB: mb(maxBufferedBytes), heapLimitMiB: heapMb, rssCeilingMiB: mb(rssCeilingBytes), overloadSeconds, factor, spansPerRequest: SPANS_PER_REQUEST },
+  config: {
+    maxBufferedMiB: mb(maxBufferedBytes),
+    heapLimitMiB: heapMb,
+    rssCeilingMiB: mb(rssCeilingBytes),
+    overloadSeconds,
+    factor,
+    spansPerRequest: SPANS_PER_REQUEST,
+  },
   capacitySpansPerSecond,
   overload: { targetSpansPerSecond: targetRate, ...overload, achievedSpansPerSecond: Math.round(overload.sentSpans / overloadSeconds) },
   recovery,

@@ -60,10 +60,25 @@ const AGENT = 'support-agent';
 /** The scripted run: what the model asks for, turn by turn, and what each tool answers. */
 const TURNS: ToolTurn[] = [
   { tool: 'search_orders', latencyMs: 40, args: { customer_id: 'c-1042', status: 'delivered' }, outcome: { result: [{ order_id: 'A-77', total: 129.9 }] } },
-  { tool: 'get_order_status', latencyMs: 50, args: { order_id: 'A-77' }, outcome: { errorType: 'TimeoutError', message: 'orders-api did not answer within 5000 ms' } },
+  {
+    tool: 'get_order_status',
+    latencyMs: 50,
+    args: { order_id: 'A-77' },
+    outcome: { errorType: 'TimeoutError', message: 'orders-api did not answer within 5000 ms' },
+  },
   { tool: 'get_order_status', latencyMs: 20, args: { order_id: 'A-77' }, outcome: { result: { order_id: 'A-77', state: 'delivered', damaged: true } } },
-  { tool: 'issue_refund', latencyMs: 60, args: { order_id: 'A-77', amount: 129.9, currency: 'EUR' }, outcome: { result: { refund_id: 'rf_5521', state: 'submitted' } } },
-  { tool: 'send_email', latencyMs: 30, args: { to: 'c-1042@example.com', template: 'refund_issued', refund_id: 'rf_5521' }, outcome: { result: { message_id: 'm-88' } } },
+  {
+    tool: 'issue_refund',
+    latencyMs: 60,
+    args: { order_id: 'A-77', amount: 129.9, currency: 'EUR' },
+    outcome: { result: { refund_id: 'rf_5521', state: 'submitted' } },
+  },
+  {
+    tool: 'send_email',
+    latencyMs: 30,
+    args: { to: 'c-1042@example.com', template: 'refund_issued', refund_id: 'rf_5521' },
+    outcome: { result: { message_id: 'm-88' } },
+  },
 ];
 const FINAL_ANSWER = 'I refunded order A-77 (129.90 EUR) and emailed you the confirmation.';
 
@@ -187,7 +202,10 @@ async function main(): Promise<number> {
   }
   const runs = Number(values.runs ?? (values.judge === true ? '3' : '1'));
   const waitMs = Number(values['wait-ms']);
-  for (const [flag, n] of [['--runs', runs], ['--wait-ms', waitMs]] as const) {
+  for (const [flag, n] of [
+    ['--runs', runs],
+    ['--wait-ms', waitMs],
+  ] as const) {
     if (!Number.isInteger(n) || n < 1) {
       process.stderr.write(`demo: ${flag} must be a positive integer, got "${flag === '--runs' ? values.runs : values['wait-ms']}"\n`);
       return 2;
@@ -278,7 +296,7 @@ async function waitForJudge(dataDir: string, keys: readonly string[], waitMs: nu
   for (const key of keys) {
     const windows = (manifests.get(key)!.windows ?? []) as { window_id: string; fate: string; reason?: string; finding_ids: string[] }[];
     process.stdout.write(`\n${key}:\n`);
-    if (windows.length === 0) process.stdout.write('  no window (is the judge on in serve\'s configuration?)\n');
+    if (windows.length === 0) process.stdout.write("  no window (is the judge on in serve's configuration?)\n");
     for (const w of windows) {
       if (w.fate === 'judged') judged++;
       process.stdout.write(`  window ${w.window_id}: ${w.fate}${w.reason === undefined ? '' : ` (${w.reason})`}\n`);

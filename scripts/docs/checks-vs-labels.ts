@@ -109,9 +109,7 @@ function render(all: Analysed[]): string {
   rows.push(['exact tool repetition (groups)', groups.length, all.filter((a) => a.results.repetition.status === 'observed').length]);
   out.push(table(['pattern', 'hits', 'traces with a hit'], rows));
   out.push('');
-  const statuses = ['observed', 'none-observed', 'unavailable'].map(
-    (s) => `${s}: ${all.filter((a) => a.results.repetition.status === s).length}`,
-  );
+  const statuses = ['observed', 'none-observed', 'unavailable'].map((s) => `${s}: ${all.filter((a) => a.results.repetition.status === s).length}`);
   out.push(`Repetition observation per trace — ${statuses.join(', ')}.`);
   out.push('');
 
@@ -149,13 +147,7 @@ function render(all: Analysed[]): string {
           return { on: rels.some((x) => x.r === 'on'), near: rels.some((x) => x.r === 'near'), cats: rels.filter((x) => x.r).map((x) => x.label.category) };
         });
         const cats = [...new Set(rel.flatMap((x) => x.cats))].sort();
-        return [
-          s,
-          evs.length,
-          rel.filter((x) => x.on).length,
-          rel.filter((x) => !x.on && x.near).length,
-          cats.length === 0 ? '—' : cats.join(', '),
-        ];
+        return [s, evs.length, rel.filter((x) => x.on).length, rel.filter((x) => !x.on && x.near).length, cats.length === 0 ? '—' : cats.join(', ')];
       }),
     ),
   );
@@ -197,8 +189,15 @@ function render(all: Analysed[]): string {
               .map((label) => ({ label, r: relation(a, label, e) }))
               .filter((x) => x.r !== undefined)
               .map((x) => `${x.label.category} (${x.r})`);
-            const group = a.results.repetition.status === 'observed' ? a.results.repetition.groups.find((g) => g.attempts.some((x) => x.spanId === e.anchor)) : undefined;
-            return [short(a.trace.traceId), group?.toolName ?? '?', e.spans.length, e.spans.map((x) => `\`${x}\``).join(' '), rels.length === 0 ? '—' : rels.join(', ')];
+            const group =
+              a.results.repetition.status === 'observed' ? a.results.repetition.groups.find((g) => g.attempts.some((x) => x.spanId === e.anchor)) : undefined;
+            return [
+              short(a.trace.traceId),
+              group?.toolName ?? '?',
+              e.spans.length,
+              e.spans.map((x) => `\`${x}\``).join(' '),
+              rels.length === 0 ? '—' : rels.join(', '),
+            ];
           }),
       ),
     ),
@@ -233,7 +232,7 @@ function render(all: Analysed[]): string {
       'exact repetition by design does not claim. Repetition alone makes no claim about waste. In ' +
       'smolagents CodeAgent runs most tool calls happen inside generated Python and are not TOOL spans ' +
       '(see the tool / llm step counts above), so they are invisible to any span-level repetition count.\n' +
-      '- A tool that returns an error *page* with an ok status (the browser tool\'s `Title: Error` result ' +
+      "- A tool that returns an error *page* with an ok status (the browser tool's `Title: Error` result " +
       'under the "Service Errors" label) is not an error payload under the default rules, which read ' +
       'the start of a result; `errorPayload.resultPatterns` can add such a rule.\n' +
       '- smolagents records a failed tool call twice: the TOOL span and its enclosing "Step N" CHAIN span ' +

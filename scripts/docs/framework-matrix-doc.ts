@@ -49,10 +49,7 @@ export function renderMatrix(rows: Row[]): string {
     const mark = { no: '**no**', 'n/a': 'n/a' }[c.status] ?? c.status;
     return `${mark} [${notes.length}]`;
   };
-  const lines = [
-    `| framework | instrumentation | pinned | ${COLUMNS.map(([, h]) => h).join(' | ')} |`,
-    `|---|---|---|${COLUMNS.map(() => '---').join('|')}|`,
-  ];
+  const lines = [`| framework | instrumentation | pinned | ${COLUMNS.map(([, h]) => h).join(' | ')} |`, `|---|---|---|${COLUMNS.map(() => '---').join('|')}|`];
   for (const r of rows) {
     const pins = Object.entries(r.versions)
       .map(([p, v]) => `${p} ${v}`)

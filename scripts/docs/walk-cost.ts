@@ -33,14 +33,21 @@ const CHECKS = checksConfigSchema.parse({});
  */
 function script(body: Record<string, unknown>): ScriptedReply {
   const r = requestOf(body);
-  const doc = JSON.parse((body.messages as { content: string }[])[1]!.content) as { window: { anchor_event?: string | null; events: { id: string; content: string }[] } };
+  const doc = JSON.parse((body.messages as { content: string }[])[1]!.content) as {
+    window: { anchor_event?: string | null; events: { id: string; content: string }[] };
+  };
   const anchor = doc.window.events.find((e) => e.id === doc.window.anchor_event);
   const failedAnchor = anchor !== undefined && (JSON.parse(anchor.content) as { status?: string }).status === 'error';
   const l3 = (id: string) => id === 'layer.l3-tool-output' || id === 'verify.layer.l3-tool-output';
   const letters = r.role === 'trace' ? Array(8).fill('B') : r.questionIds.map((id) => (l3(id) && failedAnchor ? 'A' : 'B'));
   const promptTokens = Math.ceil(Buffer.byteLength(JSON.stringify(body)) / 4);
   const usage = { prompt_tokens: promptTokens, completion_tokens: 8 * letters.length, total_tokens: promptTokens + 8 * letters.length };
-  return { body: completion(letters.map((letter) => ({ letter, support: 'unresolved', p: 0.97 })), { usage }) };
+  return {
+    body: completion(
+      letters.map((letter) => ({ letter, support: 'unresolved', p: 0.97 })),
+      { usage },
+    ),
+  };
 }
 
 interface Cost {
@@ -76,7 +83,8 @@ async function measure(traces: readonly Trajectory[], stopEarly: boolean, certif
   const out = new Map<string, Cost>();
   for (const f of findings) {
     if (f.area !== 'walk.summary') continue;
-    const cost = (f.observation as unknown as { values: { cost: { calls: number; prompt_tokens: number | null; completion_tokens: number | null } } }).values.cost;
+    const cost = (f.observation as unknown as { values: { cost: { calls: number; prompt_tokens: number | null; completion_tokens: number | null } } }).values
+      .cost;
     // The stand-in always reports usage; an unknown count would make the table a lie, so it stops here.
     if (cost.prompt_tokens === null || cost.completion_tokens === null) throw new Error(`walk-cost: unknown token usage on ${f.subject.trajectory_key}`);
     out.set(f.subject.trajectory_key, {
@@ -115,10 +123,34 @@ async function main(): Promise<void> {
     [
       ['trajectories', keys.length, keys.length, '', keys.length],
       ['stopped after L1', stopped, 0, '', v.filter((c) => c.earlyExit).length],
-      ['judge calls, total', sum(w, (c) => c.calls), sum(e, (c) => c.calls), ratio(sum(w, (c) => c.calls), sum(e, (c) => c.calls)), sum(v, (c) => c.calls)],
+      [
+        'judge calls, total',
+        sum(w, (c) => c.calls),
+        sum(e, (c) => c.calls),
+        ratio(
+          sum(w, (c) => c.calls),
+          sum(e, (c) => c.calls),
+        ),
+        sum(v, (c) => c.calls),
+      ],
       ['judge calls per trajectory (mean)', fmt(mean(w.map((c) => c.calls))), fmt(mean(e.map((c) => c.calls))), '', fmt(mean(v.map((c) => c.calls)))],
-      ['tokens, total', sum(w, (c) => c.tokens), sum(e, (c) => c.tokens), ratio(sum(w, (c) => c.tokens), sum(e, (c) => c.tokens)), sum(v, (c) => c.tokens)],
-      ['tokens per trajectory (mean)', Math.round(mean(w.map((c) => c.tokens))), Math.round(mean(e.map((c) => c.tokens))), '', Math.round(mean(v.map((c) => c.tokens)))],
+      [
+        'tokens, total',
+        sum(w, (c) => c.tokens),
+        sum(e, (c) => c.tokens),
+        ratio(
+          sum(w, (c) => c.tokens),
+          sum(e, (c) => c.tokens),
+        ),
+        sum(v, (c) => c.tokens),
+      ],
+      [
+        'tokens per trajectory (mean)',
+        Math.round(mean(w.map((c) => c.tokens))),
+        Math.round(mean(e.map((c) => c.tokens))),
+        '',
+        Math.round(mean(v.map((c) => c.tokens))),
+      ],
     ],
   );
   const perTrace = table(

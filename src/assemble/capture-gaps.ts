@@ -190,10 +190,7 @@ function read(steps: readonly Step[]): Reading {
  * Matches every requested tool call of the llm steps to a tool step (see `captureGaps` for the
  * rule), calling `onCall` for each request with the index of its tool step, or `undefined`.
  */
-export function matchRequestedToolCalls(
-  steps: readonly Step[],
-  onCall: (llm: Step, call: RequestedToolCall, toolIndex: number | undefined) => void,
-): void {
+export function matchRequestedToolCalls(steps: readonly Step[], onCall: (llm: Step, call: RequestedToolCall, toolIndex: number | undefined) => void): void {
   let byId: CandidateQueues | undefined;
   let byName: CandidateQueues | undefined;
   const matched = new Set<number>();

@@ -79,7 +79,9 @@ function asCall(value: unknown, want: string, at: string, text: boolean): Inner 
   const json = parseJsonText(value);
   if (json !== undefined) return isPlainObject(json.value) && canonicalJson(json.value) === want ? { at, value: json.value, pythonLiteral: false } : undefined;
   const literal = parsePythonLiteral(value);
-  return literal !== undefined && isPlainObject(literal.value) && canonicalJson(literal.value) === want ? { at, value: literal.value, pythonLiteral: true } : undefined;
+  return literal !== undefined && isPlainObject(literal.value) && canonicalJson(literal.value) === want
+    ? { at, value: literal.value, pythonLiteral: true }
+    : undefined;
 }
 
 /** Bounds on what is searched in one wrapper: the elements of a member array, the text of a member read again. */

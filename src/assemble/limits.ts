@@ -12,11 +12,19 @@ export const AssemblerLimitsSchema = z
     /** A trajectory reaching this many spans closes at once as incomplete (`span-limit`). */
     maxSpansPerTrajectory: z.number().int().min(1).default(10_000),
     /** Admission bound on the encoded bytes of all buffered spans. */
-    maxBufferedBytes: z.number().int().min(1).default(256 * 1024 * 1024),
+    maxBufferedBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(256 * 1024 * 1024),
     /** How long a closed trajectory is kept so a late span re-emits it whole as a new revision. */
     lateSpanWindowMs: z.number().int().min(0).default(60_000),
     /** Bound on the encoded bytes of closed trajectories kept for late spans. */
-    maxRetainedBytes: z.number().int().min(0).default(64 * 1024 * 1024),
+    maxRetainedBytes: z
+      .number()
+      .int()
+      .min(0)
+      .default(64 * 1024 * 1024),
     /** Bound on keys remembered (for revision numbers) after their steps were let go. */
     maxRememberedKeys: z.number().int().min(0).default(100_000),
     /**

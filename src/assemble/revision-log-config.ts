@@ -17,8 +17,16 @@ export const RevisionMemoryConfigSchema = z
      * trajectory does; never where senders re-send.
      */
     enabled: z.boolean().default(true),
-    maxBytes: z.number().int().min(16 * 1024).default(128 * MiB),
-    segmentBytes: z.number().int().min(4096).default(8 * MiB),
+    maxBytes: z
+      .number()
+      .int()
+      .min(16 * 1024)
+      .default(128 * MiB),
+    segmentBytes: z
+      .number()
+      .int()
+      .min(4096)
+      .default(8 * MiB),
     maxAgeHours: z.number().positive().optional(),
   })
   .refine((r) => r.segmentBytes * 2 <= r.maxBytes, { message: 'segmentBytes must be at most half of maxBytes', path: ['segmentBytes'] });

@@ -75,7 +75,11 @@ export function parseRemembered(value: unknown): { n: number; revision: Remember
       traceIds: line.traceIds,
       partitions: line.partitions,
       digests,
-      inherited: { ...line.inherited, reasons: line.inherited.reasons as IncompleteReason[], reasonsWithoutSteps: line.inherited.reasonsWithoutSteps as IncompleteReason[] },
+      inherited: {
+        ...line.inherited,
+        reasons: line.inherited.reasons as IncompleteReason[],
+        reasonsWithoutSteps: line.inherited.reasonsWithoutSteps as IncompleteReason[],
+      },
     },
   };
 }

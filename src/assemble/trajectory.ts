@@ -44,7 +44,8 @@ export const INCOMPLETE_REASON_TEXT: Readonly<Record<IncompleteReason, string>> 
   'session-conflict': "the trace's spans name two different sessions",
   'content-without-span': 'a content event named a span that never arrived',
   'repartition-refused': 'a trace of the session was too large for the internal repartition topic',
-  'previous-revision-unknown': 'its key may have closed before (forgotten by the closed-revision memory, or older than a memory that was cut): an earlier revision may exist',
+  'previous-revision-unknown':
+    'its key may have closed before (forgotten by the closed-revision memory, or older than a memory that was cut): an earlier revision may exist',
 };
 
 /** Every incomplete reason, in `INCOMPLETE_REASON_TEXT` order. */

@@ -21,7 +21,10 @@ export const GoldRowSchema = z.strictObject({
   labeler: z.string().min(1).optional(),
   labeledAt: z.string().min(1).optional(),
   support: z.string().min(1).nullable().optional(),
-  windowDigest: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+  windowDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .optional(),
   /** A correction: the `labeledAt` of this labeler's earlier row for the (question, window), which this row replaces. */
   supersedes: z.string().min(1).optional(),
 });
@@ -139,7 +142,13 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
   const targets = new Map<string, { target: CalibrationTarget; byWindow: Map<string, Prediction> }>();
   for (const r of records) {
     if (r.type !== 'result') continue;
-    for (const a of r.answers) addPrediction(targets, r, kinds.get(r.key.invocationId) ?? null, a.questionId, a.questionVersion, { windowId: r.key.invocationId, option: a.option, support: a.support, eventMap: eventMaps.get(r.key.invocationId) ?? null });
+    for (const a of r.answers)
+      addPrediction(targets, r, kinds.get(r.key.invocationId) ?? null, a.questionId, a.questionVersion, {
+        windowId: r.key.invocationId,
+        option: a.option,
+        support: a.support,
+        eventMap: eventMaps.get(r.key.invocationId) ?? null,
+      });
   }
   const goldByQuestion = new Map<string, Map<string, GoldRow>>();
   const conflictingGold: CalibrationReport['conflictingGold'] = [];
@@ -164,14 +173,31 @@ export function calibrate(gold: readonly GoldRow[], records: readonly LedgerReco
     const own = [...targets.values()].filter((t) => t.target.questionId === q.id);
     if (own.length === 0 && rows.length > 0) {
       own.push({
-        target: { questionId: q.id, questionVersion: q.version, windowPolicyDigest: '', windowKind: null, requestContractDigest: null, evaluatorDigest: null, requestedModel: '', servedModel: null },
+        target: {
+          questionId: q.id,
+          questionVersion: q.version,
+          windowPolicyDigest: '',
+          windowKind: null,
+          requestContractDigest: null,
+          evaluatorDigest: null,
+          requestedModel: '',
+          servedModel: null,
+        },
         byWindow: new Map(),
       });
     }
     // A gold window answered under one target is scored there only; a window answered under
     // none is a missing prediction of every target of its question.
     const answered = new Set(own.flatMap((t) => [...t.byWindow.keys()]));
-    for (const t of own) questions.push(score(t.target, t.byWindow, rows.filter((g) => t.byWindow.has(g.windowId) || !answered.has(g.windowId)), minKappa));
+    for (const t of own)
+      questions.push(
+        score(
+          t.target,
+          t.byWindow,
+          rows.filter((g) => t.byWindow.has(g.windowId) || !answered.has(g.windowId)),
+          minKappa,
+        ),
+      );
   }
   return { minKappa, questions, unknownQuestionRows, conflictingGold };
 }
@@ -249,7 +275,14 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
     const row = (report.confusion[g.label] ??= {});
     row[predicted] = (row[predicted] ?? 0) + 1;
     if (predicted !== g.label) {
-      report.disagreements.push({ windowId: g.windowId, gold: g.label, predicted, source: g.source, support: p?.support ?? null, eventMap: p?.eventMap ?? null });
+      report.disagreements.push({
+        windowId: g.windowId,
+        gold: g.label,
+        predicted,
+        source: g.source,
+        support: p?.support ?? null,
+        eventMap: p?.eventMap ?? null,
+      });
     }
   }
   for (const w of byWindow.keys()) if (!labelled.has(w)) report.missingLabels++;
@@ -262,7 +295,8 @@ function score(target: CalibrationTarget, byWindow: Map<string, Prediction>, row
   if (report.n === 0) report.reasons.push('no gold pairs');
   if (report.kappa === null && report.n > 0) report.reasons.push('kappa undefined (one-class gold or degenerate sample)');
   if (report.kappa !== null && report.kappa < minKappa) report.reasons.push(`kappa ${report.kappa.toFixed(3)} below ${minKappa}`);
-  else if (report.kappaInterval !== null && report.kappaInterval.lower < minKappa) report.reasons.push(belowBound(report.kappaInterval, minKappa, report.n, report.labelsNeeded));
+  else if (report.kappaInterval !== null && report.kappaInterval.lower < minKappa)
+    report.reasons.push(belowBound(report.kappaInterval, minKappa, report.n, report.labelsNeeded));
   if (report.missingPredictions > 0) report.reasons.push(`${report.missingPredictions} gold windows have no recorded answer`);
   if (target.servedModel === null) report.reasons.push('served model unknown');
   if (target.windowKind === null || target.requestContractDigest === null || target.evaluatorDigest === null) {

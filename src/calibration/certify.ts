@@ -29,7 +29,12 @@ export function certificateFor(report: QuestionReport, minKappa: number, evidenc
     goldN: report.n,
     kappa: report.kappa!,
     agreement: report.agreement!,
-    kappaInterval: { level: report.kappaInterval!.level, method: report.kappaInterval!.method, lower: report.kappaInterval!.lower, upper: report.kappaInterval!.upper },
+    kappaInterval: {
+      level: report.kappaInterval!.level,
+      method: report.kappaInterval!.method,
+      lower: report.kappaInterval!.lower,
+      upper: report.kappaInterval!.upper,
+    },
     minKappa,
     evidenceRefs,
     issuedAt,

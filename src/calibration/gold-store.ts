@@ -98,7 +98,8 @@ export class GoldStore {
     if (l.support !== null && !allowed.includes(l.support)) return { kind: 'unknown-support', support: l.support, allowed };
     const prior = this.labelOf(l.labeler, l.questionId, l.windowId);
     if (prior !== undefined) {
-      const same = prior.label === l.label && (prior.support ?? null) === l.support && (prior.windowDigest === undefined || prior.windowDigest === w.stateDigest);
+      const same =
+        prior.label === l.label && (prior.support ?? null) === l.support && (prior.windowDigest === undefined || prior.windowDigest === w.stateDigest);
       if (same) return { kind: 'duplicate', row: prior as LabelRow };
       if (l.correction !== true) return { kind: 'conflict', prior };
     }
@@ -133,7 +134,10 @@ export async function readGold(path: string): Promise<GoldRow[]> {
     throw new StorageError(`gold file ${path} could not be read`, { cause: err });
   }
   const bad = (line: number, why: string) =>
-    new StorageError(`gold file ${path} is malformed at line ${line}: ${why}. Nothing was changed; fix or remove that line deliberately (it may hold a label)`, { context: { path, line } });
+    new StorageError(
+      `gold file ${path} is malformed at line ${line}: ${why}. Nothing was changed; fix or remove that line deliberately (it may hold a label)`,
+      { context: { path, line } },
+    );
   if (text !== '' && !text.endsWith('\n')) throw bad(text.split('\n').length, 'the last line has no newline (a torn write)');
   const rows: GoldRow[] = [];
   const lines = text.split('\n');

@@ -52,7 +52,10 @@ export function reliabilitySvg(report: ReliabilityReport): string {
     `<text x="16" y="30" font-size="20" font-weight="bold" fill="#111">trajwatch reliability: the judge's probability against human labels</text>`,
     `<text x="16" y="54" font-size="13" fill="#333">${esc(`${report.decisions} decisions (${report.failedCalls} failed calls), ${report.labeledDecisions} labeled, ${report.missingOutcomes} without an outcome label; ${report.questions.length - charted.length} question groups without labels not drawn; ${report.recordOnlyQuestions.length} record-only support choices not plotted`)}</text>`,
   ];
-  if (charted.length === 0) parts.push(`<text class="no-labels" x="16" y="110" font-size="15" fill="#7a1f1f">No question has a usable label yet: label windows with trajwatch label, then draw this again.</text>`);
+  if (charted.length === 0)
+    parts.push(
+      `<text class="no-labels" x="16" y="110" font-size="15" fill="#7a1f1f">No question has a usable label yet: label windows with trajwatch label, then draw this again.</text>`,
+    );
   charted.forEach((q, i) => parts.push(panel(q, (i % CHART_COLUMNS) * PANEL_W, 70 + Math.floor(i / CHART_COLUMNS) * PANEL_H)));
   const words = KAPPA_CAVEAT.split(' ');
   const lines: string[] = [''];
@@ -91,14 +94,26 @@ function panel(q: QuestionReliability, x0: number, y0: number): string {
     `<rect x="${X(0)}" y="${Y(1)}" width="${size}" height="${size}" fill="#fafafa" stroke="#999"/>`,
   ];
   for (const t of [0, 0.25, 0.5, 0.75, 1]) {
-    out.push(`<line x1="${X(t)}" y1="${Y(0)}" x2="${X(t)}" y2="${Y(1)}" stroke="#e3e3e3"/>`, `<line x1="${X(0)}" y1="${Y(t)}" x2="${X(1)}" y2="${Y(t)}" stroke="#e3e3e3"/>`);
-    out.push(`<text x="${X(t)}" y="${Y(0) + 14}" font-size="10" text-anchor="middle" fill="#555">${t}</text>`, `<text x="${X(0) - 5}" y="${Y(t) + 3}" font-size="10" text-anchor="end" fill="#555">${t}</text>`);
+    out.push(
+      `<line x1="${X(t)}" y1="${Y(0)}" x2="${X(t)}" y2="${Y(1)}" stroke="#e3e3e3"/>`,
+      `<line x1="${X(0)}" y1="${Y(t)}" x2="${X(1)}" y2="${Y(t)}" stroke="#e3e3e3"/>`,
+    );
+    out.push(
+      `<text x="${X(t)}" y="${Y(0) + 14}" font-size="10" text-anchor="middle" fill="#555">${t}</text>`,
+      `<text x="${X(0) - 5}" y="${Y(t) + 3}" font-size="10" text-anchor="end" fill="#555">${t}</text>`,
+    );
   }
   out.push(`<line x1="${X(0)}" y1="${Y(0)}" x2="${X(1)}" y2="${Y(1)}" stroke="#888" stroke-dasharray="4 3"/>`);
   out.push(`<text x="${X(0.5)}" y="${Y(0) + 44}" font-size="10.5" text-anchor="middle" fill="#333">judge's probability of its answer (n per bin above)</text>`);
-  out.push(`<text x="${x0 + 14}" y="${Y(0.5)}" font-size="10.5" text-anchor="middle" fill="#333" transform="rotate(-90 ${x0 + 14} ${Y(0.5)})">labels agree (95 % interval)</text>`);
+  out.push(
+    `<text x="${x0 + 14}" y="${Y(0.5)}" font-size="10.5" text-anchor="middle" fill="#333" transform="rotate(-90 ${x0 + 14} ${Y(0.5)})">labels agree (95 % interval)</text>`,
+  );
   if (q.curve === null) {
-    out.push(`<text x="${X(0.5)}" y="${Y(0.55)}" font-size="11" text-anchor="middle" fill="#7a1f1f">no curve: fewer than two</text>`, `<text x="${X(0.5)}" y="${Y(0.45)}" font-size="11" text-anchor="middle" fill="#7a1f1f">labeled answers with probabilities</text>`, '</g>');
+    out.push(
+      `<text x="${X(0.5)}" y="${Y(0.55)}" font-size="11" text-anchor="middle" fill="#7a1f1f">no curve: fewer than two</text>`,
+      `<text x="${X(0.5)}" y="${Y(0.45)}" font-size="11" text-anchor="middle" fill="#7a1f1f">labeled answers with probabilities</text>`,
+      '</g>',
+    );
     return out.join('\n');
   }
   const maxN = Math.max(...q.curve.map((b) => b.n));
@@ -110,9 +125,16 @@ function panel(q: QuestionReliability, x0: number, y0: number): string {
     const cx = X(b.meanProbability).toFixed(1);
     const { lower, upper } = wilsonInterval(Math.round(b.accuracy * b.n), b.n);
     const opacity = b.n >= MIN_LINE_N ? 0.85 : 0.3 + (0.4 * (b.n - 1)) / (MIN_LINE_N - 1);
-    out.push(`<line class="interval" data-n="${b.n}" x1="${cx}" y1="${Y(lower).toFixed(1)}" x2="${cx}" y2="${Y(upper).toFixed(1)}" stroke="#1f5fa8" stroke-opacity="${Math.min(0.8, opacity).toFixed(2)}" stroke-width="1.5"/>`);
-    for (const a of [lower, upper]) out.push(`<line x1="${(Number(cx) - 3).toFixed(1)}" y1="${Y(a).toFixed(1)}" x2="${(Number(cx) + 3).toFixed(1)}" y2="${Y(a).toFixed(1)}" stroke="#1f5fa8" stroke-opacity="${Math.min(0.8, opacity).toFixed(2)}"/>`);
-    out.push(`<circle class="bin" data-n="${b.n}" cx="${cx}" cy="${Y(b.accuracy).toFixed(1)}" r="${r.toFixed(1)}" fill="#1f5fa8" fill-opacity="${opacity.toFixed(2)}"><title>${esc(`p ${b.lo.toFixed(1)}–${b.hi.toFixed(1)}: n ${b.n}, mean p ${b.meanProbability.toFixed(3)}, agree ${b.accuracy.toFixed(3)} (95 % ${lower.toFixed(2)}–${upper.toFixed(2)})`)}</title></circle>`);
+    out.push(
+      `<line class="interval" data-n="${b.n}" x1="${cx}" y1="${Y(lower).toFixed(1)}" x2="${cx}" y2="${Y(upper).toFixed(1)}" stroke="#1f5fa8" stroke-opacity="${Math.min(0.8, opacity).toFixed(2)}" stroke-width="1.5"/>`,
+    );
+    for (const a of [lower, upper])
+      out.push(
+        `<line x1="${(Number(cx) - 3).toFixed(1)}" y1="${Y(a).toFixed(1)}" x2="${(Number(cx) + 3).toFixed(1)}" y2="${Y(a).toFixed(1)}" stroke="#1f5fa8" stroke-opacity="${Math.min(0.8, opacity).toFixed(2)}"/>`,
+      );
+    out.push(
+      `<circle class="bin" data-n="${b.n}" cx="${cx}" cy="${Y(b.accuracy).toFixed(1)}" r="${r.toFixed(1)}" fill="#1f5fa8" fill-opacity="${opacity.toFixed(2)}"><title>${esc(`p ${b.lo.toFixed(1)}–${b.hi.toFixed(1)}: n ${b.n}, mean p ${b.meanProbability.toFixed(3)}, agree ${b.accuracy.toFixed(3)} (95 % ${lower.toFixed(2)}–${upper.toFixed(2)})`)}</title></circle>`,
+    );
     // Each bin's count in a row under the axis, at the bin's middle: never over the titles, never over another count.
     out.push(`<text class="bin-n" x="${X((b.lo + b.hi) / 2).toFixed(1)}" y="${Y(0) + 28}" font-size="9.5" text-anchor="middle" fill="#1f5fa8">${b.n}</text>`);
   }

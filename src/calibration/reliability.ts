@@ -169,7 +169,19 @@ export function reliability(records: readonly LedgerRecord[], gold: readonly Gol
 const order = reportOrder;
 
 function emptyQuestion(target: ReliabilityTarget): QuestionReliability {
-  return { target, recordOnly: isRecordOnly(target.questionId), servedModels: [], decisions: 0, labeled: 0, failed: 0, withoutProbabilities: 0, excluded: 0, accuracy: null, curve: null, thresholds: [] };
+  return {
+    target,
+    recordOnly: isRecordOnly(target.questionId),
+    servedModels: [],
+    decisions: 0,
+    labeled: 0,
+    failed: 0,
+    withoutProbabilities: 0,
+    excluded: 0,
+    accuracy: null,
+    curve: null,
+    thresholds: [],
+  };
 }
 
 function finish(q: QuestionReliability, pairs: { p: number | null; correct: boolean }[]): QuestionReliability {
@@ -182,14 +194,26 @@ function finish(q: QuestionReliability, pairs: { p: number | null; correct: bool
       const hi = (i + 1) / BINS;
       const inBin = scored.filter((x) => x.p >= lo && (x.p < hi || (i === BINS - 1 && x.p <= hi)));
       if (inBin.length === 0) continue;
-      bins.push({ lo, hi, n: inBin.length, meanProbability: inBin.reduce((s, x) => s + x.p, 0) / inBin.length, accuracy: inBin.filter((x) => x.correct).length / inBin.length });
+      bins.push({
+        lo,
+        hi,
+        n: inBin.length,
+        meanProbability: inBin.reduce((s, x) => s + x.p, 0) / inBin.length,
+        accuracy: inBin.filter((x) => x.correct).length / inBin.length,
+      });
     }
     q.curve = bins;
   }
   q.thresholds = THRESHOLDS.map((threshold) => {
     const above = scored.filter((x) => x.p >= threshold);
     const correct = above.filter((x) => x.correct).length;
-    return { threshold, above: above.length, correct, accuracy: above.length === 0 ? null : correct / above.length, coverage: pairs.length === 0 ? null : above.length / pairs.length };
+    return {
+      threshold,
+      above: above.length,
+      correct,
+      accuracy: above.length === 0 ? null : correct / above.length,
+      coverage: pairs.length === 0 ? null : above.length / pairs.length,
+    };
   });
   return q;
 }

@@ -70,7 +70,12 @@ export function hidingKinds(row: HiddenBy): CaptureGapReason[] {
  * subject (`gapHides`), with the row's sentence and what the gap names; undefined when no such
  * gap is present.
  */
-export function tableSilence(row: HiddenBy, gaps: readonly CaptureGap[], t: Trajectory, cfg: ChecksConfig): { reason: CaptureGapReason; detail: string } | undefined {
+export function tableSilence(
+  row: HiddenBy,
+  gaps: readonly CaptureGap[],
+  t: Trajectory,
+  cfg: ChecksConfig,
+): { reason: CaptureGapReason; detail: string } | undefined {
   const gap = gaps.find((g) => gapHides(row[g.reason], g, t, cfg));
   if (gap === undefined) return undefined;
   return { reason: gap.reason, detail: `${row[gap.reason].why} (${gapParticulars(gap)})` };

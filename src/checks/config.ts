@@ -16,9 +16,7 @@ function compiles(pattern: string): boolean {
   }
 }
 
-const patternList = z.array(
-  z.string().min(1).refine(compiles, { message: 'is not a valid regular expression' }),
-);
+const patternList = z.array(z.string().min(1).refine(compiles, { message: 'is not a valid regular expression' }));
 
 const toolClassSchema = (include: string[], exclude: string[]) =>
   z
@@ -36,9 +34,7 @@ const DEFAULT_OUTBOUND = [
 ];
 
 /** Reads named after what they read (`get_post`, `search_email`) are not outbound. */
-const DEFAULT_OUTBOUND_EXCLUDE = [
-  String.raw`^(get|list|read|search|fetch|find|query|lookup|view|show|describe|count|draft)\b`,
-];
+const DEFAULT_OUTBOUND_EXCLUDE = [String.raw`^(get|list|read|search|fetch|find|query|lookup|view|show|describe|count|draft)\b`];
 
 /** Steps that guard an outbound action: approval, confirmation, review, validation... */
 const DEFAULT_GATES = [

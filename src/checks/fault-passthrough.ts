@@ -96,11 +96,10 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): PatternHit<'
         if (hidden.unnamed || hidden.names.has(toolName)) continue;
         const first = failedIndexes[0]!;
         const times = failedIndexes.length === 1 ? 'once' : `${failedIndexes.length} times`;
-        add(
-          first,
-          `tool "${toolName}" failed ${times} with no later success, and its run ended reporting success (${describeStep(answer.step)})`,
-          [...failedIndexes.map((k) => t.steps[k]!), answer.step],
-        );
+        add(first, `tool "${toolName}" failed ${times} with no later success, and its run ended reporting success (${describeStep(answer.step)})`, [
+          ...failedIndexes.map((k) => t.steps[k]!),
+          answer.step,
+        ]);
       }
     }
   }
@@ -172,7 +171,9 @@ export const faultPassthroughCheck: L0CheckDefinition<'fault-passthrough'> = {
     'tool-args-not-captured': hides('a later tool call whose arguments were not captured may carry the error text'),
     'tool-result-not-captured': hides('a result not captured may be an error payload that was carried on'),
     'unread-convention': hides(`${UNREAD_SPAN} may have failed, carried the error text, or been the failed tool's later success`),
-    'clock-skew': hides('a carrier must start after the failure ended and "no later success" reads order: timestamps that contradict the span tree support neither'),
+    'clock-skew': hides(
+      'a carrier must start after the failure ended and "no later success" reads order: timestamps that contradict the span tree support neither',
+    ),
   },
   silence: (t, cfg) => unreadOutcome(t, cfg),
 };

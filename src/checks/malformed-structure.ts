@@ -166,6 +166,8 @@ export const malformedStructureCheck: L0CheckDefinition<'malformed-structure'> =
     'tool-args-not-captured': hides('a tool step without captured arguments cannot be checked'),
     'tool-result-not-captured': cannotHide('results are not part of what it checks (arguments and capture conflicts)'),
     'unread-convention': hides(`the arguments of ${UNREAD_SPAN} are not checked`),
-    'clock-skew': hides("a call is checked against the tool's nearest earlier declared schema: timestamps that contradict the span tree can pick the wrong one"),
+    'clock-skew': hides(
+      "a call is checked against the tool's nearest earlier declared schema: timestamps that contradict the span tree can pick the wrong one",
+    ),
   },
 };

@@ -5,9 +5,7 @@ import { parseJsonText } from '../normalize/json-text.ts';
  * output is not an answer: it ends in tool calls still to be run, its last message is not the
  * assistant's, or it holds no text.
  */
-export type AnswerReading =
-  | { kind: 'answer'; text: string }
-  | { kind: 'none'; reason: 'tool-calls-pending' | 'no-final-assistant-message' | 'empty' };
+export type AnswerReading = { kind: 'answer'; text: string } | { kind: 'none'; reason: 'tool-calls-pending' | 'no-final-assistant-message' | 'empty' };
 
 type Role = 'assistant' | 'user' | 'other';
 

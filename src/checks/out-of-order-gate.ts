@@ -54,7 +54,10 @@ export const outOfOrderGateCheck: L0CheckDefinition<'out-of-order-gate'> = {
   hiddenBy: {
     'tool-name-not-captured': hides('a nameless tool step may be a gate or an outbound call'),
     'tool-call-not-captured': hides(`${UNSPANNED_CALL} may be a gate, an outbound call, or a gate that failed`),
-    'tool-args-not-captured': hides('a send whose arguments were not captured has no known target, so whether it used a gate up, leaving the next action uncovered, is not known', OUTBOUND_STEP),
+    'tool-args-not-captured': hides(
+      'a send whose arguments were not captured has no known target, so whether it used a gate up, leaving the next action uncovered, is not known',
+      OUTBOUND_STEP,
+    ),
     'tool-result-not-captured': GATE_RESULT_NOT_CAPTURED,
     'unread-convention': hides(`${UNREAD_SPAN} may be a gate or an outbound call`),
     'clock-skew': hides('which action a gate followed is read from timestamps that contradict the span tree'),

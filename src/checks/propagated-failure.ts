@@ -47,10 +47,7 @@ export function failurePropagations(t: Trajectory, cfg: ChecksConfig): readonly 
   return links;
 }
 
-const memo = new WeakMap<
-  Trajectory,
-  { failures: readonly (StepFailure | undefined)[]; minChars: number; links: readonly (Propagation | undefined)[] }
->();
+const memo = new WeakMap<Trajectory, { failures: readonly (StepFailure | undefined)[]; minChars: number; links: readonly (Propagation | undefined)[] }>();
 
 /**
  * Whether an outer step's error (which has text) states the inner step's failure:
@@ -93,11 +90,7 @@ function quotes(text: string, quote: string, short: boolean): boolean {
   return false;
 }
 
-function computePropagations(
-  t: Trajectory,
-  failures: readonly (StepFailure | undefined)[],
-  minChars: number,
-): (Propagation | undefined)[] {
+function computePropagations(t: Trajectory, failures: readonly (StepFailure | undefined)[], minChars: number): (Propagation | undefined)[] {
   const n = t.steps.length;
   const links = new Array<Propagation | undefined>(n).fill(undefined);
   let failed = 0;

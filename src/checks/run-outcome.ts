@@ -7,12 +7,7 @@ import type { StepFailure } from './step-failure.ts';
 export type AnswerSource = 'final_result' | 'agent-output' | 'root-output' | 'last-llm-output';
 
 /** Why a run's outcome cannot be read: a named capture limitation, never a guess. */
-export type OutcomeAbsence =
-  | 'no-output-captured'
-  | 'tool-calls-pending'
-  | 'no-final-assistant-message'
-  | 'empty'
-  | 'run-failed';
+export type OutcomeAbsence = 'no-output-captured' | 'tool-calls-pending' | 'no-final-assistant-message' | 'empty' | 'run-failed';
 
 /**
  * One agent run: the steps of one trace — the subtree of its root, and of any other top step
@@ -159,13 +154,7 @@ function hostTops(t: Trajectory, topOf: readonly number[]): Map<number, { host: 
   return hostOf;
 }
 
-function readRun(
-  t: Trajectory,
-  failures: readonly (StepFailure | undefined)[],
-  top: number,
-  steps: number[],
-  agentAbove: readonly boolean[],
-): AgentRun {
+function readRun(t: Trajectory, failures: readonly (StepFailure | undefined)[], top: number, steps: number[], agentAbove: readonly boolean[]): AgentRun {
   let final = top;
   let finalIsAgent = t.steps[top]!.kind === 'agent';
   if (!finalIsAgent) {

@@ -6,9 +6,34 @@ import type { Step } from '../normalize/step.ts';
  * the recipient, channel, account or address of the action.
  */
 const RECIPIENT_KEYS: ReadonlySet<string> = new Set([
-  'to', 'cc', 'bcc', 'recipient', 'recipients', 'email', 'emailaddress', 'address', 'phone', 'phonenumber',
-  'number', 'channel', 'channelid', 'chatid', 'user', 'userid', 'username', 'account', 'accountid',
-  'destination', 'target', 'url', 'webhook', 'webhookurl', 'endpoint', 'repo', 'repository', 'branch',
+  'to',
+  'cc',
+  'bcc',
+  'recipient',
+  'recipients',
+  'email',
+  'emailaddress',
+  'address',
+  'phone',
+  'phonenumber',
+  'number',
+  'channel',
+  'channelid',
+  'chatid',
+  'user',
+  'userid',
+  'username',
+  'account',
+  'accountid',
+  'destination',
+  'target',
+  'url',
+  'webhook',
+  'webhookurl',
+  'endpoint',
+  'repo',
+  'repository',
+  'branch',
 ]);
 
 /**

@@ -125,7 +125,6 @@ export function roleMayBeHidden(t: Trajectory, cfg: ChecksConfig, classes: reado
   return false;
 }
 
-
 /**
  * Whether one of the steps `spanIds` names may play a role of `classes`: a tool step whose name
  * is in the class, an agent step in the gate class (as `toolRoles` classes them), or a tool step
@@ -155,4 +154,7 @@ export const OUTBOUND_STEP: GapCondition = {
 };
 
 /** The `tool-result-not-captured` row of both gate checks: an unseen result may be the gate's failure. */
-export const GATE_RESULT_NOT_CAPTURED: GapDecision = hides('a gate whose result was not captured may have failed with an error payload, guarding nothing', GATE_STEP);
+export const GATE_RESULT_NOT_CAPTURED: GapDecision = hides(
+  'a gate whose result was not captured may have failed with an error payload, guarding nothing',
+  GATE_STEP,
+);

@@ -44,10 +44,7 @@ export function unguardedSend(t: Trajectory, cfg: ChecksConfig): PatternHit<'ung
       return;
     }
     const failedGates = roles.gates.filter((g) => roles.failed[g] && t.steps[g]!.endTimeUnixNano <= send.startTimeUnixNano);
-    const note =
-      failedGates.length === 0
-        ? ''
-        : ` (gates before it failed: ${failedGates.map((g) => roleName(t.steps[g]!)).join(', ')})`;
+    const note = failedGates.length === 0 ? '' : ` (gates before it failed: ${failedGates.map((g) => roleName(t.steps[g]!)).join(', ')})`;
     hits.push({
       pattern: 'unguarded-send',
       anchor: send.id,
@@ -69,7 +66,10 @@ export const unguardedSendCheck: L0CheckDefinition<'unguarded-send'> = {
   hiddenBy: {
     'tool-name-not-captured': hides('a nameless tool step may be a send, or the gate before one'),
     'tool-call-not-captured': hides(`${UNSPANNED_CALL} may be a send that ran with no gate, a gate, or a gate that failed`),
-    'tool-args-not-captured': hides('a send whose arguments were not captured has no known target, so a second send to one target under one approval cannot be seen', OUTBOUND_STEP),
+    'tool-args-not-captured': hides(
+      'a send whose arguments were not captured has no known target, so a second send to one target under one approval cannot be seen',
+      OUTBOUND_STEP,
+    ),
     'tool-result-not-captured': GATE_RESULT_NOT_CAPTURED,
     'unread-convention': hides(`${UNREAD_SPAN} may be a send or a gate`),
     'clock-skew': hides('whether a gate ended before a send started is read from timestamps that contradict the span tree'),

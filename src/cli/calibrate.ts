@@ -48,7 +48,10 @@ ledger is not there (named, with what writes it); 2 on a usage error (a flag or 
 `;
 
 export async function calibrateCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, CALIBRATE_HELP, { strings: ['gold', 'data-dir', 'config', 'ledger', 'out', 'min-kappa', 'report'], booleans: ['dry-run', 'json'] });
+  const flags = parseFlags(args, CALIBRATE_HELP, {
+    strings: ['gold', 'data-dir', 'config', 'ledger', 'out', 'min-kappa', 'report'],
+    booleans: ['dry-run', 'json'],
+  });
   if (flags === undefined) return 0;
   const { values } = flags;
   const minKappa = values['min-kappa'] === undefined ? MIN_KAPPA : Number(values['min-kappa']);

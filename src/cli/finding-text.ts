@@ -40,6 +40,7 @@ function manifestText(r: Json, key: string): string {
     byStatus.set(status, (byStatus.get(status) ?? 0) + 1);
   }
   const counts = [...byStatus].map(([s, n]) => `${n} ${terminalSafe(s)}`).join(', ');
-  const complete = capture.complete === true ? 'complete' : `incomplete (${((capture.incomplete_reasons as string[] | undefined) ?? []).map(terminalSafe).join(', ')})`;
+  const complete =
+    capture.complete === true ? 'complete' : `incomplete (${((capture.incomplete_reasons as string[] | undefined) ?? []).map(terminalSafe).join(', ')})`;
   return `manifest  ${key} rev ${String(subject.revision ?? '?')}  ${complete}, ${String(capture.steps ?? '?')} steps; checks: ${counts || 'none'}`;
 }

@@ -70,13 +70,23 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port: expected a port from 0 to 65535, got "${values.port}"`);
   const auth = config.receiver.auth;
   if (auth === undefined && !isLoopback(host)) {
-    throw new ConfigError([`--host: ${host} is not a loopback address; the labeling page writes gold labels, so another address needs receiver.auth`], 'command line');
+    throw new ConfigError(
+      [`--host: ${host} is not a loopback address; the labeling page writes gold labels, so another address needs receiver.auth`],
+      'command line',
+    );
   }
   const badNames = (values['allowed-host'] ?? []).filter((h) => !/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)$/.test(h));
-  if (badNames.length > 0) throw new ConfigError(badNames.map((h) => `--allowed-host: ${JSON.stringify(h)} is not a host name (no scheme, port or path)`), 'command line');
+  if (badNames.length > 0)
+    throw new ConfigError(
+      badNames.map((h) => `--allowed-host: ${JSON.stringify(h)} is not a host name (no scheme, port or path)`),
+      'command line',
+    );
   const allowedHosts = allowedHostNames(host, values['allowed-host']);
   if (allowedHosts.length === 0) {
-    throw new ConfigError([`--host: ${host} is reached under no name of its own; name each host name the page is opened under with --allowed-host`], 'command line');
+    throw new ConfigError(
+      [`--host: ${host} is reached under no name of its own; name each host name the page is opened under with --allowed-host`],
+      'command line',
+    );
   }
   const check = createAuthCheck(auth);
   const gold = await GoldStore.open(values.gold ?? dataDirPaths(config.dataDir).gold);
@@ -91,7 +101,15 @@ export async function labelCommand(args: string[], signal?: AbortSignal, onListe
   let started: Awaited<ReturnType<typeof startLabelServer>>;
   try {
     started = await startLabelServer(
-      { data, auth: check, authRequired: auth !== undefined, reveal: values['show-judge'] === true, allowedHosts, emptyReason, trajectory: trajectoryPages(config.dataDir) },
+      {
+        data,
+        auth: check,
+        authRequired: auth !== undefined,
+        reveal: values['show-judge'] === true,
+        allowedHosts,
+        emptyReason,
+        trajectory: trajectoryPages(config.dataDir),
+      },
       host,
       port,
     );

@@ -21,14 +21,25 @@ export function chromiumPath(env: NodeJS.ProcessEnv = process.env): string | nul
  */
 export async function svgToPng(svg: string, width: number, height: number, out: string): Promise<void> {
   const chromium = chromiumPath();
-  if (chromium === null) throw new TrajwatchError('no headless Chromium to draw the PNG with: install Debian\'s chromium (apt-get install chromium) or set TRAJWATCH_CHROMIUM');
+  if (chromium === null)
+    throw new TrajwatchError("no headless Chromium to draw the PNG with: install Debian's chromium (apt-get install chromium) or set TRAJWATCH_CHROMIUM");
   const dir = await mkdtemp(join(tmpdir(), 'trajwatch-svg-'));
   try {
     const page = join(dir, 'chart.svg');
     await writeFile(page, svg);
     await run(
       chromium,
-      ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', '--no-first-run', `--user-data-dir=${join(dir, 'profile')}`, `--window-size=${width},${height}`, `--screenshot=${out}`, `file://${page}`],
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--hide-scrollbars',
+        '--no-first-run',
+        `--user-data-dir=${join(dir, 'profile')}`,
+        `--window-size=${width},${height}`,
+        `--screenshot=${out}`,
+        `file://${page}`,
+      ],
       { timeout: 60_000 },
     );
     if (!existsSync(out)) throw new TrajwatchError(`Chromium ran but wrote no ${out}`);

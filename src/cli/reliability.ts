@@ -91,8 +91,12 @@ export function text(report: ReliabilityReport, png: string | null): string {
   ];
   for (const q of report.questions) {
     const t = q.target;
-    lines.push(`${t.questionId}@${t.questionVersion}${q.recordOnly ? ' (record-only: never routes, never certified)' : ''} layer=${t.windowKind ?? '-'} model=${t.requestedModel} served=${q.servedModels.join(',') || '-'}`);
-    lines.push(`  decisions ${q.decisions}, labeled ${q.labeled}, failed ${q.failed}, without probabilities ${q.withoutProbabilities}, excluded (unsure) ${q.excluded}, accuracy ${f(q.accuracy)}`);
+    lines.push(
+      `${t.questionId}@${t.questionVersion}${q.recordOnly ? ' (record-only: never routes, never certified)' : ''} layer=${t.windowKind ?? '-'} model=${t.requestedModel} served=${q.servedModels.join(',') || '-'}`,
+    );
+    lines.push(
+      `  decisions ${q.decisions}, labeled ${q.labeled}, failed ${q.failed}, without probabilities ${q.withoutProbabilities}, excluded (unsure) ${q.excluded}, accuracy ${f(q.accuracy)}`,
+    );
     if (q.labeled === 0) {
       lines.push('  no usable labels: curve null, no threshold table', '');
       continue;
@@ -100,10 +104,14 @@ export function text(report: ReliabilityReport, png: string | null): string {
     if (q.curve === null) lines.push('  curve: null (fewer than two labeled answers with probabilities)');
     else {
       lines.push('  curve   bin        n   mean p  agree');
-      for (const b of q.curve) lines.push(`          ${b.lo.toFixed(1)}–${b.hi.toFixed(1)}  ${String(b.n).padStart(4)}  ${b.meanProbability.toFixed(3)}  ${b.accuracy.toFixed(3)}`);
+      for (const b of q.curve)
+        lines.push(`          ${b.lo.toFixed(1)}–${b.hi.toFixed(1)}  ${String(b.n).padStart(4)}  ${b.meanProbability.toFixed(3)}  ${b.accuracy.toFixed(3)}`);
     }
     lines.push('  p ≥     above  correct  accuracy  coverage');
-    for (const r of q.thresholds) lines.push(`  ${r.threshold.toFixed(2)}    ${String(r.above).padStart(5)}  ${String(r.correct).padStart(7)}  ${f(r.accuracy).padStart(8)}  ${f(r.coverage).padStart(8)}`);
+    for (const r of q.thresholds)
+      lines.push(
+        `  ${r.threshold.toFixed(2)}    ${String(r.above).padStart(5)}  ${String(r.correct).padStart(7)}  ${f(r.accuracy).padStart(8)}  ${f(r.coverage).padStart(8)}`,
+      );
     lines.push('');
   }
   lines.push('record-only (support choices: no route, no certificate, not on a curve):');

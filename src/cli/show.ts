@@ -30,7 +30,9 @@ export async function showCommand(args: string[]): Promise<number> {
   const found = await lookUpTrajectory(resolve(config.dataDir), positionals[0]!);
   // No log is not "no such key": say which file is missing and what writes it.
   if (found.kind === 'no-log') {
-    process.stderr.write(`show: no trajectory log at ${found.path}: serve (or replay --trajectories) writes it; is --data-dir the directory serve writes to?\n`);
+    process.stderr.write(
+      `show: no trajectory log at ${found.path}: serve (or replay --trajectories) writes it; is --data-dir the directory serve writes to?\n`,
+    );
     return 1;
   }
   if (found.kind === 'no-match') {

@@ -40,7 +40,10 @@ Options:
 `;
 
 export async function tailCommand(args: string[]): Promise<number> {
-  const flags = parseFlags(args, TAIL_HELP, { strings: ['data-dir', 'max', 'timeout-ms', 'kind', 'audience', 'format', 'config'], booleans: ['kafka', 'alarms', 'from-start'] });
+  const flags = parseFlags(args, TAIL_HELP, {
+    strings: ['data-dir', 'max', 'timeout-ms', 'kind', 'audience', 'format', 'config'],
+    booleans: ['kafka', 'alarms', 'from-start'],
+  });
   if (flags === undefined) return 0;
   const { values } = flags;
   const config = await resolveConfig(values.config, [{ path: ['dataDir'], value: values['data-dir'], flag: '--data-dir' }]);

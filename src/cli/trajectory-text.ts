@@ -46,7 +46,9 @@ function stepLabel(step: StepRow): string {
 export function trajectoryText(trajectory: TrajectoryRow, findings: readonly FindingRow[]): string[] {
   const out: string[] = [];
   const state = trajectory.complete ? 'complete' : `incomplete: ${trajectory.incompleteReasons.join(', ')}`;
-  out.push(`trajectory ${terminalSafe(trajectory.key)}  revision ${trajectory.revision}  ${state}${trajectory.closedBy === undefined ? '' : `  (closed by ${trajectory.closedBy})`}`);
+  out.push(
+    `trajectory ${terminalSafe(trajectory.key)}  revision ${trajectory.revision}  ${state}${trajectory.closedBy === undefined ? '' : `  (closed by ${trajectory.closedBy})`}`,
+  );
   out.push(`traces: ${trajectory.traceIds.join(', ')}  steps: ${trajectory.steps.length}  findings: ${findings.length}`);
   for (const gap of trajectory.captureGaps ?? []) out.push(`capture gap: ${gap.reason} on ${gap.spanIds.length} span(s)`);
   const t = timeline(trajectory, findings);
@@ -55,9 +57,12 @@ export function trajectoryText(trajectory: TrajectoryRow, findings: readonly Fin
   out.push('');
   for (const row of t.rows) {
     const indent = '  '.repeat(Math.min(row.depth, 12));
-    out.push(`${seconds(row.offsetNs).padStart(10)} ${seconds(row.durationNs).slice(1).padStart(9)}  ${indent}${row.step.kind.padEnd(9)} ${stepLabel(row.step)}`);
+    out.push(
+      `${seconds(row.offsetNs).padStart(10)} ${seconds(row.durationNs).slice(1).padStart(9)}  ${indent}${row.step.kind.padEnd(9)} ${stepLabel(row.step)}`,
+    );
     // A finding whose evidence names several steps is marked under each; it counts once.
-    for (const finding of row.findings) out.push(`${' '.repeat(21)}  ${indent}▲ ${(finding.severity ?? '?').padEnd(6)} ${terminalSafe(finding.area)}: ${terminalSafe(finding.claim ?? '')}`);
+    for (const finding of row.findings)
+      out.push(`${' '.repeat(21)}  ${indent}▲ ${(finding.severity ?? '?').padEnd(6)} ${terminalSafe(finding.area)}: ${terminalSafe(finding.claim ?? '')}`);
   }
   const elsewhere = t.elsewhere;
   if (elsewhere.length > 0) {

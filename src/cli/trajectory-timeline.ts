@@ -54,7 +54,6 @@ export interface ManifestRow {
   windows_omitted?: { fate: string; reason: string; count: number }[];
 }
 
-
 export interface TimelineRow {
   step: StepRow;
   depth: number;

@@ -18,7 +18,10 @@ export function warnOnStderr(note: string): void {
 }
 
 const valueAt = (value: Record<string, unknown>, path: readonly string[]): unknown =>
-  path.reduce<unknown>((node, key) => (node !== null && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined), value);
+  path.reduce<unknown>(
+    (node, key) => (node !== null && typeof node === 'object' && !Array.isArray(node) ? (node as Record<string, unknown>)[key] : undefined),
+    value,
+  );
 
 /**
  * `raw` with every old key moved to its new place (objects on the way copied, never the
@@ -31,7 +34,11 @@ export function applyKeyAliases(raw: RawConfig, aliases: readonly KeyAlias[], on
   const used = aliases.filter((a) => valueAt(raw.value, a.from) !== undefined);
   if (used.length === 0) return raw;
   const both = used.filter((a) => valueAt(raw.value, a.to) !== undefined);
-  if (both.length > 0) throw new ConfigError(both.map((a) => `${a.from.join('.')}: set together with ${a.to.join('.')}; keep ${a.to.join('.')} only`), raw.source);
+  if (both.length > 0)
+    throw new ConfigError(
+      both.map((a) => `${a.from.join('.')}: set together with ${a.to.join('.')}; keep ${a.to.join('.')} only`),
+      raw.source,
+    );
   const value = { ...raw.value };
   for (const alias of used) {
     let node = value;

@@ -81,7 +81,11 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, o
     if (env[name] === undefined || env[name] === '') aliased.push({ name: old, path: ENV_LIST_OVERRIDES[name]! });
   }
   for (const { name, path } of aliased) {
-    setPath(raw, path, env[name]!.split(',').map((v) => v.trim()));
+    setPath(
+      raw,
+      path,
+      env[name]!.split(',').map((v) => v.trim()),
+    );
     set.push({ path, origin: `env ${name}` });
   }
   for (const [name, path] of Object.entries(ENV_OVERRIDES)) {
@@ -94,7 +98,11 @@ export function applyEnv(raw: Record<string, unknown>, env: NodeJS.ProcessEnv, o
   for (const [name, path] of Object.entries(ENV_LIST_OVERRIDES)) {
     const value = env[name];
     if (value !== undefined && value !== '') {
-      setPath(raw, path, value.split(',').map((v) => v.trim()));
+      setPath(
+        raw,
+        path,
+        value.split(',').map((v) => v.trim()),
+      );
       set.push({ path, origin: `env ${name}` });
     }
   }
@@ -119,8 +127,7 @@ export function sourceOfIssues(issues: readonly string[], source: string): strin
 export function withOverrides(raw: RawConfig, overridden: readonly Override[]): RawConfig {
   if (overridden.length === 0) return raw;
   const locate = raw.locate;
-  const origin = (path: ConfigPath) =>
-    overridden.findLast((o) => o.path.length <= path.length && o.path.every((k, i) => String(path[i]) === k))?.origin;
+  const origin = (path: ConfigPath) => overridden.findLast((o) => o.path.length <= path.length && o.path.every((k, i) => String(path[i]) === k))?.origin;
   return {
     ...raw,
     locate: (path) => {

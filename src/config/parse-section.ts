@@ -10,7 +10,10 @@ import { ConfigError } from '../errors.ts';
 export function parseSection<S extends z.ZodType>(schema: S, input: unknown, source: string, locate?: Locate): z.infer<S> {
   const parsed = schema.safeParse(input, { reportInput: true });
   if (parsed.success) return parsed.data;
-  throw new ConfigError(parsed.error.issues.map((issue) => describeIssueAt(issue, locate)), source);
+  throw new ConfigError(
+    parsed.error.issues.map((issue) => describeIssueAt(issue, locate)),
+    source,
+  );
 }
 
 /**

@@ -84,8 +84,22 @@ const INTERNAL_NAMES = new Set([...FINDING_INTERNAL, ...RECORD_VALUES_INTERNAL, 
  * evidence, severity, method (the determinism claim), subject, provenance and covariates.
  */
 const FINDING_KEPT = [
-  'schema_version', 'finding_id', 'analyst_id', 'area', 'subject', 'claim', 'severity', 'layer', 'method', 'verdict',
-  'evidence_refs', 'code_eval_hits', 'treatment', 'conditions', 'observed_at', 'covariates',
+  'schema_version',
+  'finding_id',
+  'analyst_id',
+  'area',
+  'subject',
+  'claim',
+  'severity',
+  'layer',
+  'method',
+  'verdict',
+  'evidence_refs',
+  'code_eval_hits',
+  'treatment',
+  'conditions',
+  'observed_at',
+  'covariates',
 ] as const;
 
 /** What an external strip did: the view and the paths it removed (concrete, with array indices). */

@@ -4,7 +4,8 @@ import { CAPTURE_TABLE } from '../checks/registry.ts';
 import type { GapDecision } from '../checks/capture-table.ts';
 
 /** What an incomplete capture does to every check that did not fire. */
-export const INCOMPLETE_SILENCE = 'every check that did not fire is unavailable (reason incomplete-capture): an incomplete capture can show that something happened, never that it did not';
+export const INCOMPLETE_SILENCE =
+  'every check that did not fire is unavailable (reason incomplete-capture): an incomplete capture can show that something happened, never that it did not';
 
 /** One capture gap kind: what is missing, the checks it silences on a complete capture, and why for each check. */
 export interface GapState {
@@ -65,10 +66,7 @@ const cell = (text: string) => text.replaceAll('|', '\\|');
  */
 export function captureTableMarkdown(): string {
   const checks = CAPTURE_TABLE.map((r) => r.check);
-  const lines = [
-    `| gap kind | what is missing | ${checks.map((c) => `\`${c}\``).join(' | ')} |`,
-    `|---|---|${checks.map(() => '---').join('|')}|`,
-  ];
+  const lines = [`| gap kind | what is missing | ${checks.map((c) => `\`${c}\``).join(' | ')} |`, `|---|---|${checks.map(() => '---').join('|')}|`];
   for (const g of captureStates().gaps) {
     const cells = checks.map((c) => {
       const d = g.why[c]!;

@@ -108,8 +108,7 @@ function uniqueRefs(points: readonly { traceId: string; spanId: string }[]): Evi
 function l0Draft(ctx: Context, hit: L0Hit, version: string): FindingDraft {
   const check = l0Check(hit.pattern);
   const anchorPoint = hit.evidence.find((e) => e.spanId === hit.anchor);
-  const anchor =
-    anchorPoint === undefined ? ctx.t.steps.find((s) => s.id === hit.anchor) : ctx.step(anchorPoint.traceId, anchorPoint.spanId);
+  const anchor = anchorPoint === undefined ? ctx.t.steps.find((s) => s.id === hit.anchor) : ctx.step(anchorPoint.traceId, anchorPoint.spanId);
   // An anchor missing from the trajectory is a checks bug; the bare span id still keeps hits apart.
   const anchorUri = anchor === undefined ? `anchor:${hit.anchor}` : spanUri(anchor.traceId, anchor.id);
   const observedAt = ctx.observedAt(anchor === undefined ? hit.evidence.map((e) => ctx.step(e.traceId, e.spanId)) : [anchor]);

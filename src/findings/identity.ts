@@ -43,10 +43,7 @@ export interface CompositionIdentity {
  * seat, steering state) — snapshots that differ only in covariates (host load, times,
  * population, refs) collapse to one entry.
  */
-export function compositionIdentity(
-  treatment: readonly Bundle[] | null,
-  conditions: readonly Snapshot[] | null,
-): CompositionIdentity {
+export function compositionIdentity(treatment: readonly Bundle[] | null, conditions: readonly Snapshot[] | null): CompositionIdentity {
   const asSet = (docs: string[]): unknown[] => sortedUnique(docs).map((d) => JSON.parse(d) as unknown);
   const t = treatment === null ? null : asSet(treatment.map((b) => canonicalJson(bundleIdentity(b))));
   const c = conditions === null ? null : asSet(conditions.map((x) => canonicalJson(fixedConditions(x))));

@@ -26,7 +26,11 @@ function withoutInternal(node: unknown): unknown {
   const dropped = new Set(props === undefined ? [] : Object.keys(props).filter((k) => props[k]?.[AUDIENCE_META_KEY] === 'internal'));
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'properties' && props !== undefined) {
-      out[k] = Object.fromEntries(Object.entries(props).filter(([name]) => !dropped.has(name)).map(([name, p]) => [name, withoutInternal(p)]));
+      out[k] = Object.fromEntries(
+        Object.entries(props)
+          .filter(([name]) => !dropped.has(name))
+          .map(([name, p]) => [name, withoutInternal(p)]),
+      );
     } else if (k === 'required' && Array.isArray(v)) {
       out[k] = v.filter((name) => !dropped.has(name as string));
     } else {

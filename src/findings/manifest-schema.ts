@@ -122,9 +122,7 @@ export const AnalysisManifestSchema = z
      */
     windows: z.array(WindowFateSchema),
     /** The windows not listed in `windows` (beyond the bound), counted by fate and reason. */
-    windows_omitted: z.array(
-      z.object({ fate: z.enum(WINDOW_FATES), reason: z.string(), count: z.number().int().min(1) }).strict(),
-    ),
+    windows_omitted: z.array(z.object({ fate: z.enum(WINDOW_FATES), reason: z.string(), count: z.number().int().min(1) }).strict()),
     /** The trajectory's last span end: from the spans, never the clock. */
     observed_at: z.string().regex(ISO_NANO_PATTERN, 'ISO-8601 UTC with nine fractional digits'),
   })

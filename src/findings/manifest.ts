@@ -150,7 +150,9 @@ function listedWindows(windows: readonly WindowFate[]): Pick<AnalysisManifest, '
     if (entry === undefined) omitted.set(key, { fate: w.fate, reason, count: 1 });
     else entry.count++;
   }
-  const windows_omitted = [...omitted.values()].sort((a, b) => (a.fate < b.fate ? -1 : a.fate > b.fate ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0));
+  const windows_omitted = [...omitted.values()].sort((a, b) =>
+    a.fate < b.fate ? -1 : a.fate > b.fate ? 1 : a.reason < b.reason ? -1 : a.reason > b.reason ? 1 : 0,
+  );
   return { windows: listed, windows_omitted };
 }
 

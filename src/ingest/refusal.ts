@@ -57,4 +57,8 @@ export interface HealthReporter {
 export type AdmissionRefusal = typeof REFUSAL.maxOpenTrajectories | typeof REFUSAL.maxBufferedBytes | typeof REFUSAL.maxInflightBytes;
 
 /** The {@link AdmissionRefusal}s, for the status map. */
-export const MEMORY_BOUND_REFUSALS: ReadonlySet<string> = new Set<AdmissionRefusal>([REFUSAL.maxOpenTrajectories, REFUSAL.maxBufferedBytes, REFUSAL.maxInflightBytes]);
+export const MEMORY_BOUND_REFUSALS: ReadonlySet<string> = new Set<AdmissionRefusal>([
+  REFUSAL.maxOpenTrajectories,
+  REFUSAL.maxBufferedBytes,
+  REFUSAL.maxInflightBytes,
+]);

@@ -30,7 +30,11 @@ export function optionLetters(q: SemanticQuestion, letter: (i: number) => string
  * enum of the window's event ids (and `unresolved`). Object properties only (no `prefixItems`),
  * all required, no additional properties: the subset OpenAI's strict mode accepts.
  */
-export function answerSchema(questions: readonly SemanticQuestion[], supportChoices: readonly string[], letter: (i: number) => string): Record<string, unknown> {
+export function answerSchema(
+  questions: readonly SemanticQuestion[],
+  supportChoices: readonly string[],
+  letter: (i: number) => string,
+): Record<string, unknown> {
   const properties: Record<string, unknown> = {};
   questions.forEach((q, i) => {
     properties[answerKey(i)] = {
@@ -53,19 +57,31 @@ export function answerGrammar(questions: readonly SemanticQuestion[], supportCho
   const support = supportChoices.map((id) => gbnfLiteral(JSON.stringify(id))).join(' | ');
   const rules = [`root ::= "{" ${questions.map((_, i) => `a${i + 1}`).join(' "," ')} "}"`, `support ::= ${support}`];
   questions.forEach((q, i) => {
-    const opts = optionLetters(q, letter).map((l) => gbnfLiteral(JSON.stringify(l))).join(' | ');
+    const opts = optionLetters(q, letter)
+      .map((l) => gbnfLiteral(JSON.stringify(l)))
+      .join(' | ');
     rules.push(`a${i + 1} ::= ${gbnfLiteral(`${JSON.stringify(answerKey(i))}:{"option":`)} (${opts}) ${gbnfLiteral(',"support":')} support "}"`);
   });
   return rules.join('\n');
 }
 
 /** The request fields that ask a server for the structured shape; none for `lines`. */
-export function formatFields(format: AnswerFormat, questions: readonly SemanticQuestion[], supportChoices: readonly string[], letter: (i: number) => string): Record<string, unknown> {
+export function formatFields(
+  format: AnswerFormat,
+  questions: readonly SemanticQuestion[],
+  supportChoices: readonly string[],
+  letter: (i: number) => string,
+): Record<string, unknown> {
   switch (format) {
     case 'lines':
       return {};
     case 'json_schema':
-      return { response_format: { type: 'json_schema', json_schema: { name: 'trajwatch_answers', strict: true, schema: answerSchema(questions, supportChoices, letter) } } };
+      return {
+        response_format: {
+          type: 'json_schema',
+          json_schema: { name: 'trajwatch_answers', strict: true, schema: answerSchema(questions, supportChoices, letter) },
+        },
+      };
     case 'json_object':
       return { response_format: { type: 'json_object', schema: answerSchema(questions, supportChoices, letter) } };
     case 'grammar':

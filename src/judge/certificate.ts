@@ -87,7 +87,11 @@ export const CertificateSchema = z
   ])
   .superRefine((c, ctx) => {
     if (c.format === CERTIFICATE_FORMAT && !(c.kappaInterval.lower <= c.kappa && c.kappa <= c.kappaInterval.upper)) {
-      ctx.addIssue({ code: 'custom', path: ['kappaInterval'], message: `the interval [${c.kappaInterval.lower}, ${c.kappaInterval.upper}] does not hold its kappa ${c.kappa}` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['kappaInterval'],
+        message: `the interval [${c.kappaInterval.lower}, ${c.kappaInterval.upper}] does not hold its kappa ${c.kappa}`,
+      });
     }
   });
 

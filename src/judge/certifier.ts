@@ -52,13 +52,15 @@ export class Certifier {
 
   constructor(certs: CertificateStore | undefined, id: InvocationIdentity, decision: JudgeConfig['decision']) {
     this.#certs = certs;
-    this.#binding = { requestContractDigest: id.contractDigest, evaluatorDigest: id.evaluatorDigest, requestedModel: id.requestedModel, minKappa: decision.minKappa };
+    this.#binding = {
+      requestContractDigest: id.contractDigest,
+      evaluatorDigest: id.evaluatorDigest,
+      requestedModel: id.requestedModel,
+      minKappa: decision.minKappa,
+    };
     this.#decision = decision;
     this.#certified = Object.fromEntries(
-      SEMANTIC_QUESTIONS.map((q) => [
-        q.id,
-        certs?.qualifies({ questionId: q.id, windowPolicyDigest: id.windowPolicyDigest, ...this.#binding }) ?? false,
-      ]),
+      SEMANTIC_QUESTIONS.map((q) => [q.id, certs?.qualifies({ questionId: q.id, windowPolicyDigest: id.windowPolicyDigest, ...this.#binding }) ?? false]),
     );
   }
 

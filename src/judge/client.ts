@@ -175,7 +175,8 @@ export class ChatClient {
       return { attempt: unknownUsage('bad-response', status), failure: { kind: 'bad-response', message: 'response is not JSON' } };
     }
     const r = ResponseSchema.safeParse(json);
-    if (!r.success) return { attempt: this.#usageOf(payload, 'bad-response', status), failure: { kind: 'bad-response', message: 'response is not a chat completion' } };
+    if (!r.success)
+      return { attempt: this.#usageOf(payload, 'bad-response', status), failure: { kind: 'bad-response', message: 'response is not a chat completion' } };
     const answered = this.#priced('answered', status, r.data.usage ?? null);
     const bad = (message: string) => ({ attempt: { ...answered, outcome: 'bad-response' as const }, failure: { kind: 'bad-response' as const, message } });
     const served = r.data.model;

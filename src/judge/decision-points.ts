@@ -156,7 +156,9 @@ export class DecisionPoints {
       onFault: (err) => faults.reporter.report('ledger', err),
     });
     // Labeling hook (issue 20): judged windows kept, bounded, for `trajwatch label`.
-    const labelWindows = config.labelWindows.enabled ? await LabelWindowStore.open(underDataDir(dataDir, config.labelWindows.dir), config.labelWindows, options.now) : undefined;
+    const labelWindows = config.labelWindows.enabled
+      ? await LabelWindowStore.open(underDataDir(dataDir, config.labelWindows.dir), config.labelWindows, options.now)
+      : undefined;
     return new DecisionPoints(config, options, faults, ledger, certs, certs.digest(), labelWindows);
   }
 
@@ -311,7 +313,12 @@ export class DecisionPoints {
       }
       const intentBytes = Buffer.byteLength(JSON.stringify(parts.protocol.intent(key, digests, window))) + 1;
       const estimatedTokens = Math.ceil(bytes / 4) + this.#cfg.client.maxOutputTokens;
-      const admitted = admitCall(parts.protocol.ledger, this.#budget, { key, intentBytes, estimatedTokens }, { queued: this.#queue.length, inFlight: this.#queue.inFlight });
+      const admitted = admitCall(
+        parts.protocol.ledger,
+        this.#budget,
+        { key, intentBytes, estimatedTokens },
+        { queued: this.#queue.length, inFlight: this.#queue.inFlight },
+      );
       if (!admitted.ok) {
         skipped(window, 'deferred', admitted.reason, admitted.detail);
         continue;

@@ -31,10 +31,7 @@ export const QuestionPolicySchema = z
 
 export type QuestionPolicy = z.infer<typeof QuestionPolicySchema>;
 
-const questionPolicies = Object.fromEntries(SEMANTIC_QUESTIONS.map((q) => [q.id, QuestionPolicySchema])) as Record<
-  string,
-  typeof QuestionPolicySchema
->;
+const questionPolicies = Object.fromEntries(SEMANTIC_QUESTIONS.map((q) => [q.id, QuestionPolicySchema])) as Record<string, typeof QuestionPolicySchema>;
 
 export const DecisionPolicySchema = z
   .strictObject({

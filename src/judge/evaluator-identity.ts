@@ -53,7 +53,9 @@ export function evaluatorIdentity(cfg: JudgeClientConfig): EvaluatorIdentity {
 /** `baseUrl` without credentials, trailing slashes or fragment; query parameters sorted. */
 export function endpointIdentity(baseUrl: string): string {
   const url = new URL(baseUrl);
-  const params = [...url.searchParams.entries()].filter(([name]) => !CREDENTIAL_PARAM.test(name)).sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
+  const params = [...url.searchParams.entries()]
+    .filter(([name]) => !CREDENTIAL_PARAM.test(name))
+    .sort(([a, x], [b, y]) => (a < b ? -1 : a > b ? 1 : x < y ? -1 : x > y ? 1 : 0));
   const query = params.length === 0 ? '' : `?${new URLSearchParams(params).toString()}`;
   return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${query}`;
 }

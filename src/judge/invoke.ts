@@ -80,12 +80,20 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
   } else {
     const read = (job.answerFormat ?? 'lines') === 'lines' ? parseAnswers : parseJsonAnswers;
     const parsed = read(outcome.content, outcome.logprobs, [...window.events.map((e) => e.id), UNRESOLVED_EVENT_ID], questions);
-    called(p, { seconds, outcome: parsed.ok ? 'answered' : 'bad-answer', receipt: outcome.receipt, ...(parsed.ok ? {} : { failure: { message: parsed.reason } }) });
+    called(p, {
+      seconds,
+      outcome: parsed.ok ? 'answered' : 'bad-answer',
+      receipt: outcome.receipt,
+      ...(parsed.ok ? {} : { failure: { message: parsed.reason } }),
+    });
     if (!parsed.ok) {
       bump(counters.failures, 'bad-answer');
       result = protocol.unanswered(key, digests, window, { kind: 'bad-answer', message: parsed.reason }, outcome.servedModel, outcome.receipt, questions);
     } else {
-      const answers = p.battery === undefined ? p.certifier.answers(parsed.answers, window, outcome.servedModel) : p.battery.decide(parsed.answers, window, outcome.servedModel);
+      const answers =
+        p.battery === undefined
+          ? p.certifier.answers(parsed.answers, window, outcome.servedModel)
+          : p.battery.decide(parsed.answers, window, outcome.servedModel);
       result = protocol.result(key, digests, window, null, answers, outcome.servedModel, outcome.receipt);
     }
   }
@@ -94,7 +102,15 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
   } catch (err) {
     counters.ledgerErrors++;
     p.faults.report('ledger', err);
-    result = protocol.unanswered(key, digests, window, { kind: 'ledger-failure', message: 'result not recorded' }, result.servedModel, result.receipt, questions);
+    result = protocol.unanswered(
+      key,
+      digests,
+      window,
+      { kind: 'ledger-failure', message: 'result not recorded' },
+      result.servedModel,
+      result.receipt,
+      questions,
+    );
   }
   return result;
 }

@@ -53,7 +53,12 @@ export class JudgeHealth {
       return;
     }
     const certificatesDir = underDataDir(dataDir, c.certificatesDir);
-    const key = c.client.apiKeyEnv === null ? 'no API key' : process.env[c.client.apiKeyEnv] ? `API key from ${c.client.apiKeyEnv}` : `API key env ${c.client.apiKeyEnv} NOT SET`;
+    const key =
+      c.client.apiKeyEnv === null
+        ? 'no API key'
+        : process.env[c.client.apiKeyEnv]
+          ? `API key from ${c.client.apiKeyEnv}`
+          : `API key env ${c.client.apiKeyEnv} NOT SET`;
     this.#logger.info(
       { judge: 'on', endpoint: c.client.baseUrl, model: c.client.model, certificates: this.#certificates, certificatesDir },
       `judge on: endpoint ${c.client.baseUrl}, model ${c.client.model} (${key}); ${this.#certificates} certificate(s) loaded from ${certificatesDir}` +

@@ -125,7 +125,12 @@ export function judgedFindings(t: Trajectory, w: TraceWindow, result: ResultReco
             options: q === undefined ? [] : [...q.options],
             answer: a.option,
             probabilities: a.probabilities,
-            support: { selected: a.support, event_uris: supportUris, probability: a.supportProbability ?? null, recommendation: a.supportRecommendation ?? null },
+            support: {
+              selected: a.support,
+              event_uris: supportUris,
+              probability: a.supportProbability ?? null,
+              recommendation: a.supportRecommendation ?? null,
+            },
             recommendation: a.recommendation,
             window_recommendation: result.recommendation,
             certificate_id: a.certificateId,

@@ -7,6 +7,11 @@ import type { LabelWindowStore } from './label-windows.ts';
  * verifier — kept for `trajwatch label`. Not waited for; a failure is a fault, never the
  * window's fate.
  */
-export function keepForLabeling(store: LabelWindowStore | undefined, queue: { track(p: Promise<void>): void }, faults: FaultReporter, window: TraceWindow): void {
+export function keepForLabeling(
+  store: LabelWindowStore | undefined,
+  queue: { track(p: Promise<void>): void },
+  faults: FaultReporter,
+  window: TraceWindow,
+): void {
   if (store !== undefined) queue.track(store.put(window).catch((err: unknown) => faults.report('label-windows', err)));
 }

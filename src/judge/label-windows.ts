@@ -28,9 +28,15 @@ export const LabelWindowsSchema = z
     /** Windows kept at most (count). */
     maxWindows: z.int().min(1).default(10_000),
     /** Bytes of window files kept at most. */
-    maxBytes: z.int().min(64 * 1024).default(256 * MIB),
+    maxBytes: z
+      .int()
+      .min(64 * 1024)
+      .default(256 * MIB),
     /** Age in hours past which a stored window is deleted. */
-    maxAgeHours: z.int().min(1).default(24 * 30),
+    maxAgeHours: z
+      .int()
+      .min(1)
+      .default(24 * 30),
   })
   .prefault({});
 export type LabelWindowsConfig = z.infer<typeof LabelWindowsSchema>;

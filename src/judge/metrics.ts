@@ -18,14 +18,26 @@ const OFF: JudgeCallObserver = () => {};
  */
 export function registerJudgeMetrics(registry: MetricRegistry, read: () => DecisionPointStats): void {
   if (registry === undefined) return;
-  mirrorCounter(registry, 'trajwatch_windows_total', 'Windows extracted, refused (over a cap) or deferred (over budget), by reason.', ['outcome', 'reason'], () => {
-    const s = read();
-    return [[{ outcome: 'extracted', reason: '' }, s.windowsBuilt], ...byReason(s.refused, 'refused'), ...byReason(s.deferred, 'deferred')];
-  });
-  mirrorCounter(registry, 'trajwatch_judge_calls_total', 'Judge requests by outcome: called (paid), replayed from the ledger (free), conflict.', ['outcome'], () => {
-    const s = read();
-    return byLabel('outcome', { called: s.calls, replayed: s.replays, conflict: s.conflicts, 'unresolved-intent': s.unresolvedIntents });
-  });
+  mirrorCounter(
+    registry,
+    'trajwatch_windows_total',
+    'Windows extracted, refused (over a cap) or deferred (over budget), by reason.',
+    ['outcome', 'reason'],
+    () => {
+      const s = read();
+      return [[{ outcome: 'extracted', reason: '' }, s.windowsBuilt], ...byReason(s.refused, 'refused'), ...byReason(s.deferred, 'deferred')];
+    },
+  );
+  mirrorCounter(
+    registry,
+    'trajwatch_judge_calls_total',
+    'Judge requests by outcome: called (paid), replayed from the ledger (free), conflict.',
+    ['outcome'],
+    () => {
+      const s = read();
+      return byLabel('outcome', { called: s.calls, replayed: s.replays, conflict: s.conflicts, 'unresolved-intent': s.unresolvedIntents });
+    },
+  );
   mirrorCounter(
     registry,
     'trajwatch_judge_attempts_total',
@@ -36,7 +48,13 @@ export function registerJudgeMetrics(registry: MetricRegistry, read: () => Decis
       return byLabel('usage', { reported: s.attempts - s.unknownUsageAttempts, unknown: s.unknownUsageAttempts });
     },
   );
-  mirrorCounter(registry, 'trajwatch_judge_failures_total', 'Judge calls that failed (timeout, HTTP error, unparseable answer...), by reason.', ['reason'], () => byLabel('reason', read().failures));
+  mirrorCounter(
+    registry,
+    'trajwatch_judge_failures_total',
+    'Judge calls that failed (timeout, HTTP error, unparseable answer...), by reason.',
+    ['reason'],
+    () => byLabel('reason', read().failures),
+  );
   mirrorTotal(registry, 'trajwatch_redactions_total', 'Secrets redacted from window content before a judge request.', () => read().redactions);
   mirrorTotal(registry, 'trajwatch_ledger_errors_total', 'Decision-ledger writes that failed.', () => read().ledgerErrors);
   mirrorCounter(

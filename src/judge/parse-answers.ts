@@ -28,7 +28,12 @@ export type ParseOutcome = { ok: true; answers: ParsedAnswer[] } | { ok: false; 
  * `parseJsonAnswers` for structured output). `questions`: the battery asked, in its numbering
  * (the trace questions unless a layer's); `supportChoices`: the ids a support may name.
  */
-export type AnswerParser = (content: string, logprobs: TokenLogprob[] | null, supportChoices: readonly string[], questions?: readonly SemanticQuestion[]) => ParseOutcome;
+export type AnswerParser = (
+  content: string,
+  logprobs: TokenLogprob[] | null,
+  supportChoices: readonly string[],
+  questions?: readonly SemanticQuestion[],
+) => ParseOutcome;
 
 const LINE = /^\s*(\d+)\s*[:.)]\s*([A-Za-z])\s*\|\s*([A-Za-z0-9_-]+)\s*$/;
 const LETTER_PREFIX = /^\s*\d+\s*[:.)]\s*/;

@@ -34,7 +34,8 @@ export const parseJsonAnswers: AnswerParser = (content, logprobs, supportChoices
     if (value === undefined) return { ok: false, reason: `no answer to question ${i + 1}` };
     if (typeof value !== 'object' || value === null || Array.isArray(value)) return { ok: false, reason: `answer ${i + 1} is not {option, support}` };
     const { option, support, ...rest } = value as Record<string, unknown>;
-    if (Object.keys(rest).length > 0 || typeof option !== 'string' || typeof support !== 'string') return { ok: false, reason: `answer ${i + 1} is not {option, support}` };
+    if (Object.keys(rest).length > 0 || typeof option !== 'string' || typeof support !== 'string')
+      return { ok: false, reason: `answer ${i + 1} is not {option, support}` };
     const index = optionIndex(q.options, option);
     if (index < 0) return { ok: false, reason: `option ${JSON.stringify(option).slice(0, 20)} is not a letter of question ${i + 1}` };
     if (!supportChoices.includes(support)) return { ok: false, reason: `support id ${JSON.stringify(support).slice(0, 60)} is not an event of the window` };

@@ -13,7 +13,11 @@ export interface RequestRefusal {
  * both figures, so an operator can pick a model with a larger context or a smaller window kind
  * (`windowPolicy.config.kinds`) for this model.
  */
-export function requestRefusal(requestBytes: number, maxRequestBytes: number, client: Pick<JudgeClientConfig, 'contextTokens' | 'maxOutputTokens' | 'model'>): RequestRefusal | null {
+export function requestRefusal(
+  requestBytes: number,
+  maxRequestBytes: number,
+  client: Pick<JudgeClientConfig, 'contextTokens' | 'maxOutputTokens' | 'model'>,
+): RequestRefusal | null {
   if (requestBytes > maxRequestBytes) return { reason: 'request-bytes', detail: `${requestBytes} bytes, cap ${maxRequestBytes}` };
   if (client.contextTokens === null) return null;
   const prompt = Math.ceil(requestBytes / 4);

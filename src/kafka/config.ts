@@ -8,9 +8,7 @@ const KafkaBrokerSchema = z.string().refine((v) => parseHostPort(v) !== undefine
 });
 
 /** A topic name the broker accepts. */
-export const KafkaTopicNameSchema = z
-  .string()
-  .regex(/^[a-zA-Z0-9._-]{1,249}$/, 'a Kafka topic name: 1 to 249 of [a-zA-Z0-9._-]');
+export const KafkaTopicNameSchema = z.string().regex(/^[a-zA-Z0-9._-]{1,249}$/, 'a Kafka topic name: 1 to 249 of [a-zA-Z0-9._-]');
 
 /** SASL credentials: the secret is named by an environment variable or a file, never inline. */
 const KafkaSaslSchema = z

@@ -21,14 +21,7 @@ import { vercelAiMapper } from './vercel-ai.ts';
  *    app may set Langfuse attributes on GenAI spans, whose GenAI reading is the richer one.
  * 6. generic — everything else; it marks spans of unread conventions (`unread-convention.ts`).
  */
-export const MAPPERS: readonly ConventionMapper[] = [
-  openinferenceMapper,
-  vercelAiMapper,
-  openllmetryMapper,
-  genaiMapper,
-  langfuseMapper,
-  genericMapper,
-];
+export const MAPPERS: readonly ConventionMapper[] = [openinferenceMapper, vercelAiMapper, openllmetryMapper, genaiMapper, langfuseMapper, genericMapper];
 
 /** The mapper that reads `span`: the first in `MAPPERS` that matches (generic at worst). */
 export function selectMapper(span: Span): ConventionMapper {

@@ -99,4 +99,3 @@ function madeModelRequest(attributes: Span['attributes']): boolean {
   }
   return false;
 }
-

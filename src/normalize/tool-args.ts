@@ -29,9 +29,7 @@ export function toToolArgs(value: AttrValue, declared?: ArgsFormat): ToolArgs {
   }
   const call = readRecordedCall(parsed);
   const args: ToolArgs =
-    call?.shape === 'kwargs'
-      ? { raw, parsed: call.kwargs, recorded: 'kwargs', digest: jsonDigest(call.kwargs) }
-      : { raw, parsed, digest: jsonDigest(parsed) };
+    call?.shape === 'kwargs' ? { raw, parsed: call.kwargs, recorded: 'kwargs', digest: jsonDigest(call.kwargs) } : { raw, parsed, digest: jsonDigest(parsed) };
   return withDeclared(args, declared);
 }
 

@@ -58,9 +58,15 @@ const DURABLE_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
  */
 export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
   if (registry === undefined) return OFF;
-  const trajectoriesClosed = counter(registry, 'trajwatch_trajectories_closed_total', 'Trajectories closed, by completeness and by what closed them.', ['completeness', 'closed_by']);
+  const trajectoriesClosed = counter(registry, 'trajwatch_trajectories_closed_total', 'Trajectories closed, by completeness and by what closed them.', [
+    'completeness',
+    'closed_by',
+  ]);
   const byReason = (name: string, help: string) => counter(registry, name, help, ['reason']);
-  const incompleteReasons = byReason('trajwatch_trajectory_incomplete_reasons_total', 'Reasons named by incomplete trajectories (one trajectory can name several).');
+  const incompleteReasons = byReason(
+    'trajwatch_trajectory_incomplete_reasons_total',
+    'Reasons named by incomplete trajectories (one trajectory can name several).',
+  );
   const gaps = byReason(
     'trajwatch_trajectory_capture_gaps_total',
     'Closed trajectories naming each capture gap (what the instrumentation did not record; one trajectory can name several).',
@@ -84,16 +90,22 @@ export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
     'Per closed trajectory revision (analysis manifest), each check by status: fired, observed, none-observed, or unavailable with its reason.',
     ['check', 'status', 'reason'],
   );
-  const windowFates = counter(registry, 'trajwatch_window_fates_total', 'Windows named by analysis manifests, by fate (judged, refused, deferred, not-sampled) and reason.', [
-    'fate',
-    'reason',
-  ]);
-  const decisions = counter(registry, 'trajwatch_decisions_total', 'Judged answers by recommended action (act / escalate / record) and question.', ['action', 'question']);
-  const alarms = exemplarCounter(registry, 'trajwatch_coordinator_alarms_total', 'Coordinator alarms recommended (calibrated act answers), by question, service and agent.', [
+  const windowFates = counter(
+    registry,
+    'trajwatch_window_fates_total',
+    'Windows named by analysis manifests, by fate (judged, refused, deferred, not-sampled) and reason.',
+    ['fate', 'reason'],
+  );
+  const decisions = counter(registry, 'trajwatch_decisions_total', 'Judged answers by recommended action (act / escalate / record) and question.', [
+    'action',
     'question',
-    'service',
-    'agent',
   ]);
+  const alarms = exemplarCounter(
+    registry,
+    'trajwatch_coordinator_alarms_total',
+    'Coordinator alarms recommended (calibrated act answers), by question, service and agent.',
+    ['question', 'service', 'agent'],
+  );
   return {
     onTrajectory(t: Trajectory, analysis: Analysis) {
       trajectoriesClosed.inc({ completeness: t.complete ? 'complete' : 'incomplete', closed_by: t.closedBy });
@@ -119,7 +131,8 @@ export function pipelineMetrics(registry: MetricRegistry): PipelineMetrics {
         const action = (recommendation as { action?: unknown } | undefined)?.action;
         if (typeof action === 'string') decisions.inc({ action, question: f.area });
       }
-      for (const a of alarmed) alarms.inc({ labels: { question: a.area, service: a.subject.service ?? '', agent: a.subject.agent ?? '' }, exemplarLabels: exemplarOf(a) });
+      for (const a of alarmed)
+        alarms.inc({ labels: { question: a.area, service: a.subject.service ?? '', agent: a.subject.agent ?? '' }, exemplarLabels: exemplarOf(a) });
     },
     onProvenanceIssue(issue: { reason: string }) {
       provenanceIssues.inc({ reason: issue.reason });

@@ -47,7 +47,14 @@ export class Pipeline implements PipelineInput {
   readonly #outputs: PipelineOutputs;
   readonly #positions: PositionLedger;
   #watermarkMs = 0;
-  readonly counts: PipelineCounts = { spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, trajectoriesForwarded: 0, findingsEmitted: 0, manifestsEmitted: 0 };
+  readonly counts: PipelineCounts = {
+    spansAccepted: 0,
+    spansRejected: 0,
+    trajectoriesClosed: 0,
+    trajectoriesForwarded: 0,
+    findingsEmitted: 0,
+    manifestsEmitted: 0,
+  };
   readonly logCounts: LogCounts = { refused: 0, notContentEvent: 0, noSpanContext: 0 };
   /** A burst of closes is being worked through in later turns. */
   #tickPending = false;

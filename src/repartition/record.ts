@@ -80,9 +80,7 @@ const StepSchema = z.strictObject({
   agentName: z.string().optional(),
   sessionId: z.string().optional(),
   toolSchemas: z.record(z.string(), z.unknown()).optional(),
-  requestedToolCalls: z
-    .array(z.strictObject({ id: z.string().optional(), name: z.string().optional(), arguments: AttrValueSchema.optional() }))
-    .optional(),
+  requestedToolCalls: z.array(z.strictObject({ id: z.string().optional(), name: z.string().optional(), arguments: AttrValueSchema.optional() })).optional(),
   unreadConvention: z.string().optional(),
   startTimeUnixNano: NanosSchema,
   endTimeUnixNano: NanosSchema,

@@ -52,7 +52,9 @@ export class AudienceRefusals {
       stream,
       record_kind: manifest ? 'analysis-manifest' : 'finding',
       id: manifest ? record.manifest_id : record.finding_id,
-      kind: manifest ? 'analysis-manifest' : `${record.analyst_id}/${record.observation?.kind === 'record' ? record.observation.name : (record.observation?.kind ?? 'none')}`,
+      kind: manifest
+        ? 'analysis-manifest'
+        : `${record.analyst_id}/${record.observation?.kind === 'record' ? record.observation.name : (record.observation?.kind ?? 'none')}`,
       reason: err.message,
     };
     this.#count++;

@@ -10,7 +10,13 @@ import type { JsonlLog } from './jsonl-log.ts';
 export function registerLocalLogMetrics(registry: MetricRegistry, logs: readonly JsonlLog[]): void {
   if (registry === undefined || logs.length === 0) return;
   const each = (value: (log: JsonlLog) => number) => (): Reading[] => logs.map((log) => [{ log: log.name }, value(log)]);
-  readLabelledGauge(registry, 'trajwatch_local_log_bytes', 'Bytes in a local log\'s files (the active one and its closed ones).', ['log'], each((l) => l.disk.fileBytes));
+  readLabelledGauge(
+    registry,
+    'trajwatch_local_log_bytes',
+    "Bytes in a local log's files (the active one and its closed ones).",
+    ['log'],
+    each((l) => l.disk.fileBytes),
+  );
   mirrorCounter(
     registry,
     'trajwatch_local_log_retention_deleted_bytes_total',

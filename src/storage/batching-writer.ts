@@ -244,8 +244,7 @@ export class BatchingWriter {
 
   /** Records the failure and moves to the state it calls for (still `writing` under `refuse`). */
   #failed(entries: Entry[], batch: Batch, err: unknown): StorageError {
-    const failure =
-      err instanceof StorageError ? err : new StorageError(`${this.#failureLabel}: ${(err as Error).message}`, { retriable: true, cause: err });
+    const failure = err instanceof StorageError ? err : new StorageError(`${this.#failureLabel}: ${(err as Error).message}`, { retriable: true, cause: err });
     this.#failure = failure;
     if (!failure.retriable) {
       // The file could not be repaired (a torn batch may remain): writing more would bury it

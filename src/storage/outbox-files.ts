@@ -64,9 +64,7 @@ function parseAckLine(value: unknown): [number, number][] | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const ranges = (value as { acked?: unknown }).acked;
   if (!Array.isArray(ranges)) return undefined;
-  const ok = ranges.every(
-    (r) => Array.isArray(r) && r.length === 2 && r.every((n) => Number.isSafeInteger(n)) && r[0] <= r[1],
-  );
+  const ok = ranges.every((r) => Array.isArray(r) && r.length === 2 && r.every((n) => Number.isSafeInteger(n)) && r[0] <= r[1]);
   return ok ? (ranges as [number, number][]) : undefined;
 }
 
@@ -105,8 +103,7 @@ function parseLines<T>(
     if (parsed === undefined) {
       if (isLast && tolerateTornTail) return { lines, tornAt: offset };
       throw new StorageError(
-        `damaged outbox data in ${path} at line ${lineNo} (byte ${offset}): ` +
-          (end === -1 ? 'unterminated line' : 'not a valid record'),
+        `damaged outbox data in ${path} at line ${lineNo} (byte ${offset}): ` + (end === -1 ? 'unterminated line' : 'not a valid record'),
         { context: { path, line: lineNo, offset } },
       );
     }

@@ -183,10 +183,7 @@ export class Outbox<R extends OutboxRecord> {
 
   /** True when a record of `bytes` serialized bytes would be accepted now. */
   hasRoomFor(bytes: number = this.limits.maxRecordBytes): boolean {
-    return (
-      this.pendingRecords + 1 <= this.limits.maxOutboxRecords &&
-      this.#pendingBytes + bytes <= this.limits.maxOutboxBytes
-    );
+    return this.pendingRecords + 1 <= this.limits.maxOutboxRecords && this.#pendingBytes + bytes <= this.limits.maxOutboxBytes;
   }
 
   /**
@@ -212,10 +209,7 @@ export class Outbox<R extends OutboxRecord> {
       bytes += size;
     }
     if (lines.length === 0) return { ok: true, firstSeq: this.#nextSeq, lastSeq: this.#nextSeq - 1 };
-    if (
-      this.pendingRecords + lines.length > this.limits.maxOutboxRecords ||
-      this.#pendingBytes + bytes > this.limits.maxOutboxBytes
-    ) {
+    if (this.pendingRecords + lines.length > this.limits.maxOutboxRecords || this.#pendingBytes + bytes > this.limits.maxOutboxBytes) {
       this.#stats.refusedFull += 1;
       return { ok: false, reason: 'full', pendingRecords: this.pendingRecords, pendingBytes: this.#pendingBytes };
     }

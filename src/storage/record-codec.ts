@@ -12,7 +12,4 @@ export interface RecordCodec<T> {
   decode(buffer: Buffer, offset: number): Decoded<T>;
 }
 
-export type Decoded<T> =
-  | { kind: 'record'; value: T; bytes: number }
-  | { kind: 'more'; need: number }
-  | { kind: 'damage'; reason: string; bytes: number };
+export type Decoded<T> = { kind: 'record'; value: T; bytes: number } | { kind: 'more'; need: number } | { kind: 'damage'; reason: string; bytes: number };

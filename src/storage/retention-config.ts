@@ -15,7 +15,11 @@ export interface RetentionDefaults {
 export function logRetentionSchema(defaults: RetentionDefaults) {
   return z
     .strictObject({
-      maxBytes: z.number().int().min(16 * 1024).default(defaults.maxBytes),
+      maxBytes: z
+        .number()
+        .int()
+        .min(16 * 1024)
+        .default(defaults.maxBytes),
       maxAgeHours: z.number().positive().optional(),
       segmentBytes: z.number().int().min(4096).default(defaults.segmentBytes),
     })

@@ -61,8 +61,7 @@ export async function* readSegment<T>(path: string, codec: RecordCodec<T>, optio
           if (reachesEnd) return torn(path, codec, base + at, options);
           const where = codec.recordName === undefined ? `byte ${base + at}` : `${codec.recordName} ${count + 1} (byte ${base + at})`;
           throw new StorageError(
-            `damaged ${codec.name} ${path} at ${where}: ${decoded.reason}; ` +
-              `move it aside to start without it (what it holds is then lost)`,
+            `damaged ${codec.name} ${path} at ${where}: ${decoded.reason}; ` + `move it aside to start without it (what it holds is then lost)`,
             { context: { path, offset: base + at, record: count + 1 } },
           );
         }

@@ -63,9 +63,14 @@ export class SegmentedLog<T> {
     this.dir = files.dir;
     this.#files = files;
     this.#options = options;
-    this.#writer = new BatchingWriter((batch) => this.#exclusive(() => this.#writeBatch(batch)), options.onWriteFailure, `cannot append to ${options.codec.name} in ${files.dir}`, {
-      maxBatchBytes: options.segmentBytes,
-    });
+    this.#writer = new BatchingWriter(
+      (batch) => this.#exclusive(() => this.#writeBatch(batch)),
+      options.onWriteFailure,
+      `cannot append to ${options.codec.name} in ${files.dir}`,
+      {
+        maxBatchBytes: options.segmentBytes,
+      },
+    );
   }
 
   /** Opens (or creates) the log in `dir`; a torn tail of the active segment is cut off (`tornRecords`). */
@@ -148,7 +153,10 @@ export class SegmentedLog<T> {
     return this.#exclusive(async () => {
       const needed = this.#options.needed ?? (() => false);
       const segments = includeActive ? this.#files.segments : this.#files.segments.slice(0, -1);
-      await this.#remove(segments.filter((s) => !needed(s)), includeActive && this.#writer.pendingRecords === 0);
+      await this.#remove(
+        segments.filter((s) => !needed(s)),
+        includeActive && this.#writer.pendingRecords === 0,
+      );
     });
   }
 

@@ -105,7 +105,10 @@ export class FaultLog {
       this.#logger.warn({ ...context, reason: this.#reason, ...flaps }, `${this.#what}: ${this.#reason}`);
       this.#count = 1;
     } else if (kind === 'change') {
-      this.#logger.warn({ ...context, reason: this.#reason, previous: this.#written, occurrences: this.#count - 1, ...flaps }, `${this.#what}: now ${this.#reason}`);
+      this.#logger.warn(
+        { ...context, reason: this.#reason, previous: this.#written, occurrences: this.#count - 1, ...flaps },
+        `${this.#what}: now ${this.#reason}`,
+      );
       this.#count = 1;
     } else {
       this.#logger.info(

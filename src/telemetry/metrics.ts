@@ -103,8 +103,8 @@ export function mirrorTotal(registry: Registry, name: string, help: string, read
 }
 
 /** `{ value: n }` counts as readings labelled `{ [label]: value }`, in the counts' order. */
-export const byLabel = (label: string, counts: Readonly<Record<string, number>>): Reading[] => Object.entries(counts).map(([value, n]) => [{ [label]: value }, n]);
+export const byLabel = (label: string, counts: Readonly<Record<string, number>>): Reading[] =>
+  Object.entries(counts).map(([value, n]) => [{ [label]: value }, n]);
 
 /** `{ reason: n }` counts as readings labelled `{ outcome, reason }`. */
-export const byReason = (counts: Record<string, number>, outcome: string): Reading[] =>
-  Object.entries(counts).map(([reason, n]) => [{ outcome, reason }, n]);
+export const byReason = (counts: Record<string, number>, outcome: string): Reading[] => Object.entries(counts).map(([reason, n]) => [{ outcome, reason }, n]);

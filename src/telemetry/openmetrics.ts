@@ -43,7 +43,10 @@ export async function openMetricsText(registry: Registry): Promise<string> {
     const name = counter ? family.name.slice(0, -'_total'.length) : family.name;
     lines.push(`# HELP ${name} ${escapeHelp(family.help)}`, `# TYPE ${name} ${type}`);
     for (const v of family.values) {
-      const sample = v as MetricValue<string> & { metricName?: string; exemplar?: { labelSet: Record<string, string | number>; value: number; timestamp?: number } };
+      const sample = v as MetricValue<string> & {
+        metricName?: string;
+        exemplar?: { labelSet: Record<string, string | number>; value: number; timestamp?: number };
+      };
       let line = `${sample.metricName ?? family.name}${labelText(sample.labels)} ${numberText(sample.value)}`;
       if (sample.exemplar?.labelSet !== undefined && Object.keys(sample.exemplar.labelSet).length > 0) {
         const { labelSet, value, timestamp } = sample.exemplar;

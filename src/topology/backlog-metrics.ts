@@ -26,10 +26,18 @@ export function registerBacklogMetrics(registry: MetricRegistry, components: rea
   );
   // The bounds are fixed at build time; exported as gauges so a rule can divide by them.
   const limited = components.filter((c) => c.backlogLimit !== undefined);
-  readLabelledGauge(registry, 'trajwatch_sink_backlog_limit_records', 'Backlog records at which a sink refuses new input (where it has such a bound).', ['sink'], () =>
-    limited.flatMap((c): Reading[] => (c.backlogLimit!.records === undefined ? [] : [[{ sink: c.name }, c.backlogLimit!.records]])),
+  readLabelledGauge(
+    registry,
+    'trajwatch_sink_backlog_limit_records',
+    'Backlog records at which a sink refuses new input (where it has such a bound).',
+    ['sink'],
+    () => limited.flatMap((c): Reading[] => (c.backlogLimit!.records === undefined ? [] : [[{ sink: c.name }, c.backlogLimit!.records]])),
   );
-  readLabelledGauge(registry, 'trajwatch_sink_backlog_limit_bytes', 'Backlog bytes at which a sink refuses new input: the span WAL, the Kafka outbox, the trajectory log.', ['sink'], () =>
-    limited.map((c): Reading => [{ sink: c.name }, c.backlogLimit!.bytes]),
+  readLabelledGauge(
+    registry,
+    'trajwatch_sink_backlog_limit_bytes',
+    'Backlog bytes at which a sink refuses new input: the span WAL, the Kafka outbox, the trajectory log.',
+    ['sink'],
+    () => limited.map((c): Reading => [{ sink: c.name }, c.backlogLimit!.bytes]),
   );
 }

@@ -172,7 +172,10 @@ async function buildOutputs(ctx: Context): Promise<Outputs> {
   const layer: Component[] = [];
   const sinks: FindingSink[] = [];
   const configured = configuredSinks(ctx);
-  const refusals = await openRefusals(ctx, configured.some(({ definition, config }) => definition.external(config)));
+  const refusals = await openRefusals(
+    ctx,
+    configured.some(({ definition, config }) => definition.external(config)),
+  );
   const trajectoryLog =
     plan.trajectoriesPath === undefined
       ? undefined
@@ -223,7 +226,10 @@ async function openRefusals(ctx: Context, configuredExternal: boolean): Promise<
 }
 
 /** The judge (decision points, its ledger opened) and the pipeline that consults it. */
-async function buildStage(ctx: Context, outputs: Outputs): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage; traceStage: TraceStage | undefined; judgeHealth: JudgeHealth }> {
+async function buildStage(
+  ctx: Context,
+  outputs: Outputs,
+): Promise<{ pipeline: Pipeline; judge: Component; stage: PipelineStage; traceStage: TraceStage | undefined; judgeHealth: JudgeHealth }> {
   const { config, plan, registry } = ctx;
   const observed = pipelineMetrics(registry);
   const judgeErrors = new FaultLog(ctx.log('judge'), 'judge failure');
@@ -305,7 +311,9 @@ function buildTraceStage(ctx: Context, config: KafkaSourceConfig, sessions: Pipe
   // Stage 2's pipeline stops after stage 1's: stage 1 must not shut the judge down under it (the judge component closes it last).
   const judge = options.decisions;
   const decisions =
-    judge === undefined ? {} : { decisions: { consider: judge.consider.bind(judge), drain: () => judge.drain(), beginShutdown: () => {}, close: async () => {} } };
+    judge === undefined
+      ? {}
+      : { decisions: { consider: judge.consider.bind(judge), drain: () => judge.drain(), beginShutdown: () => {}, close: async () => {} } };
   const traces = new Pipeline({ ...options, ...decisions, forward: repartition.forwarder });
   const stage2Source = keep(
     ctx,
@@ -377,7 +385,12 @@ function buildSources(ctx: Context, pipeline: Pipeline, target: PipelineInput, h
   if (sources.http) {
     const grpcLogger = ctx.log('receiver.grpc');
     const shared = { budget, connections: connections('grpc', grpcLogger) };
-    layer.push(keep(ctx, new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger, config.receiver.tls, shared)));
+    layer.push(
+      keep(
+        ctx,
+        new GrpcServerComponent(config.receiver, config.receiver.otlpGrpc, target, observe('grpc', grpcLogger), grpcLogger, config.receiver.tls, shared),
+      ),
+    );
   }
   if (sources.kafka) {
     if (config.source.kafka === undefined) throw new Error('buildTopology: sources.kafka needs config.source.kafka');

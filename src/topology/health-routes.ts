@@ -43,7 +43,8 @@ export function healthReport(sources: HealthSources): HealthReport {
     components[c.name] = refusal ?? (worse === undefined ? 'ok' : `degraded: ${worse}`);
   }
   const full = sources.judge();
-  const judge: JudgeHealthReport = sources.redactJudge && full.state !== 'off' ? { ...full, endpoint: '(redacted: receiver.auth is set)', model: '(redacted)' } : full;
+  const judge: JudgeHealthReport =
+    sources.redactJudge && full.state !== 'off' ? { ...full, endpoint: '(redacted: receiver.auth is set)', model: '(redacted)' } : full;
   const status = running?.started !== true ? 'starting' : unhealthy ? 'unhealthy' : degraded ? 'degraded' : 'ok';
   return { status, components, judge };
 }

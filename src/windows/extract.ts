@@ -43,7 +43,11 @@ export function windowRequests(
   if (sampling.triggers.l0Hit) {
     for (const hit of checks.l0) {
       const at = hit.evidence.find((e) => e.spanId === hit.anchor);
-      ask('event', t.steps.findIndex((s) => s.id === hit.anchor && (at === undefined || s.traceId === at.traceId)), 'l0-hit');
+      ask(
+        'event',
+        t.steps.findIndex((s) => s.id === hit.anchor && (at === undefined || s.traceId === at.traceId)),
+        'l0-hit',
+      );
     }
   }
   if (sampling.triggers.outbound) for (const i of outboundIndexes) ask('event', i, 'outbound');
@@ -85,12 +89,7 @@ export interface Extraction {
  * reason; nothing is truncated. Requests beyond `maxWindowsPerTrajectory` are refused in order.
  * Pure: the same trajectory, requests and policy give byte-identical windows.
  */
-export function extractWindows(
-  t: Trajectory,
-  requests: readonly WindowRequest[],
-  policy: WindowPolicy,
-  policyDigest: string,
-): Extraction {
+export function extractWindows(t: Trajectory, requests: readonly WindowRequest[], policy: WindowPolicy, policyDigest: string): Extraction {
   const out: Extraction = { windows: [], refusals: [] };
   let accepted = 0;
   for (const req of requests) {
@@ -121,12 +120,7 @@ export function extractWindows(
   return out;
 }
 
-function buildWindow(
-  t: Trajectory,
-  req: WindowRequest,
-  policy: WindowPolicy,
-  policyDigest: string,
-): TraceWindow | { reason: string; detail: string } {
+function buildWindow(t: Trajectory, req: WindowRequest, policy: WindowPolicy, policyDigest: string): TraceWindow | { reason: string; detail: string } {
   const limitations: string[] = [];
   if (!t.complete) limitations.push(`incomplete-trajectory:${[...t.incompleteReasons].sort().join(',')}`);
   const selected = selectSteps(t, req, policy, limitations);
@@ -158,7 +152,12 @@ function buildWindow(
   const held = new Set(steps);
   const eventOf = new Map<string, string>();
   steps.forEach((s, n) => eventOf.has(s.id) || eventOf.set(s.id, `e${n + 1}`));
-  limitations.push(...gapLimitations(windowGaps(t, (s) => held.has(s), end), (id) => eventOf.get(id)));
+  limitations.push(
+    ...gapLimitations(
+      windowGaps(t, (s) => held.has(s), end),
+      (id) => eventOf.get(id),
+    ),
+  );
   const agent = anchor.agentName ?? enclosingAgent(t, req.anchorIndex)?.agentName;
   const anchorId = `${anchor.traceId}/${anchor.id}`;
   const window: TraceWindow = {
@@ -188,12 +187,7 @@ function buildWindow(
 }
 
 /** Indexes of the steps a window covers, in trajectory order. */
-function selectSteps(
-  t: Trajectory,
-  req: WindowRequest,
-  policy: WindowPolicy,
-  limitations: string[],
-): number[] | { reason: string; detail: string } {
+function selectSteps(t: Trajectory, req: WindowRequest, policy: WindowPolicy, limitations: string[]): number[] | { reason: string; detail: string } {
   const i = req.anchorIndex;
   const anchor = t.steps[i]!;
   switch (req.kind) {
@@ -209,9 +203,17 @@ function selectSteps(
       const sameTrace = t.steps.flatMap((s, j) => (s.traceId === anchor.traceId ? [j] : []));
       const pos = sameTrace.indexOf(i);
       let from = 0;
-      for (let k = pos; k >= 0; k--) if (t.steps[sameTrace[k]!]!.kind === 'message') { from = k; break; }
+      for (let k = pos; k >= 0; k--)
+        if (t.steps[sameTrace[k]!]!.kind === 'message') {
+          from = k;
+          break;
+        }
       let to = sameTrace.length - 1;
-      for (let k = pos + 1; k < sameTrace.length; k++) if (t.steps[sameTrace[k]!]!.kind === 'message') { to = k - 1; break; }
+      for (let k = pos + 1; k < sameTrace.length; k++)
+        if (t.steps[sameTrace[k]!]!.kind === 'message') {
+          to = k - 1;
+          break;
+        }
       if (t.traceIds.length <= 1 && !sameTrace.some((j) => t.steps[j]!.kind === 'message')) {
         limitations.push('turn-boundaries-not-captured');
       }

@@ -18,13 +18,22 @@ export const WindowPolicySchema = z
         /** A window with more events than this is refused, never truncated. */
         maxEventsPerWindow: z.int().min(1).max(10_000).default(32),
         /** Bytes of the window's canonical JSON (events included) above which it is refused. */
-        maxBytesPerWindow: z.int().min(256).default(48 * 1024),
+        maxBytesPerWindow: z
+          .int()
+          .min(256)
+          .default(48 * 1024),
         /** Windows asked for beyond this many per trajectory revision are refused. */
         maxWindowsPerTrajectory: z.int().min(1).max(1_000).default(4),
         /** Bytes of one judge request body (all questions, all events) above which it is refused. */
-        maxRequestBytes: z.int().min(512).default(64 * 1024),
+        maxRequestBytes: z
+          .int()
+          .min(512)
+          .default(64 * 1024),
         /** Which window kinds may be built. */
-        kinds: z.array(z.enum(WINDOW_KINDS)).min(1).default([...WINDOW_KINDS]),
+        kinds: z
+          .array(z.enum(WINDOW_KINDS))
+          .min(1)
+          .default([...WINDOW_KINDS]),
       })
       .prefault({}),
   })

@@ -84,9 +84,7 @@ describe('checkImportOrder on a small tree', () => {
       ['sinks/a.ts', "import { b } from './b.ts';"],
       ['sinks/b.ts', "import { a } from './a.ts';"],
     ]);
-    expect(checkImportOrder(readImports(tree), layers)).toEqual([
-      { rule: 'file-cycle', message: 'files in one import cycle: src/sinks/a.ts, src/sinks/b.ts' },
-    ]);
+    expect(checkImportOrder(readImports(tree), layers)).toEqual([{ rule: 'file-cycle', message: 'files in one import cycle: src/sinks/a.ts, src/sinks/b.ts' }]);
   });
 
   it('fails on a cycle between units, reported beside the back import that closes it', () => {

@@ -91,11 +91,7 @@ export function unitOf(path: string): string {
  * between files; `allowed` edges are neither reported nor counted in cycles, and an allowance
  * that matches no import is itself reported so the list only shrinks.
  */
-export function checkImportOrder(
-  edges: readonly ImportEdge[],
-  layers: readonly string[],
-  allowed: readonly Allowance[] = [],
-): Violation[] {
+export function checkImportOrder(edges: readonly ImportEdge[], layers: readonly string[], allowed: readonly Allowance[] = []): Violation[] {
   const rank = new Map(layers.map((unit, i) => [unit, i]));
   const isAllowed = (e: ImportEdge): boolean => allowed.some((a) => a.from === e.from && a.to === e.to);
   const kept = edges.filter((e) => !isAllowed(e));

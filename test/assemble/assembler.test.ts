@@ -108,7 +108,12 @@ describe('Assembler keys', () => {
       for (const s of order) assembler.add(s, 0);
       assembler.flush('end-of-input', 0);
       return closed
-        .map((t) => ({ key: t.key, steps: t.steps.map((s) => s.id).sort(), reasons: t.incompleteReasons, conflicts: t.sessionConflicts?.map((c) => c.sessionIds) }))
+        .map((t) => ({
+          key: t.key,
+          steps: t.steps.map((s) => s.id).sort(),
+          reasons: t.incompleteReasons,
+          conflicts: t.sessionConflicts?.map((c) => c.sessionIds),
+        }))
         .sort((a, b) => a.key.localeCompare(b.key));
     });
     expect(outcomes[0]).toEqual([
@@ -141,8 +146,20 @@ describe('Assembler keys', () => {
   it('joins the turns of a Strands agent (GenAI spans with session.id only) into one session', () => {
     const { closed, assembler } = setup();
     const turn = (traceId: string, root: string) => [
-      makeSpan({ traceId, spanId: root, parentSpanId: undefined, name: 'invoke_agent Strands Agents', attributes: { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'strands-1' } }),
-      makeSpan({ traceId, spanId: `${root.slice(0, 15)}1`, parentSpanId: root, name: 'execute_tool get_weather', attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'session.id': 'strands-1' } }),
+      makeSpan({
+        traceId,
+        spanId: root,
+        parentSpanId: undefined,
+        name: 'invoke_agent Strands Agents',
+        attributes: { 'gen_ai.operation.name': 'invoke_agent', 'session.id': 'strands-1' },
+      }),
+      makeSpan({
+        traceId,
+        spanId: `${root.slice(0, 15)}1`,
+        parentSpanId: root,
+        name: 'execute_tool get_weather',
+        attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'session.id': 'strands-1' },
+      }),
     ];
     for (const span of [...turn(T1, 'aaaaaaaaaaaaaaa0'), ...turn(T2, 'bbbbbbbbbbbbbbb0')]) assembler.add(normalizeSpan(span), 0);
     assembler.flush('end-of-input', 0);
@@ -412,7 +429,13 @@ describe('Assembler late duplicates', () => {
 
   it('property: adds, duplicates, refusals and advances never leave an open buffer without a live deadline', () => {
     const op = fc.oneof(
-      fc.record({ op: fc.constant('add' as const), trace: fc.constantFrom(T1, T2), id: fc.constantFrom('r', 'a', 'b'), result: fc.constantFrom('x', 'y'), dtMs: fc.nat(40_000) }),
+      fc.record({
+        op: fc.constant('add' as const),
+        trace: fc.constantFrom(T1, T2),
+        id: fc.constantFrom('r', 'a', 'b'),
+        result: fc.constantFrom('x', 'y'),
+        dtMs: fc.nat(40_000),
+      }),
       fc.record({ op: fc.constant('refuse' as const), trace: fc.constantFrom(T1, T2), dtMs: fc.nat(40_000) }),
       fc.record({ op: fc.constant('advance' as const), dtMs: fc.nat(40_000) }),
     );

@@ -42,11 +42,15 @@ const TOOLS = JSON.stringify([
 function chat(at: number, id: string | undefined, name: string, args: Record<string, unknown>): Step {
   const part: Record<string, unknown> = { type: 'tool_call', name, arguments: args };
   if (id !== undefined) part['id'] = id;
-  return read(at, {
-    'gen_ai.operation.name': 'chat',
-    'gen_ai.tool.definitions': TOOLS,
-    'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [part], finish_reason: 'tool_call' }]),
-  }, 'ChatOpenAI.chat');
+  return read(
+    at,
+    {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.tool.definitions': TOOLS,
+      'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [part], finish_reason: 'tool_call' }]),
+    },
+    'ChatOpenAI.chat',
+  );
 }
 
 /** OpenLLMetry LangChain's tool span: the callback envelope as `gen_ai.tool.call.arguments`. */
@@ -58,23 +62,35 @@ function envelopeTool(at: number, name: string, args: Record<string, unknown>, c
     inputs: args,
     kwargs: { color: 'green', name: null, tool_call_id: callId },
   });
-  return read(at, {
-    'gen_ai.operation.name': 'execute_tool',
-    'gen_ai.tool.name': name,
-    'traceloop.span.kind': 'tool',
-    'traceloop.entity.input': envelope,
-    'gen_ai.tool.call.arguments': envelope,
-    'gen_ai.tool.call.result': 'ok',
-  }, `execute_tool ${name}`);
+  return read(
+    at,
+    {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': name,
+      'traceloop.span.kind': 'tool',
+      'traceloop.entity.input': envelope,
+      'gen_ai.tool.call.arguments': envelope,
+      'gen_ai.tool.call.result': 'ok',
+    },
+    `execute_tool ${name}`,
+  );
 }
 
 function genaiTool(at: number, name: string, argsText: string, callId?: string): Step {
-  const attributes: Attributes = { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': name, 'gen_ai.tool.call.arguments': argsText, 'gen_ai.tool.call.result': 'ok' };
+  const attributes: Attributes = {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': name,
+    'gen_ai.tool.call.arguments': argsText,
+    'gen_ai.tool.call.result': 'ok',
+  };
   if (callId !== undefined) attributes['gen_ai.tool.call.id'] = callId;
   return read(at, attributes, `execute_tool ${name}`);
 }
 
-const pyRepr = (args: Record<string, unknown>) => `{${Object.entries(args).map(([k, v]) => `'${k}': '${String(v)}'`).join(', ')}}`;
+const pyRepr = (args: Record<string, unknown>) =>
+  `{${Object.entries(args)
+    .map(([k, v]) => `'${k}': '${String(v)}'`)
+    .join(', ')}}`;
 const malformed = (steps: Step[]) => malformedStructure(makeTrajectory(steps), defaultChecksConfig);
 
 /** The matrix scenario's first turn: get_weather(Paris) twice, then lookup_order(42). */
@@ -115,10 +131,21 @@ describe('a wrapped recorded call, confirmed by the request it answers', () => {
     // On main this was a false `missing required property "city"` on both calls (the
     // envelope's `kwargs` read as the call) and no repetition (the tool_call_id split them).
     const env = (id: string) => `{"input_str":"{'city': 'Paris'}","tags":null,"metadata":null,"kwargs":{"color":"green","tool_call_id":"${id}"}}`;
-    const steps = [chat(1, 'c1', 'get_weather', { city: 'Paris' }), genaiTool(2, 'get_weather', env('c1')), chat(3, 'c2', 'get_weather', { city: 'Paris' }), genaiTool(4, 'get_weather', env('c2'))];
+    const steps = [
+      chat(1, 'c1', 'get_weather', { city: 'Paris' }),
+      genaiTool(2, 'get_weather', env('c1')),
+      chat(3, 'c2', 'get_weather', { city: 'Paris' }),
+      genaiTool(4, 'get_weather', env('c2')),
+    ];
     expect(malformed(steps).length).toBe(2);
     const linked = linkRequests(steps);
-    expect(linked[1]!.args).toMatchObject({ parsed: { city: 'Paris' }, recorded: 'wrapped', wrappedAt: 'input_str', capturedAs: 'python-literal', raw: env('c1') });
+    expect(linked[1]!.args).toMatchObject({
+      parsed: { city: 'Paris' },
+      recorded: 'wrapped',
+      wrappedAt: 'input_str',
+      capturedAs: 'python-literal',
+      raw: env('c1'),
+    });
     expect(malformed(linked)).toEqual([]);
     expect(toolRepetition(makeTrajectory(linked))).toMatchObject({ status: 'observed', groups: [{ count: 2, argsDigest: jsonDigest({ city: 'Paris' }) }] });
   });
@@ -126,7 +153,12 @@ describe('a wrapped recorded call, confirmed by the request it answers', () => {
   it('a JS wrapper recording (input, options): {"input": {...}, "options": null} is read as its input', () => {
     const steps = [chat(1, 'c1', 'get_weather', { city: 'Paris' }), genaiTool(2, 'get_weather', '{"input":{"city":"Paris"},"options":null}', 'c1')];
     const linked = linkRequests(steps);
-    expect(linked[1]!.args).toMatchObject({ parsed: { city: 'Paris' }, recorded: 'wrapped', wrappedAt: 'input', raw: '{"input":{"city":"Paris"},"options":null}' });
+    expect(linked[1]!.args).toMatchObject({
+      parsed: { city: 'Paris' },
+      recorded: 'wrapped',
+      wrappedAt: 'input',
+      raw: '{"input":{"city":"Paris"},"options":null}',
+    });
     expect(malformed(linked)).toEqual([]);
   });
 
@@ -171,13 +203,17 @@ describe('arguments captured as a Python repr while the request has them as JSON
 
   it('OpenLIT LangChain, a failed tool: its call id is the LangChain run id (no request has it), its arguments a repr; an unanswered request of that tool with equal arguments confirms them', () => {
     const failed = (at: number, argsText: string) =>
-      read(at, {
-        'gen_ai.operation.name': 'execute_tool',
-        'gen_ai.tool.name': 'lookup_order',
-        'gen_ai.tool.call.id': '01a23365-2366-76aa-8452-32eb015f7765',
-        'gen_ai.tool.call.arguments': argsText,
-        'error.type': 'OrderServiceUnavailable',
-      }, 'execute_tool lookup_order');
+      read(
+        at,
+        {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'lookup_order',
+          'gen_ai.tool.call.id': '01a23365-2366-76aa-8452-32eb015f7765',
+          'gen_ai.tool.call.arguments': argsText,
+          'error.type': 'OrderServiceUnavailable',
+        },
+        'execute_tool lookup_order',
+      );
     const steps = [chat(1, 'call_order_42', 'lookup_order', { order_id: '42' }), failed(2, "{'order_id': '42'}")];
     expect(malformed(steps).length).toBe(1);
     const linked = linkRequests(steps);

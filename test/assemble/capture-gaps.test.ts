@@ -83,7 +83,12 @@ describe('requested tool calls, as each convention records them', () => {
       'gen_ai.completion.0.tool_calls.0.arguments': '{"city":"Paris"}',
     });
     expect(llm.requestedToolCalls).toEqual([{ id: 'call_1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
-    const tool = read(2, { 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather', 'traceloop.entity.input': '{"args": [], "kwargs": {"city": "Paris"}}', 'traceloop.entity.output': '"sunny"' });
+    const tool = read(2, {
+      'traceloop.span.kind': 'tool',
+      'traceloop.entity.name': 'get_weather',
+      'traceloop.entity.input': '{"args": [], "kwargs": {"city": "Paris"}}',
+      'traceloop.entity.output': '"sunny"',
+    });
     expect(captureGaps([llm, tool])).toEqual([]);
     expect(captureGaps([llm])).toEqual([{ reason: 'tool-call-not-captured', spanIds: [llm.id], toolNames: ['get_weather'] }]);
   });
@@ -94,14 +99,21 @@ describe('requested tool calls, as each convention records them', () => {
       'ai.response.toolCalls': '[{"toolCallId":"call_paris_1","toolName":"get_weather","input":"{\\"city\\":\\"Paris\\"}"}]',
     });
     expect(llm.requestedToolCalls).toEqual([{ id: 'call_paris_1', name: 'get_weather', arguments: '{"city":"Paris"}' }]);
-    const tool = read(2, { 'ai.operationId': 'ai.toolCall', 'ai.toolCall.name': 'get_weather', 'ai.toolCall.id': 'call_paris_1', 'ai.toolCall.args': '{"city":"Paris"}', 'ai.toolCall.result': '"sunny"' });
+    const tool = read(2, {
+      'ai.operationId': 'ai.toolCall',
+      'ai.toolCall.name': 'get_weather',
+      'ai.toolCall.id': 'call_paris_1',
+      'ai.toolCall.args': '{"city":"Paris"}',
+      'ai.toolCall.result': '"sunny"',
+    });
     expect(captureGaps([llm, tool])).toEqual([]);
   });
 
   it("a tool span with a placeholder call id (Google ADK's `<not specified>`) answers its request by name", () => {
     const chat = read(1, {
       'gen_ai.operation.name': 'chat',
-      'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_paris_1","name":"get_weather","arguments":{"city":"Paris"}}],"finish_reason":"tool_call"}]',
+      'gen_ai.output.messages':
+        '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_paris_1","name":"get_weather","arguments":{"city":"Paris"}}],"finish_reason":"tool_call"}]',
     });
     // read as an id, the placeholder is another call's id: the request would be a false gap
     expect(captureGaps([chat, genaiTool(2, 'get_weather', '<not specified>')])).toEqual([]);
@@ -151,7 +163,9 @@ describe('a span in a convention trajwatch does not read', () => {
     ]);
     // What it did could have been any tool call: claims about a tool of any name are not made.
     expect(hiddenToolCalls(steps)).toEqual({ unnamed: true, names: new Set() });
-    expect(trajectoryToJson(makeTrajectory([unread]))['captureGaps']).toEqual([{ reason: 'unread-convention', spanIds: [unread.id], conventions: ['mlflow.spanType=TOOL'] }]);
+    expect(trajectoryToJson(makeTrajectory([unread]))['captureGaps']).toEqual([
+      { reason: 'unread-convention', spanIds: [unread.id], conventions: ['mlflow.spanType=TOOL'] },
+    ]);
     // The gap follows the hint, not the attributes: the same step without it is no gap.
     expect(captureGaps([{ ...unread, unreadConvention: undefined }])).toEqual([]);
   });

@@ -34,8 +34,6 @@ describe('closeRevision: the trajectory an open buffer closes as', () => {
   it('marks end-of-input only when the root was not seen', () => {
     const root = makeStep({ id: 'a' });
     expect(closeRevision(bufferWith([root], true), 'end-of-input').trajectory.incompleteReasons).toEqual([]);
-    expect(closeRevision(bufferWith([makeStep({ id: 'b', parentId: 'a' })], false), 'end-of-input').trajectory.incompleteReasons).toContain(
-      'end-of-input',
-    );
+    expect(closeRevision(bufferWith([makeStep({ id: 'b', parentId: 'a' })], false), 'end-of-input').trajectory.incompleteReasons).toContain('end-of-input');
   });
 });

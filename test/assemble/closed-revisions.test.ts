@@ -92,8 +92,24 @@ describe('ClosedRevisions: keys let go are still "maybe seen"', () => {
     const closed = new ClosedRevisions(AssemblerLimitsSchema.parse({}), () => {});
     const step = makeStep({ id: 's', traceId: 't-a' });
     const base = retained('a', 0, 0);
-    closed.restore({ key: 'a', revision: 1, inherited: base.inherited, traceIds: ['t-a'], partitions: undefined, digests: SpanDigests.of([step]), closedAtMs: 0 });
-    closed.restore({ key: 'a', revision: 2, inherited: base.inherited, traceIds: ['t-a'], partitions: undefined, digests: SpanDigests.of([step]), closedAtMs: 1 });
+    closed.restore({
+      key: 'a',
+      revision: 1,
+      inherited: base.inherited,
+      traceIds: ['t-a'],
+      partitions: undefined,
+      digests: SpanDigests.of([step]),
+      closedAtMs: 0,
+    });
+    closed.restore({
+      key: 'a',
+      revision: 2,
+      inherited: base.inherited,
+      traceIds: ['t-a'],
+      partitions: undefined,
+      digests: SpanDigests.of([step]),
+      closedAtMs: 1,
+    });
     expect([closed.get('a')!.revision, closed.get('a')!.steps, closed.retainedBytes]).toEqual([2, undefined, 0]);
     expect(closed.holdsDuplicate('a', step)).toBe(true);
     expect(closed.holdsDuplicate('a', { ...step, result: 'changed' })).toBe(false);

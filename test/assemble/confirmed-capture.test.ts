@@ -6,7 +6,10 @@ import { canonicalJson } from '../../src/core/canonical-json.ts';
 import { jsonDigest } from '../../src/normalize/args-digest.ts';
 import { toToolArgs } from '../../src/normalize/tool-args.ts';
 
-const call = fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean()), { minKeys: 1, maxKeys: 4 });
+const call = fc.dictionary(fc.string({ minLength: 1, maxLength: 6 }), fc.oneof(fc.string({ maxLength: 8 }), fc.integer(), fc.boolean()), {
+  minKeys: 1,
+  maxKeys: 4,
+});
 const wrapperKey = fc.constantFrom('input', 'inputs', 'arguments', 'payload');
 
 describe('confirmedCapture', () => {

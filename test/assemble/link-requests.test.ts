@@ -58,7 +58,8 @@ function llm(at: number, calls: Call[], tools: Record<string, unknown> = {}): St
 }
 
 /** LangGraph Python: the TOOL span's input is the bare value, no mime type (text). */
-const langgraphTool = (at: number, name: string, input: string) => read(at, { 'openinference.span.kind': 'TOOL', 'tool.name': name, 'input.value': input, 'output.value': 'ok' });
+const langgraphTool = (at: number, name: string, input: string) =>
+  read(at, { 'openinference.span.kind': 'TOOL', 'tool.name': name, 'input.value': input, 'output.value': 'ok' });
 /** LangChain.js: a one-string-argument input collapsed to the string, mime type JSON for `42`. */
 const langchainJsTool = (at: number, name: string, input: string, mime = 'application/json') =>
   read(at, { 'openinference.span.kind': 'TOOL', 'tool.name': name, 'input.value': input, 'input.mime_type': mime, 'output.value': 'ok' });
@@ -170,7 +171,10 @@ describe('linkRequests: arguments from the request a tool step answers', () => {
     const steps = [llm(1, [{ name: 'get_weather', arguments: '{"city":"Paris"}' }]), langgraphTool(3, 'get_weather', 'Rome')];
     expect(linkRequests(steps)).toBe(steps);
     // Python's repr of a several-argument call names every value: not contradicted
-    const repr = [llm(1, [{ name: 'convert', arguments: '{"amount": 3, "exact": true, "to": "EUR"}' }]), langgraphTool(2, 'convert', "{'amount': 3, 'exact': True, 'to': 'EUR'}")];
+    const repr = [
+      llm(1, [{ name: 'convert', arguments: '{"amount": 3, "exact": true, "to": "EUR"}' }]),
+      langgraphTool(2, 'convert', "{'amount': 3, 'exact': True, 'to': 'EUR'}"),
+    ];
     expect(linkRequests(repr)[1]!.args).toMatchObject({ parsed: { amount: 3, exact: true, to: 'EUR' }, source: 'request' });
   });
 
@@ -183,7 +187,11 @@ describe('linkRequests: arguments from the request a tool step answers', () => {
       langgraphTool(2, 'get_weather', 'Paris'),
       langgraphTool(2, 'get_weather', 'Paris'),
     ];
-    expect(linkRequests(same).filter((s) => s.kind === 'tool').map((s) => s.args?.parsed)).toEqual([{ city: 'Paris' }, { city: 'Paris' }]);
+    expect(
+      linkRequests(same)
+        .filter((s) => s.kind === 'tool')
+        .map((s) => s.args?.parsed),
+    ).toEqual([{ city: 'Paris' }, { city: 'Paris' }]);
     const chat = llm(1, [
       { id: 'c_paris', name: 'get_weather', arguments: '{"city":"Paris"}' },
       { id: 'c_rome', name: 'get_weather', arguments: '{"city":"Rome"}' },
@@ -216,8 +224,16 @@ describe('linkRequests: call ids', () => {
   });
 
   it('never replaces a captured call id', () => {
-    const chat = read(1, { 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"get_weather","arguments":{"city":"Paris"}}]}]' });
-    const tool = read(2, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': 'call_1', 'gen_ai.tool.call.arguments': '{"city":"Paris"}' });
+    const chat = read(1, {
+      'gen_ai.operation.name': 'chat',
+      'gen_ai.output.messages': '[{"role":"assistant","parts":[{"type":"tool_call","id":"call_1","name":"get_weather","arguments":{"city":"Paris"}}]}]',
+    });
+    const tool = read(2, {
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': 'get_weather',
+      'gen_ai.tool.call.id': 'call_1',
+      'gen_ai.tool.call.arguments': '{"city":"Paris"}',
+    });
     const steps = [chat, tool];
     expect(linkRequests(steps)).toBe(steps);
     const out = lines(steps);
@@ -230,8 +246,14 @@ describe('malformed-structure on derived arguments', () => {
   const orderSchema = { type: 'object', properties: { order_id: { type: 'string' } }, required: ['order_id'] };
 
   it('validates the requested arguments against the declared schema exactly as captured ones', () => {
-    const derived = linkRequests([llm(1, [{ name: 'lookup_order', arguments: '{"order_id": 42}' }], { lookup_order: orderSchema }), langchainJsTool(2, 'lookup_order', '42')]);
-    const captured = [llm(1, [{ name: 'lookup_order', arguments: '{"order_id": 42}' }], { lookup_order: orderSchema }), langchainJsTool(2, 'lookup_order', '{"order_id": 42}')];
+    const derived = linkRequests([
+      llm(1, [{ name: 'lookup_order', arguments: '{"order_id": 42}' }], { lookup_order: orderSchema }),
+      langchainJsTool(2, 'lookup_order', '42'),
+    ]);
+    const captured = [
+      llm(1, [{ name: 'lookup_order', arguments: '{"order_id": 42}' }], { lookup_order: orderSchema }),
+      langchainJsTool(2, 'lookup_order', '{"order_id": 42}'),
+    ];
     const detail = (steps: Step[]) => malformedStructure(makeTrajectory(steps), defaultChecksConfig).map((h) => h.detail);
     expect(detail(derived)).toEqual(['tool "lookup_order" arguments violate its declared schema: $.order_id: expected string, got integer']);
     expect(detail(derived)).toEqual(detail(captured));

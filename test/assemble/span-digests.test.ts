@@ -7,15 +7,19 @@ import { makeStep } from '../helpers/steps.ts';
 describe('span digests of steps that were let go', () => {
   it('find every remembered span by id, with its fingerprint, and no other', () => {
     fc.assert(
-      fc.property(fc.uniqueArray(fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 1, maxLength: 16 }), { maxLength: 60 }), fc.nat(), (ids, split) => {
-        const steps = ids.map((id) => makeStep({ id, result: `r-${id}` }));
-        const cut = ids.length === 0 ? 0 : split % (ids.length + 1);
-        // Built in two rounds, as revisions let their steps go one after the other.
-        const digests = SpanDigests.of(steps.slice(cut), SpanDigests.of(steps.slice(0, cut)));
-        expect(digests.size).toBe(ids.length);
-        for (const s of steps) expect(digests.fingerprintOf(s.traceId, s.id)).toBe(spanFingerprint(s));
-        expect(digests.fingerprintOf(steps[0]?.traceId ?? 'x', 'not-an-id')).toBeUndefined();
-      }),
+      fc.property(
+        fc.uniqueArray(fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: 1, maxLength: 16 }), { maxLength: 60 }),
+        fc.nat(),
+        (ids, split) => {
+          const steps = ids.map((id) => makeStep({ id, result: `r-${id}` }));
+          const cut = ids.length === 0 ? 0 : split % (ids.length + 1);
+          // Built in two rounds, as revisions let their steps go one after the other.
+          const digests = SpanDigests.of(steps.slice(cut), SpanDigests.of(steps.slice(0, cut)));
+          expect(digests.size).toBe(ids.length);
+          for (const s of steps) expect(digests.fingerprintOf(s.traceId, s.id)).toBe(spanFingerprint(s));
+          expect(digests.fingerprintOf(steps[0]?.traceId ?? 'x', 'not-an-id')).toBeUndefined();
+        },
+      ),
     );
   });
 

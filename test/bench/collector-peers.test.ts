@@ -34,7 +34,14 @@ describe('the peer benchmark Collectors', () => {
     const server = await durableCollectorPeer.start();
     try {
       const data = syntheticHttpDataset(50, 4, 7);
-      const load = await runLoad({ url: server.url, bodies: data.bodies, spanCounts: data.spanCounts, concurrency: 2, maxRequests: data.bodies.length, maxSeconds: 30 });
+      const load = await runLoad({
+        url: server.url,
+        bodies: data.bodies,
+        spanCounts: data.spanCounts,
+        concurrency: 2,
+        maxRequests: data.bodies.length,
+        maxSeconds: 30,
+      });
       expect(load.acceptedSpans).toBe(httpSpanCount(data));
       const file = join(server.dataDir, 'spans.jsonl');
       // groupbytrace releases a trace 500 ms after its last span; the file exporter then writes it.

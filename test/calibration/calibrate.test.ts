@@ -11,7 +11,12 @@ const H = (c: string) => c.repeat(64);
 const Q0 = SEMANTIC_QUESTIONS[0]!.id;
 
 /** A result record whose first question answered `option` (others "no"). */
-function result(windowId: string, option: ResultRecord['answers'][number]['option'], servedModel: string | null = 'served-1', over: Partial<ResultRecord> = {}): ResultRecord {
+function result(
+  windowId: string,
+  option: ResultRecord['answers'][number]['option'],
+  servedModel: string | null = 'served-1',
+  over: Partial<ResultRecord> = {},
+): ResultRecord {
   return {
     v: 1,
     type: 'result',
@@ -45,8 +50,24 @@ const gold = (windowId: string, label: GoldRow['label'], source = 'reviewer-a'):
 
 describe('calibrate', () => {
   it('reports n, sources, exclusions, missing labels and predictions, abstentions, confusion, kappa and every disagreement', () => {
-    const records: LedgerRecord[] = [result('w1', 'yes'), result('w2', 'no'), result('w3', 'yes'), result('w4', 'no'), result('w5', 'unsure'), result('w9', 'no')];
-    const rows = [gold('w1', 'yes'), gold('w2', 'no'), gold('w3', 'no', 'reviewer-b'), gold('w4', 'no'), gold('w5', 'yes'), gold('w6', 'yes'), gold('w7', 'unsure'), gold('w8', null)];
+    const records: LedgerRecord[] = [
+      result('w1', 'yes'),
+      result('w2', 'no'),
+      result('w3', 'yes'),
+      result('w4', 'no'),
+      result('w5', 'unsure'),
+      result('w9', 'no'),
+    ];
+    const rows = [
+      gold('w1', 'yes'),
+      gold('w2', 'no'),
+      gold('w3', 'no', 'reviewer-b'),
+      gold('w4', 'no'),
+      gold('w5', 'yes'),
+      gold('w6', 'yes'),
+      gold('w7', 'unsure'),
+      gold('w8', null),
+    ];
     const report = calibrate(rows, records, 0.6);
     const q = report.questions.find((x) => x.target.questionId === Q0)!;
     expect(q.n).toBe(6);
@@ -103,8 +124,18 @@ describe('calibrate', () => {
 
   it('issues no certificate from a tiny sample: n 5 at kappa 0.615 is refused on its lower bound, with the interval and an estimate of the labels needed', () => {
     // gold yes 3, no 2; the judge agrees on 4 of 5: po 0.8, pe 0.48, kappa 0.615, above 0.6.
-    const labels: [string, GoldRow['label'], 'yes' | 'no'][] = [['w1', 'yes', 'yes'], ['w2', 'yes', 'yes'], ['w3', 'yes', 'no'], ['w4', 'no', 'no'], ['w5', 'no', 'no']];
-    const q = calibrate(labels.map(([w, g]) => gold(w, g)), labels.map(([w, , p]) => result(w, p)), 0.6).questions.find((x) => x.target.questionId === Q0)!;
+    const labels: [string, GoldRow['label'], 'yes' | 'no'][] = [
+      ['w1', 'yes', 'yes'],
+      ['w2', 'yes', 'yes'],
+      ['w3', 'yes', 'no'],
+      ['w4', 'no', 'no'],
+      ['w5', 'no', 'no'],
+    ];
+    const q = calibrate(
+      labels.map(([w, g]) => gold(w, g)),
+      labels.map(([w, , p]) => result(w, p)),
+      0.6,
+    ).questions.find((x) => x.target.questionId === Q0)!;
     expect(q.kappa).toBeCloseTo(0.615, 3);
     expect(q.qualifies).toBe(false);
     expect(q.kappaInterval!.lower).toBeLessThan(0);
@@ -112,11 +143,17 @@ describe('calibrate', () => {
     expect(q.labelsNeeded).toMatchObject({ kind: 'estimate' });
     const total = (q.labelsNeeded as { total: number }).total;
     expect(total).toBeGreaterThan(100);
-    expect(q.reasons.join('; ')).toMatch(new RegExp(`lower bound -?0\\.\\d{3} of the 95 % interval \\[-?0\\.\\d{3}, 1\\.000\\] is below 0\\.6.*roughly ${total - 5} more labels`));
+    expect(q.reasons.join('; ')).toMatch(
+      new RegExp(`lower bound -?0\\.\\d{3} of the 95 % interval \\[-?0\\.\\d{3}, 1\\.000\\] is below 0\\.6.*roughly ${total - 5} more labels`),
+    );
   });
 
   it('says when no number of labels would do: the observed kappa itself below the minimum', () => {
-    const q = calibrate([gold('w1', 'yes'), gold('w2', 'no'), gold('w3', 'yes')], [result('w1', 'yes'), result('w2', 'yes'), result('w3', 'no')], 0.6).questions.find((x) => x.target.questionId === Q0)!;
+    const q = calibrate(
+      [gold('w1', 'yes'), gold('w2', 'no'), gold('w3', 'yes')],
+      [result('w1', 'yes'), result('w2', 'yes'), result('w3', 'no')],
+      0.6,
+    ).questions.find((x) => x.target.questionId === Q0)!;
     expect(q.labelsNeeded).toEqual({ kind: 'unreachable' });
     expect(q.reasons.join('; ')).toMatch(/kappa -?0\.\d{3} below 0\.6/);
   });
@@ -126,7 +163,9 @@ describe('calibrate', () => {
       const { windowKind: _k, requestContractDigest: _c, evaluatorDigest: _e, ...r } = result(w, i < 2 ? 'yes' : 'no');
       return r as ResultRecord;
     });
-    const q = calibrate([gold('w1', 'yes'), gold('w2', 'yes'), gold('w3', 'no'), gold('w4', 'no')], old, 0.6).questions.find((x) => x.target.questionId === Q0)!;
+    const q = calibrate([gold('w1', 'yes'), gold('w2', 'yes'), gold('w3', 'no'), gold('w4', 'no')], old, 0.6).questions.find(
+      (x) => x.target.questionId === Q0,
+    )!;
     expect(q).toMatchObject({ n: 4, kappa: 1, qualifies: false });
     expect(q.reasons.join()).toMatch(/without the layer, request contract or evaluator binding/);
   });
@@ -148,7 +187,7 @@ describe('calibrate', () => {
     expect(conflict.conflictingGold).toEqual([{ questionId: Q0, windowId: 'w1' }]);
   });
 
-  it('reads the latest line of a labeler for a (question, window) when it is a correction; other labelers\' rows and uncorrected repeats are read as before', () => {
+  it("reads the latest line of a labeler for a (question, window) when it is a correction; other labelers' rows and uncorrected repeats are read as before", () => {
     const first = { ...gold('w1', 'no'), source: 'ann', labeler: 'ann', labeledAt: '2026-01-01T00:00:00.000Z' };
     const fixed = { ...gold('w1', 'yes'), source: 'ann', labeler: 'ann', labeledAt: '2026-01-01T00:01:00.000Z', supersedes: first.labeledAt };
     const r = calibrate([first, fixed], [result('w1', 'yes')], 0.6);
@@ -165,7 +204,10 @@ describe('calibrate', () => {
     const windows = [...Array(20).keys()].map((i) => `l${i}`);
     const truth = (i: number): 'yes' | 'no' => (i % 2 === 0 ? 'yes' : 'no');
     const V1 = verifierQuestion(L1_OUTCOME).id;
-    const records = windows.flatMap((w, i) => [layerResult(w, L1_OUTCOME.point, [[L1_OUTCOME.id, truth(i)]]), layerResult(w, `verify-${L1_OUTCOME.point}`, [[V1, truth(i)]])]);
+    const records = windows.flatMap((w, i) => [
+      layerResult(w, L1_OUTCOME.point, [[L1_OUTCOME.id, truth(i)]]),
+      layerResult(w, `verify-${L1_OUTCOME.point}`, [[V1, truth(i)]]),
+    ]);
     // One label per window, on the layer's question: the verifier asks the same question of the same window.
     const rows = windows.map((w, i) => ({ questionId: L1_OUTCOME.id, windowId: w, label: truth(i), source: 'reviewer-a' }));
     const report = calibrate(rows, records, 0.6);
@@ -177,11 +219,18 @@ describe('calibrate', () => {
     expect(report.unknownQuestionRows).toBe(0);
   });
 
-  it("never certifies the record-only L4 gap-kind companion, however well it agrees; it is still reported", () => {
+  it('never certifies the record-only L4 gap-kind companion, however well it agrees; it is still reported', () => {
     const windows = [...Array(20).keys()].map((i) => `c${i}`);
     const truth = (i: number): 'yes' | 'no' => (i % 2 === 0 ? 'yes' : 'no');
-    const records = windows.map((w, i) => layerResult(w, L4_CONTEXT.point, [[L4_CONTEXT.id, truth(i)], [L4_GAP_KIND.id, truth(i)]]));
-    const rows = windows.flatMap((w, i) => [L4_CONTEXT.id, L4_GAP_KIND.id].map((questionId) => ({ questionId, windowId: w, label: truth(i), source: 'reviewer-a' })));
+    const records = windows.map((w, i) =>
+      layerResult(w, L4_CONTEXT.point, [
+        [L4_CONTEXT.id, truth(i)],
+        [L4_GAP_KIND.id, truth(i)],
+      ]),
+    );
+    const rows = windows.flatMap((w, i) =>
+      [L4_CONTEXT.id, L4_GAP_KIND.id].map((questionId) => ({ questionId, windowId: w, label: truth(i), source: 'reviewer-a' })),
+    );
     const report = calibrate(rows, records, 0.6);
     expect(report.questions.find((q) => q.target.questionId === L4_CONTEXT.id)).toMatchObject({ n: 20, kappa: 1, qualifies: true });
     const gap = report.questions.find((q) => q.target.questionId === L4_GAP_KIND.id)!;

@@ -14,11 +14,25 @@ describe("Cohen's kappa on hand-computed tables", () => {
   });
 
   it('four pairs: po = 0.75, pe = 0.5·0.25 + 0.5·0.75 = 0.5, κ = 0.5', () => {
-    expect(cohensKappa([['yes', 'yes'], ['no', 'no'], ['yes', 'no'], ['no', 'no']])).toBeCloseTo(0.5, 12);
+    expect(
+      cohensKappa([
+        ['yes', 'yes'],
+        ['no', 'no'],
+        ['yes', 'no'],
+        ['no', 'no'],
+      ]),
+    ).toBeCloseTo(0.5, 12);
   });
 
   it('a missing prediction is its own category and a disagreement: po = 0.75, pe = 0.375, κ = 0.6', () => {
-    expect(cohensKappa([['yes', 'yes'], ['no', 'no'], ['yes', '(missing)'], ['no', 'no']])).toBeCloseTo(0.6, 12);
+    expect(
+      cohensKappa([
+        ['yes', 'yes'],
+        ['no', 'no'],
+        ['yes', '(missing)'],
+        ['no', 'no'],
+      ]),
+    ).toBeCloseTo(0.6, 12);
   });
 
   it('3×3 perfect agreement is 1; agreement no better than chance is 0', () => {

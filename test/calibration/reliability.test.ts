@@ -34,7 +34,9 @@ const agrees = (i: number) => ((i * 37) % N) / N < prob(i);
 let server: ScriptedServer | undefined;
 afterAll(() => server?.close());
 
-async function judgedLedger(o: { n: number; prob: (i: number) => number; failing: ReadonlySet<number>; agrees: (i: number) => boolean } = { n: N, prob, failing: FAILING, agrees }) {
+async function judgedLedger(
+  o: { n: number; prob: (i: number) => number; failing: ReadonlySet<number>; agrees: (i: number) => boolean } = { n: N, prob, failing: FAILING, agrees },
+) {
   const { n: N, prob, failing: FAILING, agrees } = o;
   server?.close();
   server = await startScriptedServer((body) => {
@@ -43,7 +45,12 @@ async function judgedLedger(o: { n: number; prob: (i: number) => number; failing
     return { body: completion(answers({ 0: { letter: i % 2 === 0 ? 'A' : 'B', support: 'e2', p: prob(i) } })) };
   });
   const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-rel-'));
-  const cfg = JudgeConfigSchema.parse({ enabled: true, client: { baseUrl: server.baseUrl, model: 'judge', retries: 0 }, sampling: { rate: 0 }, budget: { callsPerMinute: 1000 } });
+  const cfg = JudgeConfigSchema.parse({
+    enabled: true,
+    client: { baseUrl: server.baseUrl, model: 'judge', retries: 0 },
+    sampling: { rate: 0 },
+    budget: { callsPerMinute: 1000 },
+  });
   const dp = await DecisionPoints.open(dataDir, cfg, { checks: CHECKS, onFindings: () => undefined });
   const windowOf = new Map<number, string>();
   for (let i = 0; i < N; i++) {
@@ -59,7 +66,13 @@ async function judgedLedger(o: { n: number; prob: (i: number) => number; failing
   for (let i = 0; i < N; i++) {
     const judgeSaid = i % 2 === 0 ? 'yes' : 'no';
     const other = judgeSaid === 'yes' ? 'no' : 'yes';
-    gold.push({ questionId: Q0, windowId: windowOf.get(i)!, label: agrees(i) ? judgeSaid : other, source: 'synthetic', support: i % 4 === 0 ? 'e2' : i % 4 === 1 ? 'e1' : null });
+    gold.push({
+      questionId: Q0,
+      windowId: windowOf.get(i)!,
+      label: agrees(i) ? judgeSaid : other,
+      source: 'synthetic',
+      support: i % 4 === 0 ? 'e2' : i % 4 === 1 ? 'e1' : null,
+    });
   }
   gold.push({ questionId: Q1, windowId: windowOf.get(0)!, label: 'no', source: 'synthetic' });
   gold.push({ questionId: Q2, windowId: windowOf.get(0)!, label: 'unsure', source: 'synthetic' });
@@ -88,7 +101,13 @@ describe('reliability(): outcome labels joined to decisions', () => {
     // Thresholds: coverage over all labeled decisions, the failed ones included.
     const at8 = q0.thresholds.find((t) => t.threshold === 0.8)!;
     const above8 = answered.filter((i) => prob(i) >= 0.8);
-    expect(at8).toEqual({ threshold: 0.8, above: above8.length, correct: above8.filter(agrees).length, accuracy: above8.filter(agrees).length / above8.length, coverage: above8.length / N });
+    expect(at8).toEqual({
+      threshold: 0.8,
+      above: above8.length,
+      correct: above8.filter(agrees).length,
+      accuracy: above8.filter(agrees).length / above8.length,
+      coverage: above8.length / N,
+    });
     expect(q0.thresholds.find((t) => t.threshold === 0.5)!.coverage).toBe(38 / 40);
     // One label is no curve; an unsure label is an exclusion, not an outcome.
     expect(r.questions.find((q) => q.target.questionId === Q1)).toMatchObject({ labeled: 1, curve: null });
@@ -97,7 +116,12 @@ describe('reliability(): outcome labels joined to decisions', () => {
     expect(r.questions.some((q) => q.target.questionId.endsWith('.support'))).toBe(false);
     const s0 = r.recordOnlyQuestions.find((s) => s.questionId === `${Q0}.support`)!;
     const withSupport = answered.filter((i) => i % 4 === 0 || i % 4 === 1);
-    expect(s0).toEqual({ questionId: `${Q0}.support`, decisions: N, labeled: withSupport.length, agreement: withSupport.filter((i) => i % 4 === 0).length / withSupport.length });
+    expect(s0).toEqual({
+      questionId: `${Q0}.support`,
+      decisions: N,
+      labeled: withSupport.length,
+      agreement: withSupport.filter((i) => i % 4 === 0).length / withSupport.length,
+    });
 
     // The command prints the same report, the caveat, and writes the PNG with real Chromium.
     const out: string[] = [];
@@ -142,7 +166,9 @@ describe('the reliability chart, as trajwatch reliability draws it', () => {
     const svgPath = join(dataDir, 'chart.svg');
     const png = join(dataDir, 'chart.png');
     vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-    expect(await reliabilityCommand(['--ledger', ledger, '--gold', goldPath, '--svg', svgPath, ...(existsSync(CHROMIUM) ? ['--png', png] : ['--no-png'])])).toBe(0);
+    expect(
+      await reliabilityCommand(['--ledger', ledger, '--gold', goldPath, '--svg', svgPath, ...(existsSync(CHROMIUM) ? ['--png', png] : ['--no-png'])]),
+    ).toBe(0);
     vi.restoreAllMocks();
     const svg = await readFile(svgPath, 'utf8');
     const panels = [...svg.matchAll(/<g class="panel" data-question="([^"]+)">([\s\S]*?)<\/g>/g)].map((m) => ({ q: m[1]!, body: m[2]! }));
@@ -151,12 +177,22 @@ describe('the reliability chart, as trajwatch reliability draws it', () => {
     expect(svg).toContain(`${SEMANTIC_QUESTIONS.length - 2} question groups without labels not drawn`);
     const q0 = panels[0]!.body;
     const num = (s: string, attr: string) => Number(new RegExp(`${attr}="([-0-9.]+)"`).exec(s)![1]);
-    const bins = [...q0.matchAll(/<circle class="bin" data-n="(\d+)" cx="([0-9.]+)" cy="([0-9.]+)"[^>]*fill-opacity="([0-9.]+)"/g)].map((m) => ({ n: Number(m[1]), cx: Number(m[2]), cy: Number(m[3]), opacity: Number(m[4]) }));
+    const bins = [...q0.matchAll(/<circle class="bin" data-n="(\d+)" cx="([0-9.]+)" cy="([0-9.]+)"[^>]*fill-opacity="([0-9.]+)"/g)].map((m) => ({
+      n: Number(m[1]),
+      cx: Number(m[2]),
+      cy: Number(m[3]),
+      opacity: Number(m[4]),
+    }));
     expect(bins.map((b) => b.n)).toEqual([1, 6, 6, 1]);
     // A sparse bin is fainter than a full one.
     expect(bins[0]!.opacity).toBeLessThan(bins[1]!.opacity);
     // Every bin has an interval through its point; a bin of one label has a wide one.
-    const intervals = [...q0.matchAll(/<line class="interval" data-n="(\d+)"[^>]*>/g)].map((m) => ({ n: Number(m[1]), x: num(m[0], 'x1'), y1: num(m[0], 'y1'), y2: num(m[0], 'y2') }));
+    const intervals = [...q0.matchAll(/<line class="interval" data-n="(\d+)"[^>]*>/g)].map((m) => ({
+      n: Number(m[1]),
+      x: num(m[0], 'x1'),
+      y1: num(m[0], 'y1'),
+      y2: num(m[0], 'y2'),
+    }));
     expect(intervals).toHaveLength(4);
     intervals.forEach((iv, i) => {
       expect(iv.x).toBe(bins[i]!.cx);
@@ -169,7 +205,11 @@ describe('the reliability chart, as trajwatch reliability draws it', () => {
     expect(lines).toEqual([[`${bins[1]!.cx.toFixed(1)},${bins[1]!.cy.toFixed(1)}`, `${bins[2]!.cx.toFixed(1)},${bins[2]!.cy.toFixed(1)}`]]);
     // The counts: one per bin, below the plot, under the subtitle, not on one another.
     const subtitleY = num(/<text class="subtitle"[^>]*>/.exec(q0)![0], 'y');
-    const counts = [...q0.matchAll(/<text class="bin-n" x="([0-9.]+)" y="([0-9.]+)"[^>]*>(\d+)</g)].map((m) => ({ x: Number(m[1]), y: Number(m[2]), n: Number(m[3]) }));
+    const counts = [...q0.matchAll(/<text class="bin-n" x="([0-9.]+)" y="([0-9.]+)"[^>]*>(\d+)</g)].map((m) => ({
+      x: Number(m[1]),
+      y: Number(m[2]),
+      n: Number(m[3]),
+    }));
     expect(counts.map((c) => c.n)).toEqual([1, 6, 6, 1]);
     for (const c of counts) expect(c.y).toBeGreaterThan(Math.max(...bins.map((b) => b.cy)) + 10);
     for (const c of counts) expect(c.y).toBeGreaterThan(subtitleY + 12);
@@ -179,7 +219,7 @@ describe('the reliability chart, as trajwatch reliability draws it', () => {
 });
 
 describe('reliability() of layer and verifier questions', () => {
-  it('reads their gold as it reads a trace question\'s: layer, verifier (against the gold of the question it asks again) and the record-only gap kind, marked so', () => {
+  it("reads their gold as it reads a trace question's: layer, verifier (against the gold of the question it asks again) and the record-only gap kind, marked so", () => {
     const V1 = verifierQuestion(L1_OUTCOME).id;
     const ws = [...Array(10).keys()].map((i) => `l${i}`);
     const truth = (i: number): 'yes' | 'no' => (i < 5 ? 'yes' : 'no');
@@ -188,7 +228,15 @@ describe('reliability() of layer and verifier questions', () => {
     const records = ws.flatMap((w, i) => [
       layerResult(w, L1_OUTCOME.point, [[L1_OUTCOME.id, said(i)]], 0.9),
       layerResult(w, `verify-${L1_OUTCOME.point}`, [[V1, truth(i)]], 0.8),
-      layerResult(`c${i}`, L4_CONTEXT.point, [[L4_CONTEXT.id, truth(i)], [L4_GAP_KIND.id, i === 3 ? 'no' : truth(i)]], 0.7),
+      layerResult(
+        `c${i}`,
+        L4_CONTEXT.point,
+        [
+          [L4_CONTEXT.id, truth(i)],
+          [L4_GAP_KIND.id, i === 3 ? 'no' : truth(i)],
+        ],
+        0.7,
+      ),
     ]);
     const gold: GoldRow[] = ws.flatMap((w, i) => [
       { questionId: L1_OUTCOME.id, windowId: w, label: truth(i), source: 'reviewer-a' },

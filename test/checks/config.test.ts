@@ -30,8 +30,6 @@ describe('checks config', () => {
   });
 
   it('rejects a passthrough maximum below the minimum', () => {
-    expect(() => parseChecksConfig({ options: { passthroughMinChars: 50, passthroughMaxChars: 20 } }, 't')).toThrow(
-      /options.passthroughMaxChars/,
-    );
+    expect(() => parseChecksConfig({ options: { passthroughMinChars: 50, passthroughMaxChars: 20 } }, 't')).toThrow(/options.passthroughMaxChars/);
   });
 });

@@ -58,12 +58,17 @@ describe('fault-passthrough: the error text used later', () => {
 });
 
 describe('fault-passthrough: one failure, however many spans it propagated through', () => {
-  it('claims a reappearance of a wrapper\'s error at the step where the failure began (smolagents Step spans)', () => {
+  it("claims a reappearance of a wrapper's error at the step where the failure began (smolagents Step spans)", () => {
     const run = agent('Done.', { at: 0, end: 20 });
     const stepSpan = step('other', { name: 'Step 3', at: 1, end: 4, ...under(run) });
     const bad = failedTool('lookup_order', `OrderServiceUnavailable: ${MESSAGE}`, { at: 2, end: 3, ...under(stepSpan) });
     const wrapped = `Error executing tool 'lookup_order' with arguments {'order_id': '42'}: OrderServiceUnavailable: ${MESSAGE}`;
-    const failedStep = { ...stepSpan, statusCode: 2 as const, eventNames: ['exception'], error: { source: 'exception' as const, type: 'AgentToolExecutionError', message: wrapped } };
+    const failedStep = {
+      ...stepSpan,
+      statusCode: 2 as const,
+      eventNames: ['exception'],
+      error: { source: 'exception' as const, type: 'AgentToolExecutionError', message: wrapped },
+    };
     const mail = tool('send_email', { at: 6, args: JSON.stringify({ body: wrapped }), ...under(run) });
     const retry = tool('lookup_order', { at: 8, args: '{}', result: 'shipped', ...under(run) });
     const hits = faultPassthrough(trajectory([run, failedStep, bad, mail, retry]), cfg);
@@ -81,7 +86,14 @@ describe('fault-passthrough: replaying the conversation is not passing the fault
     const okMsg = lc('tool', 'rows: 3', { tool_call_id: 'c2' });
     const final = lc('ai', 'There are 3 rows.');
     const user = lc('human', 'How many rows?');
-    const root = step('other', { name: 'LangGraph', convention: 'openinference', at: 0, end: 20, input: state(user), result: state(user, first, failedMsg, second, okMsg, final) });
+    const root = step('other', {
+      name: 'LangGraph',
+      convention: 'openinference',
+      at: 0,
+      end: 20,
+      input: state(user),
+      result: state(user, first, failedMsg, second, okMsg, final),
+    });
     const node = (at: number, input: object[], output: object) =>
       step('agent', { name: 'agent', convention: 'openinference', at, end: at + 1, input: state(...input), result: state(output), ...under(root) });
     const a1 = node(1, [user], first);
@@ -111,8 +123,18 @@ describe('fault-passthrough: replaying the conversation is not passing the fault
   it('LlamaIndex and Strands: aggregation and event-loop spans that carry the history are not carriers', () => {
     const root = step('other', { name: 'FunctionAgent.run', at: 0, end: 10, result: 'The weather is sunny.' });
     const bad = failedTool('get_weather', MESSAGE, { at: 1, ...under(root) });
-    const aggregate = step('other', { name: 'FunctionAgent.aggregate_tool_results', at: 3, input: JSON.stringify({ tool_results: [MESSAGE] }), ...under(root) });
-    const cycle = step('other', { name: 'execute_event_loop_cycle', at: 4, input: `[{"role":"user","content":[{"toolResult":{"content":"${MESSAGE}"}}]}]`, ...under(root) });
+    const aggregate = step('other', {
+      name: 'FunctionAgent.aggregate_tool_results',
+      at: 3,
+      input: JSON.stringify({ tool_results: [MESSAGE] }),
+      ...under(root),
+    });
+    const cycle = step('other', {
+      name: 'execute_event_loop_cycle',
+      at: 4,
+      input: `[{"role":"user","content":[{"toolResult":{"content":"${MESSAGE}"}}]}]`,
+      ...under(root),
+    });
     const good = tool('get_weather', { at: 6, args: '{"city":"Paris"}', result: 'sunny', ...under(root) });
     expect(faultPassthrough(trajectory([root, bad, aggregate, cycle, good]), cfg)).toEqual([]);
   });
@@ -125,7 +147,10 @@ describe('fault-passthrough: replaying the conversation is not passing the fault
       at: 6,
       end: 8,
       agentName: 'researcher',
-      input: JSON.stringify([{ role: 'user', content: 'Find the record' }, { role: 'tool', content: MESSAGE }]),
+      input: JSON.stringify([
+        { role: 'user', content: 'Find the record' },
+        { role: 'tool', content: MESSAGE },
+      ]),
       ...under(lead),
     });
     const retry = tool('lookup', { at: 9, args: '{}', result: 'found', ...under(lead) });
@@ -185,7 +210,7 @@ describe('fault-passthrough: success reported over an unretried failure', () => 
     expect(faultPassthrough(trajectory([...steps, tool('web_search', { at: 3, result: 'ok' })]), cfg)).toHaveLength(1);
   });
 
-  it('reads Pydantic AI\'s answer from final_result, and the OpenAI Agents SDK\'s from the last model reply', () => {
+  it("reads Pydantic AI's answer from final_result, and the OpenAI Agents SDK's from the last model reply", () => {
     const pydantic = step('other', { name: 'agent run', at: 0, end: 10, attributes: { final_result: 'Paris is sunny' } });
     const p1 = failedTool('get_weather', 'upstream 503', { at: 1, ...under(pydantic) });
     expect(faultPassthrough(trajectory([pydantic, p1]), cfg).map((h) => h.detail)).toEqual([
@@ -220,9 +245,19 @@ describe('fault-passthrough: success reported over an unretried failure', () => 
 
   it('several agent steps under one root are one run: LangGraph agent nodes do not each end a run', () => {
     const root = step('other', { name: 'LangGraph', at: 0, end: 20, result: state(lc('human', 'q'), lc('ai', 'Final answer.')) });
-    const n1 = agent(state(lc('ai', '', { tool_calls: [{ name: 'search', args: {}, id: 'a' }] })), { at: 1, name: 'agent', agentName: undefined, ...under(root) });
+    const n1 = agent(state(lc('ai', '', { tool_calls: [{ name: 'search', args: {}, id: 'a' }] })), {
+      at: 1,
+      name: 'agent',
+      agentName: undefined,
+      ...under(root),
+    });
     const bad = failedTool('search', 'upstream 503', { at: 3, ...under(root) });
-    const n2 = agent(state(lc('ai', '', { tool_calls: [{ name: 'search', args: {}, id: 'b' }] })), { at: 5, name: 'agent', agentName: undefined, ...under(root) });
+    const n2 = agent(state(lc('ai', '', { tool_calls: [{ name: 'search', args: {}, id: 'b' }] })), {
+      at: 5,
+      name: 'agent',
+      agentName: undefined,
+      ...under(root),
+    });
     const good = tool('search', { at: 7, args: '{}', result: 'found', ...under(root) });
     const n3 = agent(state(lc('ai', 'Final answer.')), { at: 9, name: 'agent', agentName: undefined, ...under(root) });
     // The first agent node "reported" nothing final, and the retry inside the same run succeeded.

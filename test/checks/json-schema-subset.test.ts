@@ -18,9 +18,7 @@ describe('validateJsonSubset', () => {
   });
 
   it('applies additionalProperties as a schema, and ignores unknown keywords and types', () => {
-    expect(validateJsonSubset({ x: 1 }, { type: 'object', additionalProperties: { type: 'string' } })).toEqual([
-      '$.x: expected string, got integer',
-    ]);
+    expect(validateJsonSubset({ x: 1 }, { type: 'object', additionalProperties: { type: 'string' } })).toEqual(['$.x: expected string, got integer']);
     expect(validateJsonSubset('abc', { type: 'any', minLength: 10 })).toEqual([]);
   });
 

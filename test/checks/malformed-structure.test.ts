@@ -89,7 +89,11 @@ describe('malformed-structure on what real instrumentations record', () => {
       spanId: '0000000000000001',
       startTimeUnixNano: 1n,
       endTimeUnixNano: 2n,
-      attributes: { 'openinference.span.kind': 'LLM', 'llm.token_count.total': 10, 'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weather } }) },
+      attributes: {
+        'openinference.span.kind': 'LLM',
+        'llm.token_count.total': 10,
+        'llm.tools.0.tool.json_schema': JSON.stringify({ type: 'function', function: { name: 'get_weather', parameters: weather } }),
+      },
     }),
   );
   const toolSpan = (attributes: Record<string, string>) =>
@@ -104,7 +108,9 @@ describe('malformed-structure on what real instrumentations record', () => {
 
   it('arguments declared JSON by their mime type must be JSON and fit the schema', () => {
     const declared = { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.mime_type': 'application/json' };
-    expect(hitsFor({ ...declared, 'input.value': 'Paris' }).map((h) => h.detail)).toEqual(['tool "get_weather" arguments are not JSON (openinference): "Paris"']);
+    expect(hitsFor({ ...declared, 'input.value': 'Paris' }).map((h) => h.detail)).toEqual([
+      'tool "get_weather" arguments are not JSON (openinference): "Paris"',
+    ]);
     expect(hitsFor({ ...declared, 'input.value': '{"town": "Paris"}' }).map((h) => h.detail)).toEqual([
       'tool "get_weather" arguments violate its declared schema: $: missing required property "city"',
     ]);
@@ -122,7 +128,12 @@ describe('malformed-structure on what real instrumentations record', () => {
 
   it('unwraps recorded calls by shape, whatever the convention: OpenLLMetry, LlamaIndex, smolagents', () => {
     const traceloop = (input: string) => ({ 'traceloop.span.kind': 'tool', 'traceloop.entity.name': 'get_weather', 'traceloop.entity.input': input });
-    const oi = (input: string) => ({ 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.mime_type': 'application/json', 'input.value': input });
+    const oi = (input: string) => ({
+      'openinference.span.kind': 'TOOL',
+      'tool.name': 'get_weather',
+      'input.mime_type': 'application/json',
+      'input.value': input,
+    });
     for (const attributes of [
       traceloop('{"args": [], "kwargs": {"city": "Paris"}}'),
       oi('{"kwargs": {"city": "Paris"}}'),
@@ -141,14 +152,24 @@ describe('malformed-structure on what real instrumentations record', () => {
 
   it('does not unwrap when the declared schema itself has a kwargs or args property', () => {
     const own = { type: 'object', properties: { kwargs: { type: 'object' } }, required: ['kwargs', 'city'] };
-    const step = toolSpan({ 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.mime_type': 'application/json', 'input.value': '{"kwargs": {"city": "Paris"}}' });
+    const step = toolSpan({
+      'openinference.span.kind': 'TOOL',
+      'tool.name': 'get_weather',
+      'input.mime_type': 'application/json',
+      'input.value': '{"kwargs": {"city": "Paris"}}',
+    });
     step.toolSchemas = { get_weather: own };
     expect(malformedStructure(trajectory([step]), cfg).map((h) => h.detail)).toEqual([
       'tool "get_weather" arguments violate its declared schema: $: missing required property "city"',
     ]);
     // normalize read this value as a recorded call (`kwargs` beside a scalar); the schema says
     // it is not one, so the value as captured is what must fit, and does
-    const fits = toolSpan({ 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.mime_type': 'application/json', 'input.value': '{"kwargs": {}, "city": "Paris"}' });
+    const fits = toolSpan({
+      'openinference.span.kind': 'TOOL',
+      'tool.name': 'get_weather',
+      'input.mime_type': 'application/json',
+      'input.value': '{"kwargs": {}, "city": "Paris"}',
+    });
     expect(fits.args?.recorded).toBe('kwargs');
     fits.toolSchemas = { get_weather: own };
     expect(malformedStructure(trajectory([fits]), cfg)).toEqual([]);
@@ -162,4 +183,3 @@ describe('malformed-structure on what real instrumentations record', () => {
     expect(hitsFor({ 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': 'Paris' }, listed)).toEqual([]);
   });
 });
-

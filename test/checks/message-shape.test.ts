@@ -34,14 +34,32 @@ describe('readAnswer: the answer to the user, by the shape of a captured output'
       kind: 'none',
       reason: 'tool-calls-pending',
     });
-    expect(readAnswer(json({ messages: [{ type: 'human', content: 'q' }, { type: 'tool', content: 'Error: x' }] }))).toEqual({
+    expect(
+      readAnswer(
+        json({
+          messages: [
+            { type: 'human', content: 'q' },
+            { type: 'tool', content: 'Error: x' },
+          ],
+        }),
+      ),
+    ).toEqual({
       kind: 'none',
       reason: 'no-final-assistant-message',
     });
   });
 
   it('reads GenAI output messages as the text parts of the last assistant message', () => {
-    const out = [{ role: 'assistant', parts: [{ type: 'reasoning', content: 'thinking' }, { type: 'text', content: 'Sunny.' }], finish_reason: 'stop' }];
+    const out = [
+      {
+        role: 'assistant',
+        parts: [
+          { type: 'reasoning', content: 'thinking' },
+          { type: 'text', content: 'Sunny.' },
+        ],
+        finish_reason: 'stop',
+      },
+    ];
     expect(readAnswer(json(out))).toEqual(answer('Sunny.'));
     const calls = [{ role: 'assistant', parts: [{ type: 'tool_call', id: 'c', name: 'get_weather', arguments: {} }] }];
     expect(readAnswer(json(calls))).toEqual({ kind: 'none', reason: 'tool-calls-pending' });
@@ -63,7 +81,11 @@ describe('readAnswer: the answer to the user, by the shape of a captured output'
 describe('readTask: what an input hands to an agent', () => {
   it('is the text itself, or the last user message of a conversation, never the replayed rest', () => {
     expect(readTask('Write the report')).toBe('Write the report');
-    const convo = json([{ role: 'user', content: 'Find it' }, { role: 'assistant', content: '...' }, { role: 'tool', content: 'Error: x' }]);
+    const convo = json([
+      { role: 'user', content: 'Find it' },
+      { role: 'assistant', content: '...' },
+      { role: 'tool', content: 'Error: x' },
+    ]);
     expect(readTask(convo)).toBe('Find it');
     expect(readTask(json({ messages: [{ type: 'tool', content: 'Error: x' }] }))).toBeUndefined();
   });
@@ -127,7 +149,7 @@ describe('readAnswer: shapes seen in the framework captures', () => {
   });
 });
 
-describe('readAnswer: result objects that list the run\'s steps beside the answer', () => {
+describe("readAnswer: result objects that list the run's steps beside the answer", () => {
   it('takes the answer field, not the intermediate steps or task outputs next to it', () => {
     const executor = { output: 'The order ships tomorrow.', intermediate_steps: [[{ tool: 'lookup_order' }, 'Error: order service timed out']] };
     expect(readAnswer(json(executor))).toEqual(answer('The order ships tomorrow.'));
@@ -139,7 +161,14 @@ describe('readAnswer: result objects that list the run\'s steps beside the answe
 
 describe('readTask: nested inputs', () => {
   it('finds the conversation inside an llm input of message lists ({"messages": [[...]]})', () => {
-    const input = json({ messages: [[{ type: 'human', data: { content: 'Summarize the report', type: 'human' } }, { type: 'tool', data: { content: 'Error: x', type: 'tool' } }]] });
+    const input = json({
+      messages: [
+        [
+          { type: 'human', data: { content: 'Summarize the report', type: 'human' } },
+          { type: 'tool', data: { content: 'Error: x', type: 'tool' } },
+        ],
+      ],
+    });
     expect(readTask(input)).toBe('Summarize the report');
   });
 });

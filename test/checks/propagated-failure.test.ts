@@ -10,8 +10,7 @@ import { step, type StepSpec, trajectory } from './builders.ts';
 
 const cfg = defaultChecksConfig;
 
-const exc = (type: string | undefined, text: string): StepFailure =>
-  type === undefined ? { source: 'exception', text } : { source: 'exception', type, text };
+const exc = (type: string | undefined, text: string): StepFailure => (type === undefined ? { source: 'exception', text } : { source: 'exception', type, text });
 
 describe('sameFailure: does an outer error state the inner failure?', () => {
   it('smolagents: the wrapper quotes the tool exception as `Type: message`', () => {

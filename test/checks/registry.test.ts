@@ -18,7 +18,9 @@ const isDefinition = (value: unknown): value is L0CheckDefinition =>
 /** Every L0 check definition exported by a file of `src/checks/`, with the file it came from. */
 async function exportedDefinitions(): Promise<{ file: string; definition: L0CheckDefinition }[]> {
   const out: { file: string; definition: L0CheckDefinition }[] = [];
-  for (const file of readdirSync(CHECKS_DIR).filter((f) => f.endsWith('.ts')).sort()) {
+  for (const file of readdirSync(CHECKS_DIR)
+    .filter((f) => f.endsWith('.ts'))
+    .sort()) {
     const mod = (await import(`${CHECKS_DIR}${file}`)) as Record<string, unknown>;
     for (const value of Object.values(mod)) if (isDefinition(value) && !out.some((o) => o.definition === value)) out.push({ file, definition: value });
   }
@@ -60,7 +62,15 @@ describe('the L0 check registry', () => {
   it('catches a check file left out of the registry, and one registered twice', () => {
     const a = fake('a');
     const b = fake('b');
-    expect(registrationProblems([{ file: 'a.ts', definition: a }, { file: 'b.ts', definition: b }], [a])).toEqual(['b.ts: "b" is not registered in registry.ts']);
+    expect(
+      registrationProblems(
+        [
+          { file: 'a.ts', definition: a },
+          { file: 'b.ts', definition: b },
+        ],
+        [a],
+      ),
+    ).toEqual(['b.ts: "b" is not registered in registry.ts']);
     expect(registrationProblems([{ file: 'a.ts', definition: a }], [a, a])).toEqual(['a.ts: "a" is registered 2 times']);
   });
 

@@ -12,7 +12,7 @@ const runsOf = (t: Trajectory) => agentRuns(t, stepFailures(t, compiledRules(def
 const state = (...messages: object[]) => JSON.stringify({ messages });
 
 describe('agentRuns: the runs of a trajectory and what each reported', () => {
-  it('counts LangGraph agent nodes under one root as one run, answered by the root\'s state', () => {
+  it("counts LangGraph agent nodes under one root as one run, answered by the root's state", () => {
     const root = step('other', { name: 'LangGraph', at: 0, end: 20, result: state({ type: 'human', content: 'q' }, { type: 'ai', content: 'Final.' }) });
     const n1 = agent(state({ type: 'ai', content: '', tool_calls: [{ id: 'a' }] }), { at: 1, name: 'agent', ...under(root) });
     const t1 = tool('search', { at: 3, args: '{}', ...under(root) });
@@ -25,7 +25,7 @@ describe('agentRuns: the runs of a trajectory and what each reported', () => {
     expect(new Set(runOf)).toEqual(new Set([0]));
   });
 
-  it('reads the root\'s state before the last agent\'s output, and that output when the root records none', () => {
+  it("reads the root's state before the last agent's output, and that output when the root records none", () => {
     const root = step('other', { at: 0, end: 20, result: state({ role: 'user', content: 'q' }, { role: 'assistant', content: 'From state.' }) });
     const worker = agent('Sub-answer to the supervisor.', { at: 1, agentName: 'researcher', ...under(root) });
     expect(runsOf(trajectory([root, worker])).runs[0]!.outcome).toMatchObject({ kind: 'answer', text: 'From state.', source: 'root-output' });
@@ -86,7 +86,7 @@ describe('agentRuns on malformed parenting', () => {
 });
 
 describe('agentRuns on a trace whose parenting was lost', () => {
-  it('keeps the steps of one trace in one run, its agent the final step, a top tool\'s result never the answer', () => {
+  it("keeps the steps of one trace in one run, its agent the final step, a top tool's result never the answer", () => {
     const bad = failedTool('search', 'upstream 503', { at: 1 });
     const answer = agent('The answer is 185', { at: 5, end: 6 });
     const flat = trajectory([bad, answer]);

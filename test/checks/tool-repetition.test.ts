@@ -21,11 +21,7 @@ describe('exact tool repetition', () => {
   });
 
   it('keeps different tools and non-JSON text apart, comparing text exactly', () => {
-    const steps = [
-      tool('shell', { at: 1, args: 'ls  -la' }),
-      tool('shell', { at: 2, args: 'ls -la' }),
-      tool('other', { at: 3, args: 'ls -la' }),
-    ];
+    const steps = [tool('shell', { at: 1, args: 'ls  -la' }), tool('shell', { at: 2, args: 'ls -la' }), tool('other', { at: 3, args: 'ls -la' })];
     expect(toolRepetition(trajectory(steps))).toEqual({ status: 'none-observed' });
   });
 
@@ -84,7 +80,13 @@ describe('exact tool repetition', () => {
   });
 
   it('cannot claim absence when the model requested a tool call that has no tool span', () => {
-    const asked = step('llm', { at: 0, requestedToolCalls: [{ id: 'call_1', name: 'fetch' }, { id: 'call_2', name: 'fetch' }] });
+    const asked = step('llm', {
+      at: 0,
+      requestedToolCalls: [
+        { id: 'call_1', name: 'fetch' },
+        { id: 'call_2', name: 'fetch' },
+      ],
+    });
     const steps = [asked, tool('fetch', { at: 1, args: '{"u": 1}', toolCallId: 'call_1', result: 'ok' })];
     expect(toolRepetition(trajectory(steps))).toEqual({ status: 'unavailable', reasons: ['tool-call-not-captured'] });
     expect(toolRepetition(trajectory(steps.slice(1)))).toEqual({ status: 'none-observed' });

@@ -31,7 +31,6 @@ export interface TrailTrace {
   labels: TrailLabel[];
 }
 
-
 /** Decode, normalize and assemble one fixture's spans into one trajectory. */
 export function trajectoryFromSpans(traceId: string, spans: Span[]): Trajectory {
   const steps: Step[] = spans.map(normalizeSpan).sort(compareSteps);

@@ -44,13 +44,20 @@ const EXPECTED: Record<string, { errorOutput: number; wrapped: number; repetitio
   '88c63c780aba1f23c3c5345aa340d7e2': { errorOutput: 0, wrapped: 0, repetition: 'none-observed' },
   '9ec7d4a8ab8c74ab56361ef29d1b1660': { errorOutput: 0, wrapped: 0, repetition: 'none-observed' },
   // the known repeated page_down calls
-  'a99faf782e8ad4d5f1ccdfcb7e143b9a': { errorOutput: 8, wrapped: 8, repetition: [['page_down', 2], ['page_down', 2]] },
-  'af1931b778d7a82ca6a1f7dfdb9aa8bb': { errorOutput: 2, wrapped: 0, repetition: 'none-observed' },
-  'd9a8dff7edce2d1b15ed4769886d9a2a': { errorOutput: 1, wrapped: 0, repetition: 'none-observed' },
-  'ef0207e4427fe22aeb1c2105932b74d7': { errorOutput: 3, wrapped: 3, repetition: 'none-observed' },
-  'f04b425c107f7b972209528a46c407d9': { errorOutput: 2, wrapped: 2, repetition: 'none-observed' },
-  'f39aec9b8a61fd2aaed5849cc00bc165': { errorOutput: 0, wrapped: 0, repetition: 'none-observed' },
-  'fdaf88f3c0437bf27438b60ba4102c8a': { errorOutput: 1, wrapped: 0, repetition: 'none-observed' },
+  a99faf782e8ad4d5f1ccdfcb7e143b9a: {
+    errorOutput: 8,
+    wrapped: 8,
+    repetition: [
+      ['page_down', 2],
+      ['page_down', 2],
+    ],
+  },
+  af1931b778d7a82ca6a1f7dfdb9aa8bb: { errorOutput: 2, wrapped: 0, repetition: 'none-observed' },
+  d9a8dff7edce2d1b15ed4769886d9a2a: { errorOutput: 1, wrapped: 0, repetition: 'none-observed' },
+  ef0207e4427fe22aeb1c2105932b74d7: { errorOutput: 3, wrapped: 3, repetition: 'none-observed' },
+  f04b425c107f7b972209528a46c407d9: { errorOutput: 2, wrapped: 2, repetition: 'none-observed' },
+  f39aec9b8a61fd2aaed5849cc00bc165: { errorOutput: 0, wrapped: 0, repetition: 'none-observed' },
+  fdaf88f3c0437bf27438b60ba4102c8a: { errorOutput: 1, wrapped: 0, repetition: 'none-observed' },
 };
 
 function expected(traceId: string) {
@@ -77,47 +84,44 @@ describe(`checks on the TRAIL dev traces (${corpus.description})`, () => {
     for (const t of traces) expect(EXPECTED[t.traceId], t.traceId).toBeDefined();
   });
 
-  it.each(eachTrace)('%s: error-output fires exactly on the errored spans, less the step spans that only wrap a tool\'s failure', (traceId, trace) => {
+  it.each(eachTrace)("%s: error-output fires exactly on the errored spans, less the step spans that only wrap a tool's failure", (traceId, trace) => {
     const wrappers = new Set(wrappedPairs(trace.spans).map((p) => p.parent.spanId));
     const want = [...new Set(trace.spans.filter(errored).map((s) => s.spanId))].filter((id) => !wrappers.has(id)).sort();
-    const hits = results.get(traceId)!.l0.filter((h) => h.pattern === 'error-output').map((h) => h.anchor);
+    const hits = results
+      .get(traceId)!
+      .l0.filter((h) => h.pattern === 'error-output')
+      .map((h) => h.anchor);
     expect(hits.sort()).toEqual(want);
     expect(hits).toHaveLength(expected(traceId).errorOutput);
   });
 
-  it.each(eachTrace)(
-    '%s: a step span whose exception wraps its tool child\'s is evidence of the tool\'s hit, not a hit of its own',
-    (traceId, trace) => {
-      // Read from the raw spans: smolagents raises AgentExecutionError("... TypeError: <the tool's message>").
-      const pairs = wrappedPairs(trace.spans);
-      expect(pairs).toHaveLength(expected(traceId).wrapped);
-      const errorOutput = results.get(traceId)!.l0.filter((h) => h.pattern === 'error-output');
-      // folded hits are exactly the wrapped tool failures, each with its wrapper as second evidence
-      const folded = errorOutput.filter((h) => h.evidence.length > 1);
-      expect(folded.map((h) => h.anchor).sort()).toEqual(pairs.map((p) => p.child.spanId).sort());
-      for (const { child, parent } of pairs) {
-        expect(errorOutput.map((h) => h.anchor)).not.toContain(parent.spanId);
-        const hit = errorOutput.find((h) => h.anchor === child.spanId)!;
-        expect(hit.evidence.map((e) => e.spanId).sort()).toEqual([child.spanId, parent.spanId].sort());
-      }
-    },
-  );
+  it.each(eachTrace)("%s: a step span whose exception wraps its tool child's is evidence of the tool's hit, not a hit of its own", (traceId, trace) => {
+    // Read from the raw spans: smolagents raises AgentExecutionError("... TypeError: <the tool's message>").
+    const pairs = wrappedPairs(trace.spans);
+    expect(pairs).toHaveLength(expected(traceId).wrapped);
+    const errorOutput = results.get(traceId)!.l0.filter((h) => h.pattern === 'error-output');
+    // folded hits are exactly the wrapped tool failures, each with its wrapper as second evidence
+    const folded = errorOutput.filter((h) => h.evidence.length > 1);
+    expect(folded.map((h) => h.anchor).sort()).toEqual(pairs.map((p) => p.child.spanId).sort());
+    for (const { child, parent } of pairs) {
+      expect(errorOutput.map((h) => h.anchor)).not.toContain(parent.spanId);
+      const hit = errorOutput.find((h) => h.anchor === child.spanId)!;
+      expect(hit.evidence.map((e) => e.spanId).sort()).toEqual([child.spanId, parent.spanId].sort());
+    }
+  });
 
-  it.each(eachTrace)(
-    '%s: every byte-identical repeated tool call is found as repetition with its span ids',
-    (traceId, trace) => {
-      const byCall = new Map<string, string[]>();
-      for (const s of trace.spans.filter(isTool)) {
-        const key = JSON.stringify([s.attributes['tool.name'], s.attributes['input.value']]);
-        byCall.set(key, [...(byCall.get(key) ?? []), s.spanId]);
-      }
-      const want = [...byCall.values()].filter((ids) => ids.length >= 2).map((ids) => [...ids].sort());
-      const repetition = results.get(traceId)!.repetition;
-      const found = repetition.status === 'observed' ? repetition.groups.map((g) => g.attempts.map((a) => a.spanId).sort()) : [];
-      for (const ids of want) expect(found).toContainEqual(ids);
-      if (want.length === 0) expect(repetition.status).not.toBe('observed');
-    },
-  );
+  it.each(eachTrace)('%s: every byte-identical repeated tool call is found as repetition with its span ids', (traceId, trace) => {
+    const byCall = new Map<string, string[]>();
+    for (const s of trace.spans.filter(isTool)) {
+      const key = JSON.stringify([s.attributes['tool.name'], s.attributes['input.value']]);
+      byCall.set(key, [...(byCall.get(key) ?? []), s.spanId]);
+    }
+    const want = [...byCall.values()].filter((ids) => ids.length >= 2).map((ids) => [...ids].sort());
+    const repetition = results.get(traceId)!.repetition;
+    const found = repetition.status === 'observed' ? repetition.groups.map((g) => g.attempts.map((a) => a.spanId).sort()) : [];
+    for (const ids of want) expect(found).toContainEqual(ids);
+    if (want.length === 0) expect(repetition.status).not.toBe('observed');
+  });
 
   it.each(eachTrace)('%s: repetition is observed, not observed, or unavailable (with its reasons) as recorded', (traceId, trace) => {
     const repetition = results.get(traceId)!.repetition;

@@ -96,7 +96,9 @@ describe('what a gate covers: the sends after it until one repeats a target alre
     const late = email('a@x', 20, ',"body":"again"');
     const hits = unguardedSend(trajectory([approve(1), email('a@x', 3), tool('web_search', { at: 10 }), late]), cfg);
     expect(hits.map((h) => h.anchor)).toEqual([late.id]);
-    expect(hits[0]!.detail).toMatch(/^outbound tool "send_email" ran with no successful gate before it that an earlier send to the same target had not used \(span [0-9a-f]+\)$/);
+    expect(hits[0]!.detail).toMatch(
+      /^outbound tool "send_email" ran with no successful gate before it that an earlier send to the same target had not used \(span [0-9a-f]+\)$/,
+    );
   });
 
   it('once used up, the gate covers nothing more until the next gate', () => {

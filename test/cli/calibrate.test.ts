@@ -73,7 +73,9 @@ describe('trajwatch calibrate', () => {
     expect(code).toBe(0);
     expect(out.join('')).toMatch(/kappa=1\.000 95% \[0\.678, 1\.000\]/);
 
-    const report = JSON.parse(await readFile(reportPath, 'utf8')) as { questions: { target: { questionId: string }; n: number; kappa: number | null; excludedGold: number; qualifies: boolean }[] };
+    const report = JSON.parse(await readFile(reportPath, 'utf8')) as {
+      questions: { target: { questionId: string }; n: number; kappa: number | null; excludedGold: number; qualifies: boolean }[];
+    };
     const q0 = report.questions.find((q) => q.target.questionId === Q0)!;
     expect(q0).toMatchObject({ n: 20, kappa: 1, excludedGold: 1, qualifies: true });
     const files = await readdir(certDir);
@@ -94,13 +96,28 @@ describe('trajwatch calibrate', () => {
   });
 
   it('writes no certificate from five agreeing labels, and prints the interval and roughly how many more labels it would take', async () => {
-    server = await startScriptedServer((body) => ({ body: completion(answers({ 0: { letter: JSON.stringify(body).includes('claims done') ? 'A' : 'B', support: 'e1', p: 0.97 } })) }));
+    server = await startScriptedServer((body) => ({
+      body: completion(answers({ 0: { letter: JSON.stringify(body).includes('claims done') ? 'A' : 'B', support: 'e1', p: 0.97 } })),
+    }));
     const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-cal-'));
     const cfg = JudgeConfigSchema.parse({ enabled: true, client: { baseUrl: server.baseUrl, model: 'judge' }, sampling: { rate: 0 } });
-    const keys: [string, boolean][] = [['s1', true], ['s2', false], ['s3', true], ['s4', false], ['s5', false]];
+    const keys: [string, boolean][] = [
+      ['s1', true],
+      ['s2', false],
+      ['s3', true],
+      ['s4', false],
+      ['s5', false],
+    ];
     const { findings } = await judge(dataDir, cfg, keys);
     const done = new Map(keys);
-    const gold = findings.filter((f) => f.area === Q0).map((f) => ({ questionId: Q0, windowId: (f.observation as unknown as { values: { window_id: string } }).values.window_id, label: done.get(f.subject.trajectory_key)! ? 'yes' : 'no', source: 'reviewer-a' }));
+    const gold = findings
+      .filter((f) => f.area === Q0)
+      .map((f) => ({
+        questionId: Q0,
+        windowId: (f.observation as unknown as { values: { window_id: string } }).values.window_id,
+        label: done.get(f.subject.trajectory_key)! ? 'yes' : 'no',
+        source: 'reviewer-a',
+      }));
     const goldPath = join(dataDir, 'gold.jsonl');
     await writeFile(goldPath, gold.map((g) => JSON.stringify(g)).join('\n') + '\n');
     const out: string[] = [];
@@ -110,7 +127,9 @@ describe('trajwatch calibrate', () => {
     const text = out.join('');
     // gold yes 2, no 3, all agreeing: kappa 1, but the lower bound is (0.5655 − 0.52) / 0.48 = 0.095.
     expect(text).toMatch(/n=5 .*kappa=1\.000 95% \[0\.095, 1\.000\]/);
-    expect(text).toMatch(/does not qualify: lower bound 0\.095 of the 95 % interval \[0\.095, 1\.000\] is below 0\.6 \(n 5\): roughly 1[0-9] more labels \(\d+ in all\) would be needed if kappa and the label shares held \(an estimate\)/);
+    expect(text).toMatch(
+      /does not qualify: lower bound 0\.095 of the 95 % interval \[0\.095, 1\.000\] is below 0\.6 \(n 5\): roughly 1[0-9] more labels \(\d+ in all\) would be needed if kappa and the label shares held \(an estimate\)/,
+    );
     expect(text).toContain('no certificate written');
     await expect(readdir(certDir)).rejects.toThrow(/ENOENT/);
   });

@@ -26,7 +26,9 @@ describe('the Kafka broker names say which side they set', () => {
 
   it('TRAJWATCH_KAFKA_BROKERS still sets the sink, with one warning naming TRAJWATCH_SINK_KAFKA_BROKERS', async () => {
     const { code, stderr } = await serve([], { TRAJWATCH_KAFKA_BROKERS: BAD });
-    expect(warnings(stderr)).toEqual(['trajwatch: warning: the variable TRAJWATCH_KAFKA_BROKERS is deprecated: use TRAJWATCH_SINK_KAFKA_BROKERS (the old name still works)']);
+    expect(warnings(stderr)).toEqual([
+      'trajwatch: warning: the variable TRAJWATCH_KAFKA_BROKERS is deprecated: use TRAJWATCH_SINK_KAFKA_BROKERS (the old name still works)',
+    ]);
     expect(stderr).toMatch(/sinks\.kafka\.brokers\.0 \(from env TRAJWATCH_KAFKA_BROKERS\): expected HOST:PORT/);
     expect(code).toBe(1);
   });

@@ -26,7 +26,7 @@ async function startLabel(args: string[]): Promise<{ url: string; output: () => 
     const timer = setTimeout(() => reject(new Error(`label did not start:\n${out}`)), 20_000);
     child!.stdout!.on('data', () => {
       const m = /(http:\/\/127\.0\.0\.1:\d+\/)/.exec(out);
-      if (m !== null) (clearTimeout(timer), resolve(m[1]!));
+      if (m !== null) clearTimeout(timer), resolve(m[1]!);
     });
     child!.once('exit', (code) => (clearTimeout(timer), reject(new Error(`label exited ${code}:\n${out}`))));
   });

@@ -13,7 +13,10 @@ afterAll(async () => {
 
 describe('trajwatch label', () => {
   it('serves the data directory of a past serve on loopback, and stops on its signal', async () => {
-    const j = await judgeWindows([['run-a', true], ['run-b', false]]);
+    const j = await judgeWindows([
+      ['run-a', true],
+      ['run-b', false],
+    ]);
     cleanups.push(() => j.model.close());
     const out: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((s) => (out.push(String(s)), true));
@@ -26,7 +29,10 @@ describe('trajwatch label', () => {
     vi.restoreAllMocks();
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
     expect(out.join('')).toContain(`gold file ${j.gold}, blind`);
-    const list = (await (await fetch(new URL('/api/windows?labeler=ann', url))).json()) as { windows: { trajectoryKey: string; labeled: number; questions: number }[]; notStored: number };
+    const list = (await (await fetch(new URL('/api/windows?labeler=ann', url))).json()) as {
+      windows: { trajectoryKey: string; labeled: number; questions: number }[];
+      notStored: number;
+    };
     expect(list.windows.map((w) => w.trajectoryKey).sort()).toEqual(['run-a', 'run-b']);
     expect(list.windows.every((w) => w.labeled === 0 && w.questions === 8)).toBe(true);
     expect(list.notStored).toBe(0);
@@ -46,7 +52,9 @@ describe('trajwatch label', () => {
     vi.restoreAllMocks();
     const port = new URL(url).port;
     const status = async (host: string) => (await rawRequest(url, 'GET', '/api/windows', { host })).status;
-    expect([await status(`labels.internal:${port}`), await status(`127.0.0.1:${port}`), await status(`labels.internal.evil.example:${port}`)]).toEqual([200, 200, 403]);
+    expect([await status(`labels.internal:${port}`), await status(`127.0.0.1:${port}`), await status(`labels.internal.evil.example:${port}`)]).toEqual([
+      200, 200, 403,
+    ]);
     stop.abort();
     await expect(labelCommand(['--data-dir', j.dataDir, '--port', '0', '--allowed-host', 'http://x:1/'])).rejects.toThrow(/--allowed-host/);
     // An unspecified address is no name anyone reaches it by: refused before serving, unless names are given.

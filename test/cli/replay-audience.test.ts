@@ -35,7 +35,10 @@ describe('trajwatch replay with the walk on and the findings log on audience: ex
       const run = await runCli(['replay', input, '--findings', findings, '--config', config]);
       expect(run.stderr).not.toMatch(/refused/);
       expect(run.code, run.stderr).toBe(0);
-      const lines = (await readFile(findings, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+      const lines = (await readFile(findings, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
       const walk = lines.filter((l) => l.analyst_id === 'layered-walk');
       expect(walk.map((l) => l.area)).toContain('walk.summary');
       expect(walk.map((l) => l.area)).toContain('layer.l1-outcome');

@@ -45,12 +45,19 @@ interface FindingRow {
 
 async function replay(framework: string): Promise<{ tools: StepRow[]; findings: FindingRow[] }> {
   const dir = await mkdtemp(join(tmpdir(), `trajwatch-capture-${framework}-`));
-  const files = (await readdir(join(FIXTURES, framework))).filter((f) => f.endsWith('.pb')).sort().map((f) => join(FIXTURES, framework, f));
+  const files = (await readdir(join(FIXTURES, framework)))
+    .filter((f) => f.endsWith('.pb'))
+    .sort()
+    .map((f) => join(FIXTURES, framework, f));
   const out = join(dir, 'trajectories.jsonl');
   const findingsOut = join(dir, 'findings.jsonl');
   const run = await runCli(['replay', ...files, '--trajectories', out, '--findings', findingsOut]);
   expect(run.code).toBe(0);
-  const rows = (text: string) => text.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+  const rows = (text: string) =>
+    text
+      .split('\n')
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as unknown);
   const trajectories = rows(await readFile(out, 'utf8')) as { steps: StepRow[] }[];
   expect(trajectories).toHaveLength(1);
   const tools = trajectories[0]!.steps.filter((s) => s.kind === 'tool' && SCRIPT.some(([name]) => name === s.toolName));

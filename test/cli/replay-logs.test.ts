@@ -19,7 +19,14 @@ describe('trajwatch replay with recorded OTLP/JSON logs', () => {
       traceId: TRACE,
       spanId,
       eventName: 'gen_ai.tool.message',
-      body: { kvlistValue: { values: [{ key: 'content', value: str('{"q":"otel"}') }, { key: 'id', value: str(id) }] } },
+      body: {
+        kvlistValue: {
+          values: [
+            { key: 'content', value: str('{"q":"otel"}') },
+            { key: 'id', value: str(id) },
+          ],
+        },
+      },
     });
     const logsLine = (spanId: string, id: string) => JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [record(spanId, id)] }] }] });
     await writeFile(logs, `${logsLine('bbbbbbbbbbbbbbbb', 'c1')}\n${logsLine('cccccccccccccccc', 'c2')}\n`);
@@ -30,7 +37,10 @@ describe('trajwatch replay with recorded OTLP/JSON logs', () => {
       name: 'execute_tool search',
       startTimeUnixNano: '1700000000100000000',
       endTimeUnixNano: '1700000000900000000',
-      attributes: [{ key: 'gen_ai.operation.name', value: str('execute_tool') }, { key: 'gen_ai.tool.name', value: str('search') }],
+      attributes: [
+        { key: 'gen_ai.operation.name', value: str('execute_tool') },
+        { key: 'gen_ai.tool.name', value: str('search') },
+      ],
     });
     const root = { traceId: TRACE, spanId: 'aaaaaaaaaaaaaaaa', name: 'root', startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000' };
     await writeFile(traces, JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [root, tool('bbbbbbbbbbbbbbbb'), tool('cccccccccccccccc')] }] }] }));
@@ -38,7 +48,10 @@ describe('trajwatch replay with recorded OTLP/JSON logs', () => {
     const { code, stderr } = await runCli(['replay', logs, traces, '--trajectories', out]);
     expect(stderr).toBe(`replay: done: 2/2 files, 3 spans (0 rejected), 1 trajectories, 1 findings; trajectories written to ${out}\n`);
     expect(code).toBe(0);
-    const [t] = (await readFile(out, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const [t] = (await readFile(out, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(t.complete).toBe(true);
     const tools = t.steps.filter((s: { kind: string }) => s.kind === 'tool');
     expect(tools.map((s: { toolCallId: string; args: { parsed: unknown } }) => [s.toolCallId, s.args.parsed])).toEqual([

@@ -109,12 +109,18 @@ describe('replay: a later revision of an incomplete capture stays incomplete', (
     expect(revs[1]!.steps).toHaveLength(3);
     // The refused span may have been the gate: "no gate before the send" is not claimed, and
     // each revision's manifest says why it was not.
-    const records = findings.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = findings
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(records.filter((r) => r['record_kind'] === undefined && r['area'] === 'unguarded-send')).toEqual([]);
     const manifests = records.filter((r) => r['record_kind'] === 'analysis-manifest' && (r['subject'] as { trajectory_key: string }).trajectory_key === T1);
     expect(manifests).toHaveLength(2);
     for (const m of manifests) {
-      expect((m['checks'] as { check: string }[]).find((c) => c.check === 'unguarded-send')).toMatchObject({ status: 'unavailable', reason: 'incomplete-capture' });
+      expect((m['checks'] as { check: string }[]).find((c) => c.check === 'unguarded-send')).toMatchObject({
+        status: 'unavailable',
+        reason: 'incomplete-capture',
+      });
     }
   });
 
@@ -162,7 +168,10 @@ describe('replay: a key the assembler let go is not new when its spans come agai
       [1, true, [], 2],
       [1, false, ['previous-revision-unknown'], 1],
     ]);
-    const records = findings.trim().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+    const records = findings
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
     const manifests = records.filter((r) => r['record_kind'] === 'analysis-manifest' && (r['subject'] as { trajectory_key: string }).trajectory_key === T1);
     expect(manifests).toHaveLength(2);
     const statuses = (m: Record<string, unknown>) => (m['checks'] as { status: string }[]).map((c) => c.status);

@@ -21,7 +21,10 @@ const request = () =>
                 name: 'execute_tool search',
                 startTimeUnixNano: '1700000000100000000',
                 endTimeUnixNano: '1700000000900000000',
-                attributes: [{ key: 'gen_ai.operation.name', value: str('execute_tool') }, { key: 'gen_ai.tool.name', value: str('search') }],
+                attributes: [
+                  { key: 'gen_ai.operation.name', value: str('execute_tool') },
+                  { key: 'gen_ai.tool.name', value: str('search') },
+                ],
               },
             ],
           },

@@ -67,7 +67,11 @@ describe(`replay of the real TRAIL traces (${corpus.description})`, () => {
 
   it.each(eachFile)('%s: its trajectory holds every span once', (_, file) => {
     const spans = rawSpans(file);
-    expect(trajectoryOf(file).steps.map((s) => s.id).sort()).toEqual([...new Set(spans.map((s) => s.spanId))].sort());
+    expect(
+      trajectoryOf(file)
+        .steps.map((s) => s.id)
+        .sort(),
+    ).toEqual([...new Set(spans.map((s) => s.spanId))].sort());
   });
 
   it('keeps one step for a span exported twice (72822db6 exports one span twice; it is in the repository)', () => {
@@ -81,7 +85,12 @@ describe(`replay of the real TRAIL traces (${corpus.description})`, () => {
     const spans = rawSpans(file);
     const steps = trajectoryOf(file).steps;
     const toolSpans = spans.filter((span) => stringAttr(span, 'openinference.span.kind') === 'TOOL');
-    expect(steps.filter((s) => s.kind === 'tool').map((s) => s.id).sort()).toEqual(toolSpans.map((s) => s.spanId).sort());
+    expect(
+      steps
+        .filter((s) => s.kind === 'tool')
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(toolSpans.map((s) => s.spanId).sort());
     for (const span of toolSpans) {
       const step = steps.find((s) => s.id === span.spanId)!;
       expect(step.toolName).toBe(stringAttr(span, 'tool.name'));
@@ -98,8 +107,19 @@ describe(`replay of the real TRAIL traces (${corpus.description})`, () => {
 
   it.each(eachFile)('%s: gives exactly its errored spans an error', (_, file) => {
     const failed = (span: ReturnType<typeof rawSpans>[number]) => span.status?.code === 2 || (span.events ?? []).some((e) => e.name === 'exception');
-    const want = [...new Set(rawSpans(file).filter(failed).map((s) => s.spanId))].sort();
-    expect(trajectoryOf(file).steps.filter((s) => s.error !== undefined).map((s) => s.id).sort()).toEqual(want);
+    const want = [
+      ...new Set(
+        rawSpans(file)
+          .filter(failed)
+          .map((s) => s.spanId),
+      ),
+    ].sort();
+    expect(
+      trajectoryOf(file)
+        .steps.filter((s) => s.error !== undefined)
+        .map((s) => s.id)
+        .sort(),
+    ).toEqual(want);
   });
 
   it.each(eachFile)('%s: is incomplete, for the orphan reason, exactly when a parent was never exported', (_, file) => {

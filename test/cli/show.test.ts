@@ -10,7 +10,10 @@ const KEY = '272cdc645b731837366576b37d40fb65';
 
 /** The log at `path` split as the storage layer rotates it: closed `<stem>.<offset of first byte>.jsonl` files, then the active one. */
 async function rotate(path: string, cuts: number[]): Promise<void> {
-  const lines = (await readFile(path, 'utf8')).split('\n').filter((l) => l !== '').map((l) => `${l}\n`);
+  const lines = (await readFile(path, 'utf8'))
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => `${l}\n`);
   let offset = 0;
   let from = 0;
   for (const cut of [...cuts, lines.length]) {
@@ -29,8 +32,13 @@ describe('trajwatch show KEY', () => {
   beforeAll(async () => {
     dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-show-'));
     const replay = await runCli([
-      'replay', join(IN_REPO_DIR, `${KEY}.otlp.json.gz`), join(IN_REPO_DIR, 'fdaf88f3c0437bf27438b60ba4102c8a.otlp.json.gz'),
-      '--trajectories', join(dataDir, 'trajectories.jsonl'), '--findings', join(dataDir, 'findings.jsonl'),
+      'replay',
+      join(IN_REPO_DIR, `${KEY}.otlp.json.gz`),
+      join(IN_REPO_DIR, 'fdaf88f3c0437bf27438b60ba4102c8a.otlp.json.gz'),
+      '--trajectories',
+      join(dataDir, 'trajectories.jsonl'),
+      '--findings',
+      join(dataDir, 'findings.jsonl'),
     ]);
     expect(replay.code, replay.stderr).toBe(0);
     const run = await runCli(['show', KEY, '--data-dir', dataDir]);
@@ -78,15 +86,51 @@ describe('trajwatch show KEY', () => {
   it('shows the latest revision, with the findings up to it, once each', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'trajwatch-show-rev-'));
     const step = (id: string, name: string, extra: Record<string, unknown> = {}) => ({
-      id, traceId: 'a'.repeat(32), kind: 'tool', toolName: name, startTime: '1700000000000000000', endTime: '1700000000500000000', ...extra,
+      id,
+      traceId: 'a'.repeat(32),
+      kind: 'tool',
+      toolName: name,
+      startTime: '1700000000000000000',
+      endTime: '1700000000500000000',
+      ...extra,
     });
-    const rev = (revision: number, steps: unknown[]) => ({ key: 'conv-r', traceIds: ['a'.repeat(32)], revision, complete: revision > 1, incompleteReasons: revision > 1 ? [] : ['root-not-seen'], steps });
+    const rev = (revision: number, steps: unknown[]) => ({
+      key: 'conv-r',
+      traceIds: ['a'.repeat(32)],
+      revision,
+      complete: revision > 1,
+      incompleteReasons: revision > 1 ? [] : ['root-not-seen'],
+      steps,
+    });
     const finding = (id: string, revision: number, span: string) => ({
-      finding_id: id, area: 'error-output', severity: 'low', claim: `claim ${id}`, subject: { trajectory_key: 'conv-r', revision },
+      finding_id: id,
+      area: 'error-output',
+      severity: 'low',
+      claim: `claim ${id}`,
+      subject: { trajectory_key: 'conv-r', revision },
       evidence_refs: [{ kind: 'span', uri: `span:${'a'.repeat(32)}/${span}` }],
     });
-    await writeFile(join(dir, 'trajectories.jsonl'), [rev(1, [step('1111111111111111', 'search')]), rev(2, [step('1111111111111111', 'search'), step('2222222222222222', 'se\u001b[31march', { error: { message: 'boom' } })])].map((r) => `${JSON.stringify(r)}\n`).join(''));
-    await writeFile(join(dir, 'findings.jsonl'), [finding('f-a', 1, '1111111111111111'), finding('f-a', 2, '1111111111111111'), finding('f-b', 2, '2222222222222222'), finding('f-c', 2, '9999999999999999'), finding('f-d', 3, '1111111111111111')].map((r) => `${JSON.stringify(r)}\n`).join(''));
+    await writeFile(
+      join(dir, 'trajectories.jsonl'),
+      [
+        rev(1, [step('1111111111111111', 'search')]),
+        rev(2, [step('1111111111111111', 'search'), step('2222222222222222', 'se\u001b[31march', { error: { message: 'boom' } })]),
+      ]
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(''),
+    );
+    await writeFile(
+      join(dir, 'findings.jsonl'),
+      [
+        finding('f-a', 1, '1111111111111111'),
+        finding('f-a', 2, '1111111111111111'),
+        finding('f-b', 2, '2222222222222222'),
+        finding('f-c', 2, '9999999999999999'),
+        finding('f-d', 3, '1111111111111111'),
+      ]
+        .map((r) => `${JSON.stringify(r)}\n`)
+        .join(''),
+    );
     const run = await runCli(['show', 'conv-r', '--data-dir', dir]);
     expect(run.code, run.stderr).toBe(0);
     expect(run.stdout).toContain('trajectory conv-r  revision 2  complete\n');
@@ -110,7 +154,8 @@ describe('reading a rotated local log (src/cli/local-log-files.ts)', () => {
     await writeFile(join(dir, 'findings.0000000000000010.jsonl'), 'b\n');
     await writeFile(join(dir, 'findings.0000000000000000.jsonl'), 'a\n');
     await writeFile(join(dir, 'findings.jsonl'), 'd\ne-partial');
-    for (const other of ['findings.12.jsonl', 'findings.jsonl.tmp', 'trajectories.0000000000000000.jsonl', 'alarms.jsonl']) await writeFile(join(dir, other), 'x\n');
+    for (const other of ['findings.12.jsonl', 'findings.jsonl.tmp', 'trajectories.0000000000000000.jsonl', 'alarms.jsonl'])
+      await writeFile(join(dir, other), 'x\n');
     expect(await readLogLines(join(dir, 'findings.jsonl'))).toEqual(['a', 'b', 'c', 'd']);
     await rename(join(dir, 'findings.jsonl'), join(dir, 'findings.0000000000001002.jsonl'));
     expect(await readLogLines(join(dir, 'findings.jsonl'))).toEqual(['a', 'b', 'c', 'd']);

@@ -15,7 +15,10 @@ describe('trajwatch tail --audience', () => {
     const tail = async (...extra: string[]) => {
       const run = await runCli(['tail', '--data-dir', dataDir, '--from-start', '--max', String(records.length), '--timeout-ms', '5000', ...extra]);
       expect(run.code, run.stderr).toBe(0);
-      return run.stdout.trim().split('\n').map((l) => JSON.parse(l) as unknown);
+      return run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown);
     };
     const external = await tail('--audience', 'external');
     expect(external).toHaveLength(records.length);
@@ -41,12 +44,17 @@ describe('trajwatch tail --audience external over the layered walk', () => {
     const h = await harness(walkScript({ 'layer.l2-trajectory': { letter: 'A', p: 0.97 } }), {}, { walk: { enabled: true, stopEarly: false } });
     try {
       const walk = (await judgeAll(h.dataDir, h.cfg, [deployRun()])).findings.filter((f) => f.analyst_id === 'layered-walk');
-      expect(new Set(walk.map((f) => f.observation?.kind === 'record' && f.observation.name))).toEqual(new Set(['layer-question', 'layered-walk', 'layer-conflict']));
+      expect(new Set(walk.map((f) => f.observation?.kind === 'record' && f.observation.name))).toEqual(
+        new Set(['layer-question', 'layered-walk', 'layer-conflict']),
+      );
       const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-tail-walk-'));
       await writeFile(join(dataDir, 'findings.jsonl'), walk.map((r) => `${JSON.stringify(r)}\n`).join(''));
       const run = await runCli(['tail', '--data-dir', dataDir, '--from-start', '--max', String(walk.length), '--timeout-ms', '5000', '--audience', 'external']);
       expect(run.code, run.stderr).toBe(0);
-      const out = run.stdout.trim().split('\n').map((l) => JSON.parse(l) as { finding_id: string });
+      const out = run.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { finding_id: string });
       expect(out.map((r) => r.finding_id)).toEqual(walk.map((f) => f.finding_id));
       for (const r of out) expectExternalView(r);
       expect(run.stdout).not.toMatch(/requested_model|served_model|ledger_key|"receipt"|"cost"/);

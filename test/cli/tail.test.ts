@@ -20,7 +20,10 @@ describe('trajwatch tail over a findings log that also holds analysis manifests'
     const tail = async (...extra: string[]) => {
       const run = await runCli(['tail', '--data-dir', dataDir, '--from-start', '--timeout-ms', '1500', ...extra]);
       expect(run.code, run.stderr).toBe(0);
-      return run.stdout.trim().split('\n').filter((l) => l !== '');
+      return run.stdout
+        .trim()
+        .split('\n')
+        .filter((l) => l !== '');
     };
     expect(await tail()).toEqual([FINDING]);
     expect(await tail('--kind', 'manifest')).toEqual([MANIFEST]);

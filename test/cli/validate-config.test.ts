@@ -90,10 +90,16 @@ describe('trajwatch schema finding', () => {
     expect(run.stderr).toMatch(/expected one of finding/);
   });
 
-  it('validates the local logs\' retention keys: units, unknown keys, a segment too large for its bound, all reported at once', async () => {
+  it("validates the local logs' retention keys: units, unknown keys, a segment too large for its bound, all reported at once", async () => {
     const path = await configFile(
       JSON.stringify({
-        sinks: { retention: { trajectories: { maxBytes: 1024 * 1024, segmentBytes: 1024 * 1024 }, findings: { maxAgeHours: -1, maxSize: 1 }, alarms: { maxBytes: 'lots' } } },
+        sinks: {
+          retention: {
+            trajectories: { maxBytes: 1024 * 1024, segmentBytes: 1024 * 1024 },
+            findings: { maxAgeHours: -1, maxSize: 1 },
+            alarms: { maxBytes: 'lots' },
+          },
+        },
       }),
     );
     const run = await runCli(['validate-config', path]);
@@ -102,7 +108,9 @@ describe('trajwatch schema finding', () => {
     expect(run.stderr).toMatch(/sinks\.retention\.findings\.maxAgeHours: .*\(value: -1\)/);
     expect(run.stderr).toContain('sinks.retention.findings.maxSize: unknown key');
     expect(run.stderr).toMatch(/sinks\.retention\.alarms\.maxBytes: .*"lots"/);
-    const ok = await configFile(JSON.stringify({ sinks: { retention: { trajectories: { maxBytes: 64 * 1024 * 1024, segmentBytes: 8 * 1024 * 1024, maxAgeHours: 24 } } } }));
+    const ok = await configFile(
+      JSON.stringify({ sinks: { retention: { trajectories: { maxBytes: 64 * 1024 * 1024, segmentBytes: 8 * 1024 * 1024, maxAgeHours: 24 } } } }),
+    );
     expect((await runCli(['validate-config', ok])).code).toBe(0);
   });
 });

@@ -18,7 +18,8 @@ const ROOT = new URL('../..', import.meta.url).pathname;
 const CLI = join(ROOT, 'src/cli/main.ts');
 const SMOL = join(ROOT, '.cache/llama-server/smollm2/SmolLM2-135M-Instruct.Q4_1.gguf');
 const PYTHON = join(ROOT, '.cache/llama-server/venv/bin/python');
-const why = existsSync(PYTHON) && existsSync(SMOL) ? null : `no llama.cpp server venv or SmolLM2 model in .cache/llama-server (run scripts/setup/llama-server-env.sh)`;
+const why =
+  existsSync(PYTHON) && existsSync(SMOL) ? null : `no llama.cpp server venv or SmolLM2 model in .cache/llama-server (run scripts/setup/llama-server-env.sh)`;
 if (why !== null && process.env.TRAJWATCH_REQUIRE_LLAMA === '1') throw new Error(why);
 
 interface Proc {
@@ -97,7 +98,18 @@ describe.skipIf(why !== null)(`the calibration walkthrough on a real small model
     expect(example).toContain('baseUrl: http://127.0.0.1:8080/v1');
     config = join(dir, 'judge-local.yaml');
     await writeFile(config, example.replace('127.0.0.1:8080', `127.0.0.1:${modelPort}`));
-    const serve = start(process.execPath, [CLI, 'serve', '--config', config, '--data-dir', dataDir, '--otlp-http', '127.0.0.1:0', '--otlp-grpc', '127.0.0.1:0']);
+    const serve = start(process.execPath, [
+      CLI,
+      'serve',
+      '--config',
+      config,
+      '--data-dir',
+      dataDir,
+      '--otlp-http',
+      '127.0.0.1:0',
+      '--otlp-grpc',
+      '127.0.0.1:0',
+    ]);
     procs.push(serve);
     const listening = await serve.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)\//, 60_000);
     otlp = listening[1]!;
@@ -110,7 +122,10 @@ describe.skipIf(why !== null)(`the calibration walkthrough on a real small model
 
   it('serve names the judge it uses at start; demo --judge waits for its answers and says what to do next', async () => {
     expect(procs[1]!.output()).toMatch(/judge.*smollm2-135m-instruct-q4_1/);
-    const demo = await run([join(ROOT, 'scripts/dev/demo.ts'), '--endpoint', otlp, '--judge', '--runs', '2', '--data-dir', dataDir, '--wait-ms', '480000'], 500_000);
+    const demo = await run(
+      [join(ROOT, 'scripts/dev/demo.ts'), '--endpoint', otlp, '--judge', '--runs', '2', '--data-dir', dataDir, '--wait-ms', '480000'],
+      500_000,
+    );
     expect(demo.code, demo.stdout + demo.stderr).toBe(0);
     expect(demo.stdout).toMatch(/window w1_[0-9a-f]{24}: judged/);
     expect(demo.stdout).toMatch(/the judge answered [12] of the runs' windows/);
@@ -125,7 +140,9 @@ describe.skipIf(why !== null)(`the calibration walkthrough on a real small model
     expect(list.windows.length).toBeGreaterThan(0);
     let recorded = 0;
     for (const w of list.windows) {
-      const detail = (await (await fetch(new URL(`/api/windows/${w.windowId}?labeler=walkthrough`, url))).json()) as { questions: { id: string; judge: unknown }[] };
+      const detail = (await (await fetch(new URL(`/api/windows/${w.windowId}?labeler=walkthrough`, url))).json()) as {
+        questions: { id: string; judge: unknown }[];
+      };
       expect(detail.questions.length).toBe(w.questions);
       for (const q of detail.questions) {
         expect(q.judge).toBe('hidden');

@@ -129,9 +129,7 @@ describe('OpenInference instrumentation of the openai client, into a running ser
       { name: 'dinner-agent', attributes: { [SemanticConventions.AGENT_NAME]: 'dinner-agent' } },
     );
 
-    const final = await context.with(setSession(context.active(), { sessionId }), () =>
-      agent('Weather in Paris, and a table at Chez Nous at 19:30?'),
-    );
+    const final = await context.with(setSession(context.active(), { sessionId }), () => agent('Weather in Paris, and a table at Chez Nous at 19:30?'));
     expect(final).toBe('Sunny in Paris; Chez Nous is full tonight.');
     await processor.forceFlush();
 

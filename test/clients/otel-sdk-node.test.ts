@@ -55,13 +55,7 @@ describe('OpenTelemetry Node SDK (NodeSDK) into a running serve', () => {
       expect(t.steps.every((s) => s.service === 'trajwatch-demo-support-agent')).toBe(true);
 
       const tools = toolSteps(t);
-      expect(tools.map((s) => s.toolName)).toEqual([
-        'search_orders',
-        'get_order_status',
-        'get_order_status',
-        'issue_refund',
-        'send_email',
-      ]);
+      expect(tools.map((s) => s.toolName)).toEqual(['search_orders', 'get_order_status', 'get_order_status', 'issue_refund', 'send_email']);
       expect(tools.map((s) => s.toolCallId)).toEqual(['call_1', 'call_2', 'call_3', 'call_4', 'call_5']);
       expect(tools[0]!.args?.parsed).toEqual({ customer_id: 'c-1042', status: 'delivered' });
       expect(tools[0]!.result).toBe('[{"order_id":"A-77","total":129.9}]');
@@ -86,21 +80,16 @@ describe('OpenTelemetry Node SDK (NodeSDK) into a running serve', () => {
       .filter((f) => f.record_kind === undefined && f.subject.trajectory_key === conversation);
     const areas = findings.map((f) => f.area).sort();
     expect(areas).toEqual(['error-output', 'tool.repetition', 'unguarded-send', 'unguarded-send']);
-    expect(findings.filter((f) => f.area === 'unguarded-send').map((f) => f.claim).join(' ')).toMatch(
-      /issue_refund.*send_email|send_email.*issue_refund/,
-    );
+    expect(
+      findings
+        .filter((f) => f.area === 'unguarded-send')
+        .map((f) => f.claim)
+        .join(' '),
+    ).toMatch(/issue_refund.*send_email|send_email.*issue_refund/);
   });
 
   it('the demo says so and exits 1 when nothing listens at the endpoint', async () => {
-    const failed = await run(process.execPath, [
-      DEMO,
-      '--endpoint',
-      'http://127.0.0.1:9',
-      '--protocol',
-      'http/protobuf',
-      '--timeout-ms',
-      '500',
-    ]).then(
+    const failed = await run(process.execPath, [DEMO, '--endpoint', 'http://127.0.0.1:9', '--protocol', 'http/protobuf', '--timeout-ms', '500']).then(
       () => undefined,
       (err: { code: number; stderr: string }) => err,
     );

@@ -56,8 +56,7 @@ beforeAll(async () => {
   registerTelemetry(
     new OpenTelemetry({
       agentSpanName: 'functionId',
-      enrichSpan: ({ runtimeContext }) =>
-        typeof runtimeContext?.sessionId === 'string' ? { 'gen_ai.conversation.id': runtimeContext.sessionId } : undefined,
+      enrichSpan: ({ runtimeContext }) => (typeof runtimeContext?.sessionId === 'string' ? { 'gen_ai.conversation.id': runtimeContext.sessionId } : undefined),
     }),
   );
 });
@@ -96,11 +95,14 @@ describe('Vercel AI SDK 7 tool loop with @ai-sdk/otel, into a running serve', ()
     const t = await target.trajectory(sessionId);
     expect(t.complete).toBe(true);
     expect(t.steps.every((s) => s.convention === 'genai' && s.sessionId === sessionId)).toBe(true);
-    expect(t.steps.filter((s) => s.kind === 'agent').map((s) => [s.name, s.agentName])).toEqual([
-      ['invoke_agent dinner-agent', 'dinner-agent'],
-    ]);
+    expect(t.steps.filter((s) => s.kind === 'agent').map((s) => [s.name, s.agentName])).toEqual([['invoke_agent dinner-agent', 'dinner-agent']]);
     // Each loop iteration is a `step N` span (AI SDK 7's own operation): no GenAI kind, so `other`.
-    expect(t.steps.filter((s) => s.kind === 'other').map((s) => s.name).sort()).toEqual(['step 1', 'step 2', 'step 3']);
+    expect(
+      t.steps
+        .filter((s) => s.kind === 'other')
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['step 1', 'step 2', 'step 3']);
     expect(t.steps.filter((s) => s.kind === 'llm').map((s) => s.model)).toEqual(['mock-gpt', 'mock-gpt', 'mock-gpt']);
 
     const [weather, booking, ...rest] = toolSteps(t);

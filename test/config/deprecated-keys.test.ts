@@ -27,9 +27,11 @@ describe('sections that moved under sinks, at their old top-level keys', () => {
     expect(raw.value).toHaveProperty('kafka');
   });
 
-  it('give the same configuration as the new keys, and an error there names the old key\'s line', async () => {
+  it("give the same configuration as the new keys, and an error there names the old key's line", async () => {
     const quiet = () => {};
-    expect(validateConfig({ value: { kafka: { brokers: ['h:1'] } }, source: 't' }, quiet)).toEqual(validateConfig({ value: { sinks: { kafka: { brokers: ['h:1'] } } }, source: 't' }, quiet));
+    expect(validateConfig({ value: { kafka: { brokers: ['h:1'] } }, source: 't' }, quiet)).toEqual(
+      validateConfig({ value: { sinks: { kafka: { brokers: ['h:1'] } } }, source: 't' }, quiet),
+    );
     const raw = await yamlFile('log: { level: info }\nkafka:\n  brokers: []\n');
     expect(() => validateConfig(raw, quiet)).toThrow('sinks.kafka.brokers: Too small: expected array to have >=1 items (value: []) (line 3)');
   });

@@ -98,7 +98,7 @@ sinks:
     ]);
   });
 
-  it('name a key missing under a section by the section\'s line', async () => {
+  it("name a key missing under a section by the section's line", async () => {
     expect(await issues('m.yaml', 'dataDir: x\nreceiver:\n  auth:\n    apiKeyHeader: x-api-key\n')).toEqual([
       'receiver.auth: set exactly one of tokenEnv or tokenFile (the token itself never goes in the configuration) (value: {"apiKeyHeader":"x-api-key"}) (line 3)',
     ]);
@@ -106,7 +106,11 @@ sinks:
 
   it.each([
     ['a duplicate key', 'log:\n  level: info\nlog:\n  level: debug\n', 'line 3: not valid YAML: Map keys must be unique'],
-    ['bad indentation', 'receiver:\n  otlpHttp: [\n', 'line 3: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]'],
+    [
+      'bad indentation',
+      'receiver:\n  otlpHttp: [\n',
+      'line 3: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    ],
     ['a custom tag', 'dataDir: !!js/function "f"\n', 'line 1: not valid YAML: Unresolved tag: tag:yaml.org,2002:js/function'],
     ['two documents', 'dataDir: a\n---\ndataDir: b\n', 'line 2: one YAML document expected, found 2'],
     ['a list at the root', '- dataDir\n', '(root): expected a YAML mapping, got ["dataDir"]'],
@@ -117,7 +121,9 @@ sinks:
 
   it('name no file line for a value that came from the environment or a flag', async () => {
     const path = await file('env.yaml', 'receiver:\n  otlpHttp: 127.0.0.1:4318\n  otlpGrpc: 127.0.0.1:4317\n');
-    const error = await resolveConfig(path, [{ path: ['receiver', 'otlpGrpc'], value: 'no-port' }], { TRAJWATCH_OTLP_HTTP: 'also-no-port' }).catch((e: unknown) => e);
+    const error = await resolveConfig(path, [{ path: ['receiver', 'otlpGrpc'], value: 'no-port' }], { TRAJWATCH_OTLP_HTTP: 'also-no-port' }).catch(
+      (e: unknown) => e,
+    );
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).issues).toEqual([
       'receiver.otlpHttp (from env TRAJWATCH_OTLP_HTTP): expected HOST:PORT with a port from 0 to 65535, got "also-no-port" (value: "also-no-port")',
@@ -126,7 +132,9 @@ sinks:
   });
 
   it('JSON files keep their messages (JSON.parse gives no positions, so no line)', async () => {
-    expect(await issues('c.json', JSON.stringify({ receiver: { maxBodyBytes: 0 } }))).toEqual(['receiver.maxBodyBytes: Too small: expected number to be >=1 (value: 0)']);
+    expect(await issues('c.json', JSON.stringify({ receiver: { maxBodyBytes: 0 } }))).toEqual([
+      'receiver.maxBodyBytes: Too small: expected number to be >=1 (value: 0)',
+    ]);
   });
 
   it('trajwatch validate-config reads YAML: valid, and every error at once with exit 1', async () => {

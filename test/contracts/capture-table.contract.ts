@@ -20,7 +20,14 @@ const analyze = createAnalyzer(ConfigSchema.parse({}));
 function cleanSteps(): Step[] {
   return [
     agent('Done: the email was sent.', { id: 'a000000000000001', at: 0, end: 30 }),
-    step('llm', { id: 'a000000000000002', parentId: 'a000000000000001', at: 1, end: 2, name: 'chat', requestedToolCalls: [{ id: 'c1', name: 'approve_send' }] }),
+    step('llm', {
+      id: 'a000000000000002',
+      parentId: 'a000000000000001',
+      at: 1,
+      end: 2,
+      name: 'chat',
+      requestedToolCalls: [{ id: 'c1', name: 'approve_send' }],
+    }),
     tool('approve_send', { id: 'a000000000000003', parentId: 'a000000000000001', at: 2, end: 3, toolCallId: 'c1', args: '{"draft": 1}', result: 'approved' }),
     tool('send_email', { id: 'a000000000000004', parentId: 'a000000000000001', at: 4, end: 5, args: '{"to": "a@b.c"}', result: 'sent' }),
   ];
@@ -34,13 +41,20 @@ const parent = { parentId: 'a000000000000001' };
  * with a fixture that ought to make it; the table's decisions for it are checked on the rows.
  */
 export const ONLY_GAP: Partial<Record<CaptureGapReason, () => Trajectory>> = {
-  'tool-name-not-captured': () => trajectory([...cleanSteps(), step('tool', { id: 'a000000000000005', ...parent, at: 6, name: 'execute_tool', args: '{"q": 1}', result: 'ok' })]),
-  'tool-call-not-captured': () => trajectory([...cleanSteps(), step('llm', { id: 'a000000000000005', ...parent, at: 6, name: 'chat', requestedToolCalls: [{ id: 'c2', name: 'web_search' }] })]),
+  'tool-name-not-captured': () =>
+    trajectory([...cleanSteps(), step('tool', { id: 'a000000000000005', ...parent, at: 6, name: 'execute_tool', args: '{"q": 1}', result: 'ok' })]),
+  'tool-call-not-captured': () =>
+    trajectory([
+      ...cleanSteps(),
+      step('llm', { id: 'a000000000000005', ...parent, at: 6, name: 'chat', requestedToolCalls: [{ id: 'c2', name: 'web_search' }] }),
+    ]),
   'tool-args-not-captured': () => trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', ...parent, at: 6, result: 'ok' })]),
   'tool-result-not-captured': () => trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', ...parent, at: 6, args: '{"q": 1}' })]),
-  'unread-convention': () => trajectory([...cleanSteps(), step('other', { id: 'a000000000000005', ...parent, at: 6, name: 'mlflow tool', unreadConvention: 'mlflow.spanType=TOOL' })]),
+  'unread-convention': () =>
+    trajectory([...cleanSteps(), step('other', { id: 'a000000000000005', ...parent, at: 6, name: 'mlflow tool', unreadConvention: 'mlflow.spanType=TOOL' })]),
   // A child of the send that starts a second before the send did.
-  'clock-skew': () => trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', parentId: 'a000000000000004', at: 3, end: 4, args: '{"q": 1}', result: 'ok' })]),
+  'clock-skew': () =>
+    trajectory([...cleanSteps(), tool('web_search', { id: 'a000000000000005', parentId: 'a000000000000004', at: 3, end: 4, args: '{"q": 1}', result: 'ok' })]),
 };
 
 /** Kinds another part will produce, each with the fixture that should make it then (none today). */
@@ -48,7 +62,14 @@ export const NOT_YET_PRODUCED: Partial<Record<CaptureGapReason, () => Trajectory
 
 function manifestOf(t: Trajectory) {
   const analysis = analyze(t);
-  return buildManifest({ trajectory: t, checks: analysis.checks, findings: analysis.findings, provenance: analysis.provenance, judge: 'disabled', windows: [] });
+  return buildManifest({
+    trajectory: t,
+    checks: analysis.checks,
+    findings: analysis.findings,
+    provenance: analysis.provenance,
+    judge: 'disabled',
+    windows: [],
+  });
 }
 
 const gapOf = (reason: CaptureGapReason): CaptureGap => ({ reason, spanIds: ['a000000000000005'] });
@@ -89,7 +110,7 @@ export function runCaptureTableContract(table: readonly CaptureTableRow[]): void
       }
     });
 
-    it('a conditional cell silences when its condition holds of the gap\'s spans and not otherwise: a missing result on a gate, not on a search', () => {
+    it("a conditional cell silences when its condition holds of the gap's spans and not otherwise: a missing result on a gate, not on a search", () => {
       const withResultless = (name: string) => trajectory([...cleanSteps(), tool(name, { id: 'a000000000000005', ...parent, at: 6, args: '{"q": 1}' })]);
       const gate = manifestOf(withResultless('review_draft')).checks.find((c) => c.check === 'unguarded-send')!;
       const search = manifestOf(withResultless('web_search')).checks.find((c) => c.check === 'unguarded-send')!;
@@ -104,7 +125,8 @@ export function runCaptureTableContract(table: readonly CaptureTableRow[]): void
         const t = (ONLY_GAP[kind] ?? NOT_YET_PRODUCED[kind])!();
         for (const row of table) {
           const silence = tableSilence(row.hiddenBy, [gapOf(kind)], t, defaultChecksConfig);
-          if (gapHides(row.hiddenBy[kind], gapOf(kind), t, defaultChecksConfig)) expect(silence, `${row.check} × ${kind}`).toMatchObject({ reason: kind, detail: expect.stringContaining(row.hiddenBy[kind].why) });
+          if (gapHides(row.hiddenBy[kind], gapOf(kind), t, defaultChecksConfig))
+            expect(silence, `${row.check} × ${kind}`).toMatchObject({ reason: kind, detail: expect.stringContaining(row.hiddenBy[kind].why) });
           else expect(silence, `${row.check} × ${kind}`).toBeUndefined();
         }
       });
@@ -117,7 +139,8 @@ export function runCaptureTableContract(table: readonly CaptureTableRow[]): void
         const byCheck = new Map(manifestOf(t).checks.map((c) => [c.check, c]));
         for (const row of table) {
           const entry = byCheck.get(row.check as (typeof MANIFEST_CHECKS)[number])!;
-          if (gapHides(row.hiddenBy[kind], gap!, t, defaultChecksConfig)) expect(entry, `${row.check} × ${kind}`).toMatchObject({ status: 'unavailable', reason: kind });
+          if (gapHides(row.hiddenBy[kind], gap!, t, defaultChecksConfig))
+            expect(entry, `${row.check} × ${kind}`).toMatchObject({ status: 'unavailable', reason: kind });
           else expect(entry.status, `${row.check} × ${kind}`).toBe('none-observed');
         }
       });

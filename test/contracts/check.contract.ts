@@ -65,7 +65,9 @@ const stepArb: fc.Arbitrary<Step> = fc
 /** Complete trajectories with distinct span ids (the assembler's guarantee), an agent run at the root. */
 export const completeTrajectoryArb: fc.Arbitrary<Trajectory> = fc
   .uniqueArray(stepArb, { selector: (s) => s.id, maxLength: 14 })
-  .map((steps) => trajectory([step('agent', { id: 'f'.repeat(16), at: 0, end: 30, name: 'invoke_agent', agentName: 'assistant', result: `Done. ${ERROR}` }), ...steps]));
+  .map((steps) =>
+    trajectory([step('agent', { id: 'f'.repeat(16), at: 0, end: 30, name: 'invoke_agent', agentName: 'assistant', result: `Done. ${ERROR}` }), ...steps]),
+  );
 
 const incomplete = (t: Trajectory): Trajectory => ({ ...t, complete: false, incompleteReasons: ['root-not-seen'], closedBy: 'idle-timeout' });
 const anchors = (hits: readonly { pattern: string; anchor: string }[]) => new Set(hits.map((h) => `${h.pattern}/${h.anchor}`));
@@ -139,7 +141,14 @@ export function runCheckContract(check: L0CheckDefinition): void {
         fc.property(completeTrajectoryArb, fc.boolean(), (t, complete) => {
           const input = complete ? t : incomplete(t);
           const analysis = analyze(input);
-          const manifest = buildManifest({ trajectory: input, checks: analysis.checks, findings: analysis.findings, provenance: analysis.provenance, judge: 'disabled', windows: [] });
+          const manifest = buildManifest({
+            trajectory: input,
+            checks: analysis.checks,
+            findings: analysis.findings,
+            provenance: analysis.provenance,
+            judge: 'disabled',
+            windows: [],
+          });
           const entry = manifest.checks.find((c) => c.check === check.pattern)!;
           const fired = analysis.checks.l0.some((h) => h.pattern === check.pattern);
           if (fired) expect(entry.status).toBe('fired');

@@ -120,35 +120,31 @@ export function runFindingSinkContract(contract: FindingSinkContract): void {
       });
     });
 
-    it(
-      'backpressure: a reason while its storage fails (a real full disk), none after it recovers, and every record written meanwhile stored in order',
-      async (ctx) => {
-        const small: SmallDisk | string = mountSmallDisk();
-        if (typeof small === 'string') {
-          if (process.env.CI === 'true') throw new Error(small);
-          ctx.skip(small);
-          return;
-        }
-        try {
-          const { sink, readBack } = await contract.open(small.dir, { pendingLimitRecords: 1_000 });
-          const before = [contractFinding(200), contractFinding(201)];
-          sink.write(before, 'findings');
-          await sink.flushed();
-          small.fill();
-          const during = Array.from({ length: 20 }, (_, i) => contractFinding(210 + i));
-          sink.write(during, 'findings');
-          await eventually('the sink reports its failing storage', () => sink.backpressure() !== undefined, timeoutMs);
-          small.free();
-          await eventually('the sink recovers', () => sink.backpressure() === undefined && sink.backlog().records === 0, timeoutMs);
-          await sink.flushed();
-          expect((await readBack('findings', before.length + during.length)).map(idOf)).toEqual([...before, ...during].map(idOf));
-          await sink.close();
-        } finally {
-          small.unmount();
-        }
-      },
-      60_000,
-    );
+    it('backpressure: a reason while its storage fails (a real full disk), none after it recovers, and every record written meanwhile stored in order', async (ctx) => {
+      const small: SmallDisk | string = mountSmallDisk();
+      if (typeof small === 'string') {
+        if (process.env.CI === 'true') throw new Error(small);
+        ctx.skip(small);
+        return;
+      }
+      try {
+        const { sink, readBack } = await contract.open(small.dir, { pendingLimitRecords: 1_000 });
+        const before = [contractFinding(200), contractFinding(201)];
+        sink.write(before, 'findings');
+        await sink.flushed();
+        small.fill();
+        const during = Array.from({ length: 20 }, (_, i) => contractFinding(210 + i));
+        sink.write(during, 'findings');
+        await eventually('the sink reports its failing storage', () => sink.backpressure() !== undefined, timeoutMs);
+        small.free();
+        await eventually('the sink recovers', () => sink.backpressure() === undefined && sink.backlog().records === 0, timeoutMs);
+        await sink.flushed();
+        expect((await readBack('findings', before.length + during.length)).map(idOf)).toEqual([...before, ...during].map(idOf));
+        await sink.close();
+      } finally {
+        small.unmount();
+      }
+    }, 60_000);
 
     it('close: flushes what was written, is safe twice and without use, and a write after close is refused, never taken as stored', async () => {
       await withDir(async (dir) => {

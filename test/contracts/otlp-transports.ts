@@ -73,7 +73,11 @@ export const httpTransport: OtlpTransport = {
         const retryAfter = res.headers.get('retry-after');
         // 401 and 404 are answered in JSON whatever the request's type (it is not read before them).
         const status =
-          res.status === 200 ? { code: 0, message: '' } : res.headers.get('content-type') === 'application/json' ? (JSON.parse(new TextDecoder().decode(bytes)) as StatusMessage) : decodeStatus(bytes);
+          res.status === 200
+            ? { code: 0, message: '' }
+            : res.headers.get('content-type') === 'application/json'
+              ? (JSON.parse(new TextDecoder().decode(bytes)) as StatusMessage)
+              : decodeStatus(bytes);
         return {
           code: status.code ?? 0,
           httpStatus: res.status,
@@ -93,22 +97,38 @@ export const grpcTransport: OtlpTransport = {
     const port = await bindGrpcReceiver(server, { host: '127.0.0.1', port: 0 });
     return {
       export(body, options = {}) {
-        const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), options.gzip === true ? { 'grpc.default_compression_algorithm': 2 } : {});
+        const client = new grpc.Client(
+          `127.0.0.1:${port}`,
+          grpc.credentials.createInsecure(),
+          options.gzip === true ? { 'grpc.default_compression_algorithm': 2 } : {},
+        );
         const metadata = new grpc.Metadata();
         if (options.token !== undefined) metadata.set('authorization', `Bearer ${options.token}`);
         return new Promise<ExportAnswer>((resolve) => {
-          client.makeUnaryRequest(options.signal === 'logs' ? LOGS_EXPORT_PATH : TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, Buffer.from(body), metadata, (error) => {
-            client.close();
-            if (error === null) return resolve({ code: 0, message: '' });
-            const details = error.metadata?.get(STATUS_DETAILS_KEY)[0];
-            const retryInfo = details instanceof Buffer ? decodeStatus(details).details?.find((d) => d.typeUrl.endsWith('google.rpc.RetryInfo')) : undefined;
-            const delay = retryInfo === undefined ? undefined : (rpc.lookupType('RetryInfo').toObject(rpc.lookupType('RetryInfo').decode(retryInfo.value), { longs: Number }) as { retryDelay?: { seconds?: number } });
-            resolve({
-              code: error.code,
-              ...(delay === undefined ? {} : { retryAfterSeconds: delay.retryDelay?.seconds ?? 0 }),
-              message: error.details,
-            });
-          });
+          client.makeUnaryRequest(
+            options.signal === 'logs' ? LOGS_EXPORT_PATH : TRACE_EXPORT_PATH,
+            (b: Buffer) => b,
+            (b: Buffer) => b,
+            Buffer.from(body),
+            metadata,
+            (error) => {
+              client.close();
+              if (error === null) return resolve({ code: 0, message: '' });
+              const details = error.metadata?.get(STATUS_DETAILS_KEY)[0];
+              const retryInfo = details instanceof Buffer ? decodeStatus(details).details?.find((d) => d.typeUrl.endsWith('google.rpc.RetryInfo')) : undefined;
+              const delay =
+                retryInfo === undefined
+                  ? undefined
+                  : (rpc.lookupType('RetryInfo').toObject(rpc.lookupType('RetryInfo').decode(retryInfo.value), { longs: Number }) as {
+                      retryDelay?: { seconds?: number };
+                    });
+              resolve({
+                code: error.code,
+                ...(delay === undefined ? {} : { retryAfterSeconds: delay.retryDelay?.seconds ?? 0 }),
+                message: error.details,
+              });
+            },
+          );
         });
       },
       close: () => closeGrpcReceiver(server, 100),

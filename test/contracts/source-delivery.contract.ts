@@ -94,40 +94,43 @@ export function runSourceDeliveryContract(source: DeliverySource): void {
     return fed;
   };
 
-  describe.skipIf(source.skip !== undefined)(`${source.name} keeps the source delivery contract${source.skip === undefined ? '' : ` (skipped: ${source.skip})`}`, () => {
-    it('every span of an SDK-encoded request reaches the pipeline, once', async () => {
-      const pipeline = newPipeline();
-      const fed = await start(steerable(pipeline).target);
-      await fed.send(await sdkTraceRequest(3));
-      await until('3 spans accepted', () => pipeline.counts.spansAccepted >= 3);
-      await pause(100);
-      expect(pipeline.counts.spansAccepted).toBe(3);
-    });
+  describe.skipIf(source.skip !== undefined)(
+    `${source.name} keeps the source delivery contract${source.skip === undefined ? '' : ` (skipped: ${source.skip})`}`,
+    () => {
+      it('every span of an SDK-encoded request reaches the pipeline, once', async () => {
+        const pipeline = newPipeline();
+        const fed = await start(steerable(pipeline).target);
+        await fed.send(await sdkTraceRequest(3));
+        await until('3 spans accepted', () => pipeline.counts.spansAccepted >= 3);
+        await pause(100);
+        expect(pipeline.counts.spansAccepted).toBe(3);
+      });
 
-    it('while the pipeline refuses, nothing is taken; once it accepts again, what was sent is taken, once', async () => {
-      const pipeline = newPipeline();
-      const { target, refuse } = steerable(pipeline);
-      refuse('contract-refuses');
-      const fed = await start(target);
-      const sent = fed.send(await sdkTraceRequest(2));
-      await pause(REFUSAL_WATCH_MS);
-      expect(pipeline.counts.spansAccepted).toBe(0);
-      refuse(undefined);
-      await sent;
-      await until('2 spans accepted', () => pipeline.counts.spansAccepted >= 2);
-      await pause(100);
-      expect(pipeline.counts.spansAccepted).toBe(2);
-    });
+      it('while the pipeline refuses, nothing is taken; once it accepts again, what was sent is taken, once', async () => {
+        const pipeline = newPipeline();
+        const { target, refuse } = steerable(pipeline);
+        refuse('contract-refuses');
+        const fed = await start(target);
+        const sent = fed.send(await sdkTraceRequest(2));
+        await pause(REFUSAL_WATCH_MS);
+        expect(pipeline.counts.spansAccepted).toBe(0);
+        refuse(undefined);
+        await sent;
+        await until('2 spans accepted', () => pipeline.counts.spansAccepted >= 2);
+        await pause(100);
+        expect(pipeline.counts.spansAccepted).toBe(2);
+      });
 
-    it('undecodable input loses nothing accepted before it, and what follows is still taken', async () => {
-      const pipeline = newPipeline();
-      const fed = await start(steerable(pipeline).target);
-      await fed.send(await sdkTraceRequest(2));
-      await fed.send(UNDECODABLE);
-      await fed.send(await sdkTraceRequest(1));
-      await until('3 spans accepted', () => pipeline.counts.spansAccepted >= 3);
-      expect(pipeline.counts.spansAccepted).toBe(3);
-      expect(pipeline.assembler.stats().openTrajectories).toBe(2);
-    });
-  });
+      it('undecodable input loses nothing accepted before it, and what follows is still taken', async () => {
+        const pipeline = newPipeline();
+        const fed = await start(steerable(pipeline).target);
+        await fed.send(await sdkTraceRequest(2));
+        await fed.send(UNDECODABLE);
+        await fed.send(await sdkTraceRequest(1));
+        await until('3 spans accepted', () => pipeline.counts.spansAccepted >= 3);
+        expect(pipeline.counts.spansAccepted).toBe(3);
+        expect(pipeline.assembler.stats().openTrajectories).toBe(2);
+      });
+    },
+  );
 }

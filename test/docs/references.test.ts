@@ -26,7 +26,7 @@ function documents(): string[] {
 }
 
 /** The paths a document cites that do not exist, each with how it was cited. */
-export function missingReferences(doc: string, text: string, exists: (path: string) => boolean): string[] {
+function missingReferences(doc: string, text: string, exists: (path: string) => boolean): string[] {
   const missing: string[] = [];
   for (const m of text.matchAll(/\]\(([^)#\s]+)(?:#[^)]*)?\)/g)) {
     const target = m[1]!;
@@ -46,12 +46,17 @@ describe('the documents', () => {
   it('cite only files and folders that exist', () => {
     const docs = documents();
     expect(docs.length).toBeGreaterThan(10);
-    const missing = docs.flatMap((doc) => missingReferences(doc, readFileSync(join(ROOT, doc), 'utf8'), (p) => existsSync(join(ROOT, p))).map((m) => `${doc}: ${m}`));
+    const missing = docs.flatMap((doc) =>
+      missingReferences(doc, readFileSync(join(ROOT, doc), 'utf8'), (p) => existsSync(join(ROOT, p))).map((m) => `${doc}: ${m}`),
+    );
     expect(missing).toEqual([]);
   });
 
   it('a moved file is caught, as a link and as a cited path', () => {
     const exists = (p: string) => p === 'src/there.ts' || p === 'docs/here.md';
-    expect(missingReferences('docs/a.md', '[x](here.md) [y](../src/gone.ts) `src/there.ts` `scripts/gone.sh` [z](https://example.com)', exists)).toEqual(['link ../src/gone.ts', 'path scripts/gone.sh']);
+    expect(missingReferences('docs/a.md', '[x](here.md) [y](../src/gone.ts) `src/there.ts` `scripts/gone.sh` [z](https://example.com)', exists)).toEqual([
+      'link ../src/gone.ts',
+      'path scripts/gone.sh',
+    ]);
   });
 });

@@ -20,7 +20,11 @@ const judgeConfig = (baseUrl: string) => ({
   judge: { enabled: true, client: { baseUrl, model: 'judge-m', apiKeyEnv: null, retries: 0, backoffMs: 10, timeoutMs: 2000 }, sampling: { rate: 0 } },
 });
 
-type Health = { status: string; components: Record<string, string>; judge: { state: string; reason?: string; endpoint?: string; model?: string; certificates?: number } };
+type Health = {
+  status: string;
+  components: Record<string, string>;
+  judge: { state: string; reason?: string; endpoint?: string; model?: string; certificates?: number };
+};
 const health = async (url: string, path = '/healthz'): Promise<{ code: number; body: Health }> => {
   const res = await fetch(`${url}${path}`);
   return { code: res.status, body: (await res.json()) as Health };
@@ -59,7 +63,11 @@ describe('serve tells of its judge', () => {
   it('logs the first failure once, the change of reason, and the recovery; /healthz shows the state', async () => {
     let mode = 'http-500';
     model = await startScriptedServer(() =>
-      mode === 'http-500' ? { status: 500, body: { error: 'down' } } : mode === 'prose' ? { body: { model: 'm', choices: [{ message: { content: 'fine, I think' } }] } } : { body: completion(answers()) },
+      mode === 'http-500'
+        ? { status: 500, body: { error: 'down' } }
+        : mode === 'prose'
+          ? { body: { model: 'm', choices: [{ message: { content: 'fine, I think' } }] } }
+          : { body: completion(answers()) },
     );
     serve = await startServe(judgeConfig(model.baseUrl));
     for (let i = 0; i < 3; i++) expect((await postJson(serve.url, agentRunRequest(run('Deploy.')))).status).toBe(200);
@@ -67,7 +75,11 @@ describe('serve tells of its judge', () => {
     expect(failing).toMatchObject({ status: 'degraded', judge: { reason: 'http 500' } });
     // The judge is a component like the others: degraded, with its reason; input is still taken.
     expect(failing.components['judge']).toBe('degraded: http 500');
-    expect(Object.entries(failing.components).filter(([name]) => name !== 'judge').every(([, h]) => h === 'ok')).toBe(true);
+    expect(
+      Object.entries(failing.components)
+        .filter(([name]) => name !== 'judge')
+        .every(([, h]) => h === 'ok'),
+    ).toBe(true);
     expect((await health(serve.url)).code).toBe(200);
     expect((await health(serve.url, '/readyz')).code).toBe(200);
     // Repeats of the same reason are not logged again.

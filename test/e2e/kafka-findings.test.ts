@@ -81,7 +81,10 @@ describe.runIf(brokers !== undefined)('findings to a real Kafka broker, end to e
     const configPath = join(serve.dataDir, 'config.json');
     const run = await runCli(['tail', '--kafka', '--from-start', '--max', '4', '--timeout-ms', '30000', '--config', configPath]);
     expect(run.code).toBe(0);
-    const printed = run.stdout.trim().split('\n').map((l) => FindingSchema.parse(JSON.parse(l)));
+    const printed = run.stdout
+      .trim()
+      .split('\n')
+      .map((l) => FindingSchema.parse(JSON.parse(l)));
     expect(printed).toHaveLength(4);
   });
 

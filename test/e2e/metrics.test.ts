@@ -26,8 +26,7 @@ describe('/metrics on a running serve', () => {
   });
 
   it('counts requests, spans, refusals and closed trajectories by their labels', async () => {
-    const post = (body: string, type = 'application/json') =>
-      fetch(`${serve.url}/v1/traces`, { method: 'POST', body, headers: { 'content-type': type } });
+    const post = (body: string, type = 'application/json') => fetch(`${serve.url}/v1/traces`, { method: 'POST', body, headers: { 'content-type': type } });
     const tool = {
       traceId: TRACE,
       spanId: '00f067aa0ba902b7',

@@ -54,19 +54,34 @@ async function runAgent(traceUrl: string, logExporter: LogRecordExporter, sessio
     attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'forecaster', 'gen_ai.conversation.id': sessionId },
   });
   const rootCtx = trace.setSpan(context.active(), root);
-  const chat = tracer.startSpan('chat', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'm-1', 'gen_ai.conversation.id': sessionId } }, rootCtx);
+  const chat = tracer.startSpan(
+    'chat',
+    { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'm-1', 'gen_ai.conversation.id': sessionId } },
+    rootCtx,
+  );
   const chatCtx = trace.setSpan(rootCtx, chat);
   logger.emit({ eventName: 'gen_ai.user.message', context: chatCtx, attributes: { 'gen_ai.system': 'openai' }, body: { content: 'Weather in Paris?' } });
   logger.emit({
     eventName: 'gen_ai.choice',
     context: chatCtx,
-    body: { index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] } },
+    body: {
+      index: 0,
+      finish_reason: 'tool_calls',
+      message: { role: 'assistant', tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+    },
   });
   chat.end();
   for (const callId of ['call_1', 'call_2']) {
     const tool = tracer.startSpan(
       'execute_tool get_weather',
-      { attributes: { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': callId, 'gen_ai.conversation.id': sessionId } },
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'get_weather',
+          'gen_ai.tool.call.id': callId,
+          'gen_ai.conversation.id': sessionId,
+        },
+      },
       rootCtx,
     );
     const toolCtx = trace.setSpan(rootCtx, tool);

@@ -93,19 +93,14 @@ describe('real OTel JS SDK exporters into a running serve', () => {
   const cases: [string, (url: string) => SpanExporter][] = [
     ['OTLP/HTTP JSON', (url) => new OtlpHttpJsonExporter({ url: `${url}/v1/traces` })],
     ['OTLP/HTTP protobuf', (url) => new OtlpHttpProtoExporter({ url: `${url}/v1/traces` })],
-    [
-      'OTLP/HTTP protobuf, gzip',
-      (url) => new OtlpHttpProtoExporter({ url: `${url}/v1/traces`, compression: 'gzip' as never }),
-    ],
+    ['OTLP/HTTP protobuf, gzip', (url) => new OtlpHttpProtoExporter({ url: `${url}/v1/traces`, compression: 'gzip' as never })],
   ];
 
   for (const [name, makeExporter] of cases) {
     it(`assembles the agent's trajectory sent over ${name}`, async () => {
       const conversationId = `conv-${name.replace(/\W+/g, '-')}`;
       await runAgent(makeExporter(serve.url), conversationId);
-      const rows = await waitForLines<TrajectoryRow>(join(serve.dataDir, 'trajectories.jsonl'), (r) =>
-        r.some((t) => t.key === conversationId),
-      );
+      const rows = await waitForLines<TrajectoryRow>(join(serve.dataDir, 'trajectories.jsonl'), (r) => r.some((t) => t.key === conversationId));
       const t = rows.find((r) => r.key === conversationId)!;
       expect(t.complete).toBe(true);
       expect(t.traceIds).toHaveLength(1);

@@ -40,7 +40,10 @@ export const steersArb = fc.option(
 );
 
 export const snapshotContentArb: fc.Arbitrary<SnapshotContent> = fc.record({
-  population: fc.array(traceIdArb.map((t) => `trace:${t}`), { maxLength: 3 }),
+  population: fc.array(
+    traceIdArb.map((t) => `trace:${t}`),
+    { maxLength: 3 },
+  ),
   observed_at: isoArb,
   evidence_refs: fc.array(refArb, { maxLength: 3 }),
   runtime_version: nullableText,

@@ -34,7 +34,8 @@ afterAll(async () => {
 });
 
 /** A finding's kind: its observation's kind, and a record observation's name. */
-const kindOf = (f: Finding): string => (f.observation === undefined ? 'none' : f.observation.kind === 'record' ? `record:${f.observation.name}` : f.observation.kind);
+const kindOf = (f: Finding): string =>
+  f.observation === undefined ? 'none' : f.observation.kind === 'record' ? `record:${f.observation.name}` : f.observation.kind;
 
 /** Two equal lookups: an exact tool repetition finding. */
 function repetitionFindings(): Finding[] {
@@ -44,7 +45,13 @@ function repetitionFindings(): Finding[] {
 }
 
 const samples = (): (Finding | AnalysisManifest)[] => [
-  ...emitted, judgedFinding(), replayedFinding(), failedJudgedFinding(), ...l0Findings(), ...repetitionFindings(), sampleManifest(),
+  ...emitted,
+  judgedFinding(),
+  replayedFinding(),
+  failedJudgedFinding(),
+  ...l0Findings(),
+  ...repetitionFindings(),
+  sampleManifest(),
 ];
 
 describe('every finding kind through every audience', () => {
@@ -73,10 +80,19 @@ describe('every finding kind through every audience', () => {
     const layer = emitted.find((f) => kindOf(f) === 'record:layer-question')!;
     const verified = emitted.find((f) => kindOf(f) === 'record:layer-question' && (valuesOf(f).verification as { fate?: string } | null)?.fate === 'judged')!;
     expect(verified).toBeDefined();
-    expect(stripInternal(verified).removed).toEqual(expect.arrayContaining(['observation.values.verification.served_model', 'observation.values.verification.ledger_key']));
+    expect(stripInternal(verified).removed).toEqual(
+      expect.arrayContaining(['observation.values.verification.served_model', 'observation.values.verification.ledger_key']),
+    );
     expect(JSON.stringify(stripInternal(verified).view)).not.toMatch(/served_model|ledger_key|receipt|certificate_id/);
     const { view, removed } = stripInternal(layer);
-    expect(removed).toEqual(expect.arrayContaining(['observation.values.requested_model', 'observation.values.ledger_key', 'observation.values.receipt', 'observation.values.certificate_id']));
+    expect(removed).toEqual(
+      expect.arrayContaining([
+        'observation.values.requested_model',
+        'observation.values.ledger_key',
+        'observation.values.receipt',
+        'observation.values.certificate_id',
+      ]),
+    );
     expect(JSON.stringify(view)).not.toMatch(/requested_model|served_model|ledger_key|receipt|certificate_id/);
     const summary = emitted.find((f) => kindOf(f) === 'record:layered-walk')!;
     expect(stripInternal(summary).removed).toContain('observation.values.cost');

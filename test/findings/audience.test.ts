@@ -5,7 +5,17 @@ import { internalField } from '../../src/findings/internal-field.ts';
 import { findingJsonSchema, manifestJsonSchema, recordJsonSchema } from '../../src/findings/json-schema.ts';
 import { FindingSchema, type Finding } from '../../src/findings/schema.ts';
 import { z } from 'zod';
-import { allRecords, expectExternalView, expectInternalView, failedJudgedFinding, judgedFinding, l0Findings, MARKERS, replayedFinding, sampleManifest } from './audience-fixture.ts';
+import {
+  allRecords,
+  expectExternalView,
+  expectInternalView,
+  failedJudgedFinding,
+  judgedFinding,
+  l0Findings,
+  MARKERS,
+  replayedFinding,
+  sampleManifest,
+} from './audience-fixture.ts';
 
 describe('the audience rule: one strip, read from the schema marks', () => {
   it('names the internal fields from the zod schema itself', () => {
@@ -22,8 +32,14 @@ describe('the audience rule: one strip, read from the schema marks', () => {
       ]),
     );
     // A mark anywhere in a schema is found: nested, optional, inside arrays and unions.
-    const s = z.object({ a: z.array(z.object({ b: internalField(z.string().optional(), 'test') })), c: z.union([z.object({ d: internalField(z.number(), 'test') }), z.string()]) });
-    expect(internalPaths(s)).toEqual([['a', '*', 'b'], ['c', 'd']]);
+    const s = z.object({
+      a: z.array(z.object({ b: internalField(z.string().optional(), 'test') })),
+      c: z.union([z.object({ d: internalField(z.number(), 'test') }), z.string()]),
+    });
+    expect(internalPaths(s)).toEqual([
+      ['a', '*', 'b'],
+      ['c', 'd'],
+    ]);
   });
 
   it('both directions on every record kind: external has none of the internal fields, internal keeps them all', () => {
@@ -38,11 +54,17 @@ describe('the audience rule: one strip, read from the schema marks', () => {
   it('keeps claims, verdicts, evidence, severity, the method (the determinism claim) and the answer', () => {
     const f = judgedFinding();
     const { view, removed } = stripInternal(f);
-    for (const k of ['finding_id', 'claim', 'severity', 'evidence_refs', 'method', 'subject', 'treatment', 'conditions', 'observed_at'] as const) expect(view[k]).toEqual(f[k]);
+    for (const k of ['finding_id', 'claim', 'severity', 'evidence_refs', 'method', 'subject', 'treatment', 'conditions', 'observed_at'] as const)
+      expect(view[k]).toEqual(f[k]);
     const values = (view.observation as { values: Record<string, unknown> }).values;
     expect(values).toMatchObject({ answer: 'yes', question_id: 'tool.error-ignored', probabilities: { yes: 0.91, no: 0.09 } });
     expect(removed.sort()).toEqual(
-      ['id_basis', ...['certificate_id', 'failure', 'ledger_key', 'receipt', 'requested_model', 'served_model', 'window_policy_digest'].map((k) => `observation.values.${k}`)].sort(),
+      [
+        'id_basis',
+        ...['certificate_id', 'failure', 'ledger_key', 'receipt', 'requested_model', 'served_model', 'window_policy_digest'].map(
+          (k) => `observation.values.${k}`,
+        ),
+      ].sort(),
     );
     const l0 = l0Findings()[0]!;
     expect(audienceView(l0, 'external')).toEqual(Object.fromEntries(Object.entries(l0).filter(([k]) => k !== 'id_basis')));

@@ -21,11 +21,28 @@ import { makeSpan } from '../normalize/make-span.ts';
 
 let n = 0;
 const read = (at: number, attributes: Attributes): Step =>
-  normalizeSpan(makeSpan({ spanId: (++n).toString(16).padStart(16, '0'), parentSpanId: '00f067aa0ba902b7', startTimeUnixNano: BigInt(at) * 1_000_000_000n, endTimeUnixNano: BigInt(at) * 1_000_000_000n + 5n, attributes }));
+  normalizeSpan(
+    makeSpan({
+      spanId: (++n).toString(16).padStart(16, '0'),
+      parentSpanId: '00f067aa0ba902b7',
+      startTimeUnixNano: BigInt(at) * 1_000_000_000n,
+      endTimeUnixNano: BigInt(at) * 1_000_000_000n + 5n,
+      attributes,
+    }),
+  );
 const chat = (at: number, id: string, city: string) =>
-  read(at, { 'gen_ai.operation.name': 'chat', 'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'tool_call', id, name: 'get_weather', arguments: { city } }] }]) });
+  read(at, {
+    'gen_ai.operation.name': 'chat',
+    'gen_ai.output.messages': JSON.stringify([{ role: 'assistant', parts: [{ type: 'tool_call', id, name: 'get_weather', arguments: { city } }] }]),
+  });
 const tool = (at: number, id: string, args: string) =>
-  read(at, { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': 'get_weather', 'gen_ai.tool.call.id': id, 'gen_ai.tool.call.arguments': args, 'gen_ai.tool.call.result': 'ok' });
+  read(at, {
+    'gen_ai.operation.name': 'execute_tool',
+    'gen_ai.tool.name': 'get_weather',
+    'gen_ai.tool.call.id': id,
+    'gen_ai.tool.call.arguments': args,
+    'gen_ai.tool.call.result': 'ok',
+  });
 
 function manifestOf(steps: Step[]) {
   const t = makeTrajectory(linkRequests(steps));

@@ -137,9 +137,7 @@ describe('findingsFromChecks', () => {
         const results: CheckResults = { ...sampleResults(), l0: hits };
         const once = JSON.stringify(findingsFromChecks(t, results, deriveProvenance(t, cfg)));
         const copy = structuredClone(sampleTrajectory());
-        const again = JSON.stringify(
-          findingsFromChecks(copy, { ...results, l0: reverse ? [...hits].reverse() : hits }, deriveProvenance(copy, cfg)),
-        );
+        const again = JSON.stringify(findingsFromChecks(copy, { ...results, l0: reverse ? [...hits].reverse() : hits }, deriveProvenance(copy, cfg)));
         expect(again).toBe(once);
       }),
     );

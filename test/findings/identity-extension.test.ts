@@ -42,8 +42,7 @@ function stepsFor(specs: readonly Spec[], parent: Step, fromS: number): Step[] {
   });
 }
 
-const byClaimKey = (findings: readonly Finding[]) =>
-  new Map(findings.map((f) => [JSON.stringify([f.analyst_id, f.area, f.id_basis ?? []]), f.finding_id]));
+const byClaimKey = (findings: readonly Finding[]) => new Map(findings.map((f) => [JSON.stringify([f.analyst_id, f.area, f.id_basis ?? []]), f.finding_id]));
 
 const analyzeWithProvenance = createAnalyzer({ checks: defaultChecksConfig, provenance: DEFAULT_PROVENANCE_CONFIG });
 

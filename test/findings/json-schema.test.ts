@@ -47,7 +47,10 @@ describe('analysis manifest and findings-record JSON Schemas', () => {
     const checks = runChecks(t, checksConfigSchema.parse({}));
     const provenance = deriveProvenance(t, parseProvenanceConfig({}));
     const findings = findingsFromChecks(t, checks, provenance);
-    const manifest = JSON.parse(JSON.stringify(buildManifest({ trajectory: t, checks, findings, provenance, judge: 'disabled', windows: [] }))) as Record<string, unknown>;
+    const manifest = JSON.parse(JSON.stringify(buildManifest({ trajectory: t, checks, findings, provenance, judge: 'disabled', windows: [] }))) as Record<
+      string,
+      unknown
+    >;
     const record = ajv.compile(recordJsonSchema());
     const manifestOnly = ajv.compile(manifestJsonSchema());
     expect(manifestOnly(manifest), JSON.stringify(manifestOnly.errors)).toBe(true);

@@ -34,7 +34,9 @@ describe('buildManifest', () => {
     expect(a.checks.map((c) => c.check)).toEqual([...MANIFEST_CHECKS]);
     // The same revision analyzed to a different outcome (a window judged, not deferred) is another record.
     const judged = buildManifest(input(sampleTrajectory(), { judge: 'enabled', windows: [JUDGED] }));
-    const deferred = buildManifest(input(sampleTrajectory(), { judge: 'enabled', windows: [{ ...JUDGED, fate: 'deferred', reason: 'shutdown', finding_ids: [] }] }));
+    const deferred = buildManifest(
+      input(sampleTrajectory(), { judge: 'enabled', windows: [{ ...JUDGED, fate: 'deferred', reason: 'shutdown', finding_ids: [] }] }),
+    );
     expect(new Set([a.manifest_id, judged.manifest_id, deferred.manifest_id]).size).toBe(3);
   });
 
@@ -110,7 +112,11 @@ describe('buildManifest', () => {
   });
 
   it('a run holding a failure whose answer cannot be read: fault-passthrough is unavailable, not none-observed', () => {
-    const failed = { statusCode: 2 as const, eventNames: ['exception'], error: { source: 'exception' as const, type: 'Timeout', message: 'order service timed out after 30s' } };
+    const failed = {
+      statusCode: 2 as const,
+      eventNames: ['exception'],
+      error: { source: 'exception' as const, type: 'Timeout', message: 'order service timed out after 30s' },
+    };
     const args = { raw: '{"order_id":"42"}', parsed: { order_id: '42' }, digest: 'd2' };
     const noAnswer = trajectory([
       // The agent span carries no output (the capture did not record the answer).
@@ -122,7 +128,14 @@ describe('buildManifest', () => {
     expect(m['fault-passthrough']).toMatchObject({ status: 'unavailable', reason: 'run-outcome-not-captured' });
 
     const answered = trajectory([
-      step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent', result: 'I could not look up the order.', statusCode: 2, error: { source: 'status' } }),
+      step({
+        id: '0000000000000001',
+        kind: 'agent',
+        name: 'invoke_agent',
+        result: 'I could not look up the order.',
+        statusCode: 2,
+        error: { source: 'status' },
+      }),
       step({ id: '0000000000000002', parentId: '0000000000000001', toolName: 'lookup_order', args, ...failed }),
     ]);
     // A run that failed itself reports no success: nothing about its answer is missing.
@@ -147,7 +160,15 @@ describe('buildManifest', () => {
     const n = 300;
     const steps = [step({ id: '0000000000000001', kind: 'agent', name: 'invoke_agent' })];
     for (let i = 0; i < n; i++) {
-      steps.push(step({ id: (i + 2).toString(16).padStart(16, '0'), parentId: '0000000000000001', toolName: `t${i}`, args: { raw: '{}', parsed: {}, digest: `d${i}` }, statusCode: 2 }));
+      steps.push(
+        step({
+          id: (i + 2).toString(16).padStart(16, '0'),
+          parentId: '0000000000000001',
+          toolName: `t${i}`,
+          args: { raw: '{}', parsed: {}, digest: `d${i}` },
+          statusCode: 2,
+        }),
+      );
     }
     const t = trajectory(steps);
     const window = (i: number, fate: 'judged' | 'refused' | 'not-sampled', reason?: string) => ({

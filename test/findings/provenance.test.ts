@@ -59,7 +59,12 @@ describe('treatment', () => {
     const p = deriveProvenance(t, DEFAULT_PROVENANCE_CONFIG);
     expect(p.treatment).toEqual([
       { id: 'budget-low', definition_digest: definitionDigest({ max_tokens: 1000 }), definition_refs: [], layers: ['Budget'] },
-      { id: 'team-2', definition_digest: 'sha256:feed', definition_refs: [{ kind: 'artifact', uri: 'https://lab/defs/team-2.yaml' }], layers: ['Team', 'Roles'] },
+      {
+        id: 'team-2',
+        definition_digest: 'sha256:feed',
+        definition_refs: [{ kind: 'artifact', uri: 'https://lab/defs/team-2.yaml' }],
+        layers: ['Team', 'Roles'],
+      },
     ]);
   });
 
@@ -68,7 +73,12 @@ describe('treatment', () => {
       step({ id: '0000000000000001', attributes: { 'trajwatch.treatment.id': 'x', 'trajwatch.treatment.layers': 'Tools,Vibes' } }),
       step({
         id: '0000000000000002',
-        attributes: { 'trajwatch.treatment.id': 'y', 'trajwatch.treatment.layers': 'Tools', 'trajwatch.treatment.definition': '{}', 'trajwatch.treatment.definition_digest': 'sha256:0' },
+        attributes: {
+          'trajwatch.treatment.id': 'y',
+          'trajwatch.treatment.layers': 'Tools',
+          'trajwatch.treatment.definition': '{}',
+          'trajwatch.treatment.definition_digest': 'sha256:0',
+        },
       }),
     ]);
     const p = deriveProvenance(t, DEFAULT_PROVENANCE_CONFIG);
@@ -80,7 +90,15 @@ describe('treatment', () => {
   it('a bundle id with two definitions refuses the whole treatment list (null), with the conflict recorded', () => {
     const cfg = parseProvenanceConfig({ treatments: { bundles: [armB] } });
     const t = trajectory([
-      step({ id: '0000000000000001', attributes: { 'experiment.arm': 'B', 'trajwatch.treatment.id': 'arm-b', 'trajwatch.treatment.layers': 'Tools', 'trajwatch.treatment.definition': '{"other":1}' } }),
+      step({
+        id: '0000000000000001',
+        attributes: {
+          'experiment.arm': 'B',
+          'trajwatch.treatment.id': 'arm-b',
+          'trajwatch.treatment.layers': 'Tools',
+          'trajwatch.treatment.definition': '{"other":1}',
+        },
+      }),
     ]);
     const p = deriveProvenance(t, cfg);
     expect(p.treatment).toBeNull();
@@ -105,7 +123,12 @@ describe('conditions', () => {
       population: [`trace:${TRACE_A}`],
     });
     expect(s.operator_steers).toEqual([
-      { id: `steer:${TRACE_A}/0000000000000002/0`, at: null, planned: null, evidence_ref: { kind: 'event', uri: `event:${TRACE_A}/0000000000000002/0`, excerpt: 'operator.steer' } },
+      {
+        id: `steer:${TRACE_A}/0000000000000002/0`,
+        at: null,
+        planned: null,
+        evidence_ref: { kind: 'event', uri: `event:${TRACE_A}/0000000000000002/0`, excerpt: 'operator.steer' },
+      },
     ]);
     expect(s.evidence_refs).toContainEqual({ kind: 'span', uri: `span:${TRACE_A}/0000000000000002` });
     expect(s.id).toMatch(/^c1_[0-9a-f]{64}$/);
@@ -135,7 +158,13 @@ describe('conditions', () => {
     const t = trajectory([step({ id: '0000000000000002', parentId: '00000000000000ff' })], { complete: false, incompleteReasons: ['root-not-seen'] });
     const s = deriveProvenance(t, DEFAULT_PROVENANCE_CONFIG).conditions![0]!;
     expect([s.runtime_version, s.lab_commit, s.model_version, s.provider_version, s.seat, s.host_load, s.started_at]).toEqual([
-      null, null, null, null, null, null, null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
+      null,
     ]);
     expect(s.evidence_refs).toEqual([]);
   });
@@ -166,7 +195,13 @@ describe('provenance config', () => {
     let caught: unknown;
     try {
       parseProvenanceConfig({
-        treatments: { bundles: [{ ...armB, layers: ['Vibes'] }, { ...armB, match: {} }], extra: 1 },
+        treatments: {
+          bundles: [
+            { ...armB, layers: ['Vibes'] },
+            { ...armB, match: {} },
+          ],
+          extra: 1,
+        },
         conditions: { seatAttribute: 'x' },
       });
     } catch (err) {

@@ -164,7 +164,8 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     title: 'MLflow tracing (`openai` tool loop, `@mlflow.trace` tools)',
     venv: 'mlflow',
     script: 'mlflow_agent',
-    instrumentation: 'mlflow-tracing, `mlflow.openai.autolog()`, OTLP export; its own attributes (`mlflow.spanType`, `mlflow.spanInputs`), which trajwatch does not read',
+    instrumentation:
+      'mlflow-tracing, `mlflow.openai.autolog()`, OTLP export; its own attributes (`mlflow.spanType`, `mlflow.spanInputs`), which trajwatch does not read',
     packages: ['mlflow-tracing', 'openai', 'opentelemetry-exporter-otlp-proto-http'],
     // MLflow otherwise fetches its telemetry config from the network at import (none here).
     env: { MLFLOW_DISABLE_TELEMETRY: 'true' },
@@ -176,7 +177,8 @@ export const FRAMEWORKS: readonly FrameworkSpec[] = [
     title: 'Langfuse (`openai` tool loop, `@observe` tools)',
     venv: 'langfuse',
     script: 'langfuse_agent',
-    instrumentation: 'langfuse SDK (`langfuse.openai`, `@observe(as_type=…)`), its own attributes (`langfuse.observation.*`), `span_exporter` to OTLP, `propagate_attributes(session_id=…)`',
+    instrumentation:
+      'langfuse SDK (`langfuse.openai`, `@observe(as_type=…)`), its own attributes (`langfuse.observation.*`), `span_exporter` to OTLP, `propagate_attributes(session_id=…)`',
     packages: ['langfuse', 'openai', 'opentelemetry-exporter-otlp-proto-http'],
     session: { kind: 'session' },
   },

@@ -154,7 +154,10 @@ export async function runFramework(spec: FrameworkSpec, python: string): Promise
   const findings = await readFindings(serve.dataDir);
   const manifests = await readManifests(serve.dataDir);
   const raw = rawSpans(proxy.recorded, proxy.bodies);
-  await writeFile(join(captureDir, 'spans.json'), JSON.stringify(raw.spans, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 1));
+  await writeFile(
+    join(captureDir, 'spans.json'),
+    JSON.stringify(raw.spans, (_, v: unknown) => (typeof v === 'bigint' ? v.toString() : v), 1),
+  );
   const logBodies = proxy.bodies.filter((_, i) => proxy.recorded[i]!.path.endsWith('/logs'));
   const row: MatrixRow = {
     ...evaluate(spec, { sessionId, trajectories, findings, raw, logBodies, manifests }),
@@ -173,7 +176,10 @@ async function settled(path: string): Promise<void> {
   let size = -1;
   let since = Date.now();
   while (Date.now() < deadline) {
-    const now = await stat(path).then((s) => s.size, () => -1);
+    const now = await stat(path).then(
+      (s) => s.size,
+      () => -1,
+    );
     if (now !== size) {
       size = now;
       since = Date.now();
@@ -348,16 +354,24 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
   // A trajectory of `other` steps only holds no turn (OpenLIT's `create_agent` span, made when
   // the graph is compiled, before the conversation): named apart, not counted as a key. Steps
   // in an unread convention are `other` too, yet hold the turn: an unread-convention gap counts.
-  const turns = ev.trajectories.filter((t) => t.steps.length === 0 || t.steps.some((s) => s.kind !== 'other') || (t.captureGaps ?? []).some((g) => g.reason === 'unread-convention'));
+  const turns = ev.trajectories.filter(
+    (t) => t.steps.length === 0 || t.steps.some((s) => s.kind !== 'other') || (t.captureGaps ?? []).some((g) => g.reason === 'unread-convention'),
+  );
   const apart = ev.trajectories.filter((t) => !turns.includes(t));
   const keys = turns.map(named);
   const besides = apart.length === 0 ? '' : `; apart, of other steps only: ${apart.map(named).join(', ')}`;
   if (spec.session.kind === 'session') {
     const ok = turns.length === 1 && turns[0]!.key === ev.sessionId;
-    cells.session = { status: ok ? 'yes' : 'no', detail: (ok ? `key = session id` : `want one key "${ev.sessionId}", got ${keys.join(', ') || 'none'}`) + besides };
+    cells.session = {
+      status: ok ? 'yes' : 'no',
+      detail: (ok ? `key = session id` : `want one key "${ev.sessionId}", got ${keys.join(', ') || 'none'}`) + besides,
+    };
   } else {
     const ok = turns.length === 1;
-    cells.session = { status: ok ? 'yes' : 'no', detail: (ok ? `one key (no session id: ${spec.session.reason})` : `want one key, got ${keys.join(', ') || 'none'}`) + besides };
+    cells.session = {
+      status: ok ? 'yes' : 'no',
+      detail: (ok ? `one key (no session id: ${spec.session.reason})` : `want one key, got ${keys.join(', ') || 'none'}`) + besides,
+    };
   }
 
   // toolNames: raw tool spans ↔ steps
@@ -366,7 +380,8 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
   for (const t of ev.raw.tools) {
     const s = steps.get(t.spanId)?.step;
     if (s === undefined) nameProblems.push(`tool span ${t.name} ${t.spanId} is no step`);
-    else if (s.kind !== 'tool' || s.toolName !== t.name) nameProblems.push(`tool span ${t.name} ${t.spanId} is step kind=${s.kind} toolName=${s.toolName ?? '-'}`);
+    else if (s.kind !== 'tool' || s.toolName !== t.name)
+      nameProblems.push(`tool span ${t.name} ${t.spanId} is step kind=${s.kind} toolName=${s.toolName ?? '-'}`);
   }
   const wantCounts = `get_weather×3, lookup_order×1`;
   const gotCounts = `get_weather×${scripted.filter((t) => t.name === 'get_weather').length}, lookup_order×${scripted.filter((t) => t.name === 'lookup_order').length}`;
@@ -374,7 +389,10 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
     cells.toolNames = { status: 'n/a', detail: 'the instrumentation exports no tool spans' };
   } else {
     if (gotCounts !== wantCounts) nameProblems.push(`tool spans ${gotCounts}, want ${wantCounts}`);
-    cells.toolNames = { status: nameProblems.length === 0 ? 'yes' : 'no', detail: nameProblems.length === 0 ? `${ev.raw.tools.length} tool spans, each a named tool step` : nameProblems.join('; ') };
+    cells.toolNames = {
+      status: nameProblems.length === 0 ? 'yes' : 'no',
+      detail: nameProblems.length === 0 ? `${ev.raw.tools.length} tool spans, each a named tool step` : nameProblems.join('; '),
+    };
   }
 
   // args: the scripted calls' tool steps, in start order, against the script
@@ -391,42 +409,64 @@ export function evaluate(spec: MatrixSpec, ev: Evidence): Omit<MatrixRow, 'versi
     want.forEach((w, i) => {
       if (JSON.stringify(got[i]) !== JSON.stringify(w)) {
         const s = byTool(name)[i];
-        argProblems.push(`${name}#${i + 1} args ${s?.args === undefined ? 'absent' : `parsed=${JSON.stringify(s.args.parsed)} raw=${JSON.stringify(s.args.raw)}`}, want ${JSON.stringify(w)}`);
+        argProblems.push(
+          `${name}#${i + 1} args ${s?.args === undefined ? 'absent' : `parsed=${JSON.stringify(s.args.parsed)} raw=${JSON.stringify(s.args.raw)}`}, want ${JSON.stringify(w)}`,
+        );
       }
     });
   }
   if (!argsCaptured) cells.args = { status: 'n/a', detail: 'the capture holds no structured arguments' };
-  else if (toolSteps.length === 0) cells.args = { status: 'no', detail: `structured arguments are in the capture${inLogs ? ' (log records)' : ''}, but no tool step carries them` };
-  else cells.args = { status: argProblems.length === 0 ? 'yes' : 'no', detail: argProblems.length === 0 ? 'every call parsed as scripted' : argProblems.join('; ') };
+  else if (toolSteps.length === 0)
+    cells.args = { status: 'no', detail: `structured arguments are in the capture${inLogs ? ' (log records)' : ''}, but no tool step carries them` };
+  else
+    cells.args = {
+      status: argProblems.length === 0 ? 'yes' : 'no',
+      detail: argProblems.length === 0 ? 'every call parsed as scripted' : argProblems.join('; '),
+    };
 
   // findings
-  const paris = scripted.filter((t) => t.name === 'get_weather').slice(0, 2).map((t) => t.spanId).sort();
+  const paris = scripted
+    .filter((t) => t.name === 'get_weather')
+    .slice(0, 2)
+    .map((t) => t.spanId)
+    .sort();
   const order = scripted.find((t) => t.name === 'lookup_order')?.spanId;
   const expectedRepetition = (f: FindingRow) =>
     f.observation?.kind === 'tool-repetition' &&
     f.observation.tool_name === 'get_weather' &&
     f.observation.count === 2 &&
     JSON.stringify((f.observation.attempts ?? []).map((a) => a.span_id).sort()) === JSON.stringify(paris);
-  const anchoredAtOrder = (f: FindingRow, pattern: string) => order !== undefined && (f.code_eval_hits ?? []).some((h) => h.pattern === pattern && h.anchor === order);
+  const anchoredAtOrder = (f: FindingRow, pattern: string) =>
+    order !== undefined && (f.code_eval_hits ?? []).some((h) => h.pattern === pattern && h.anchor === order);
   const expectedFailure = (f: FindingRow) => anchoredAtOrder(f, 'error-output');
-  const allowedPassthrough = (f: FindingRow) => anchoredAtOrder(f, 'fault-passthrough') && !/reappears/i.test(f.claim) && (f.code_eval_hits ?? []).every((h) => !/reappears/i.test(h.detail));
+  const allowedPassthrough = (f: FindingRow) =>
+    anchoredAtOrder(f, 'fault-passthrough') && !/reappears/i.test(f.claim) && (f.code_eval_hits ?? []).every((h) => !/reappears/i.test(h.detail));
 
   const repetitions = ev.findings.filter(expectedRepetition);
-  cells.repetition = repetitions.length > 0 ? { status: 'yes', detail: 'get_weather ×2 over the Paris calls' } : { status: 'no', detail: `none; repetition findings: ${describeAll(ev.findings.filter((f) => f.observation?.kind === 'tool-repetition'))}` };
+  cells.repetition =
+    repetitions.length > 0
+      ? { status: 'yes', detail: 'get_weather ×2 over the Paris calls' }
+      : { status: 'no', detail: `none; repetition findings: ${describeAll(ev.findings.filter((f) => f.observation?.kind === 'tool-repetition'))}` };
   const failures = ev.findings.filter(expectedFailure);
-  cells.failure = failures.length > 0 ? { status: 'yes', detail: 'error-output at lookup_order' } : { status: 'no', detail: order === undefined ? 'no lookup_order tool span to anchor at' : `no error-output at lookup_order ${order}` };
+  cells.failure =
+    failures.length > 0
+      ? { status: 'yes', detail: 'error-output at lookup_order' }
+      : { status: 'no', detail: order === undefined ? 'no lookup_order tool span to anchor at' : `no error-output at lookup_order ${order}` };
   const falses = ev.findings.filter((f) => !expectedRepetition(f) && !expectedFailure(f) && !allowedPassthrough(f));
   cells.falseFindings = falses.length === 0 ? { status: 'yes', detail: 'none' } : { status: 'no', detail: describeAll(falses, steps) };
 
   const problems: string[] = [];
   for (const t of ev.trajectories) {
-    if (!t.complete || t.closedBy === 'shutdown') problems.push(`capture: trajectory ${t.key} closed by ${t.closedBy}, complete=${t.complete} ${t.incompleteReasons.join(', ')}`);
+    if (!t.complete || t.closedBy === 'shutdown')
+      problems.push(`capture: trajectory ${t.key} closed by ${t.closedBy}, complete=${t.complete} ${t.incompleteReasons.join(', ')}`);
   }
   if (spec.unreadConvention !== undefined) Object.assign(cells, unreadConventionCells(spec.unreadConvention, ev));
   if (spec.noToolSpans !== undefined) {
     // No tool spans: the calls can only be seen as requests in the llm messages. What must hold
     // is that trajwatch says so (a capture gap naming each scripted tool), never claims absence.
-    const gapTools = new Set(ev.trajectories.flatMap((t) => (t.captureGaps ?? []).filter((g) => g.reason === 'tool-call-not-captured').flatMap((g) => g.toolNames ?? [])));
+    const gapTools = new Set(
+      ev.trajectories.flatMap((t) => (t.captureGaps ?? []).filter((g) => g.reason === 'tool-call-not-captured').flatMap((g) => g.toolNames ?? [])),
+    );
     const missing = ['get_weather', 'lookup_order'].filter((name) => !gapTools.has(name));
     const cell: Cell =
       missing.length === 0

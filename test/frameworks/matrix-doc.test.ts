@@ -15,7 +15,10 @@ const row = (id: string, cells: Record<string, { status: string; detail: string 
 describe('the framework matrix section', () => {
   it('numbers each cell that is not yes and states its detail in full, pipes and all', () => {
     const long = `[malformed-structure@tool:x] ${'a'.repeat(400)} | second`;
-    const md = renderMatrix([row('a', {}), row('b', { args: { status: 'no', detail: long }, repetition: { status: 'n/a', detail: 'the tools make no spans' } })]);
+    const md = renderMatrix([
+      row('a', {}),
+      row('b', { args: { status: 'no', detail: long }, repetition: { status: 'n/a', detail: 'the tools make no spans' } }),
+    ]);
     expect(md).toContain('| A | inst | pkg 1.0 | yes | yes | yes | yes | yes | yes |');
     expect(md).toContain('| B | inst | pkg 1.0 | yes | yes | **no** [1] | n/a [2] | yes | yes |');
     expect(md).toContain(`1. B, no: ${long}`);

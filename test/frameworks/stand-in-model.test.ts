@@ -5,7 +5,18 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { chatEntries, FINAL_1, FINAL_2, nextMove, ORDER_ERROR_MESSAGE, type StandInModel, startStandInModel, TURN_1, TURN_2, WEATHER_TEXT } from './stand-in-model.ts';
+import {
+  chatEntries,
+  FINAL_1,
+  FINAL_2,
+  nextMove,
+  ORDER_ERROR_MESSAGE,
+  type StandInModel,
+  startStandInModel,
+  TURN_1,
+  TURN_2,
+  WEATHER_TEXT,
+} from './stand-in-model.ts';
 
 let model: StandInModel;
 let client: OpenAI;
@@ -59,7 +70,10 @@ async function chatTurn(history: Msg[], stream: boolean): Promise<{ calls: strin
 describe('the stand-in model', () => {
   for (const stream of [false, true]) {
     it(`plays the two-turn script over Chat Completions${stream ? ', streaming' : ''}`, async () => {
-      const history: Msg[] = [{ role: 'system', content: 'You are helpful.' }, { role: 'user', content: TURN_1 }];
+      const history: Msg[] = [
+        { role: 'system', content: 'You are helpful.' },
+        { role: 'user', content: TURN_1 },
+      ];
       expect(await chatTurn(history, stream)).toEqual({
         calls: ['get_weather {"city":"Paris"}', 'get_weather {"city":"Paris"}', 'lookup_order {"order_id":"42"}'],
         text: FINAL_1,
@@ -72,7 +86,10 @@ describe('the stand-in model', () => {
   it('ends with a final_answer call when the request offers that tool', async () => {
     const r = await client.chat.completions.create({
       model: 'm',
-      messages: [{ role: 'user', content: TURN_2 }, { role: 'user', content: `Observation: ${WEATHER_TEXT}` }],
+      messages: [
+        { role: 'user', content: TURN_2 },
+        { role: 'user', content: `Observation: ${WEATHER_TEXT}` },
+      ],
       tools: [{ type: 'function', function: { name: 'final_answer', parameters: {} } }],
     });
     expect(r.choices[0]!.message.tool_calls![0]).toMatchObject({ function: { name: 'final_answer', arguments: JSON.stringify({ answer: FINAL_2 }) } });

@@ -116,7 +116,9 @@ export function responsesEntries(input: unknown): Entry[] {
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;
   if (Array.isArray(content)) {
-    return content.map((p: unknown) => (typeof p === 'string' ? p : typeof p === 'object' && p !== null && 'text' in p ? String((p as { text: unknown }).text) : '')).join('\n');
+    return content
+      .map((p: unknown) => (typeof p === 'string' ? p : typeof p === 'object' && p !== null && 'text' in p ? String((p as { text: unknown }).text) : ''))
+      .join('\n');
   }
   return content === undefined || content === null ? '' : JSON.stringify(content);
 }
@@ -153,7 +155,9 @@ export async function startStandInModel(): Promise<StandInModel> {
     req.on('end', () => {
       const path = (req.url ?? '').split('?')[0]!;
       if (req.method === 'GET' && path.endsWith('/models')) {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'stand-in-model', object: 'model', created: 0, owned_by: 'trajwatch-tests' }] }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ object: 'list', data: [{ id: 'stand-in-model', object: 'model', created: 0, owned_by: 'trajwatch-tests' }] }));
         return;
       }
       let body: Record<string, unknown>;
@@ -198,7 +202,11 @@ export async function startStandInModel(): Promise<StandInModel> {
 function chatCompletion(move: Move, model: string, n: number) {
   const message =
     move.kind === 'tool'
-      ? { role: 'assistant', content: null, tool_calls: [{ id: move.call.id, type: 'function', function: { name: move.call.name, arguments: move.call.arguments } }] }
+      ? {
+          role: 'assistant',
+          content: null,
+          tool_calls: [{ id: move.call.id, type: 'function', function: { name: move.call.name, arguments: move.call.arguments } }],
+        }
       : { role: 'assistant', content: move.text };
   return {
     id: `chatcmpl-standin-${n}`,
@@ -237,7 +245,13 @@ function responsesObject(move: Move, model: string, n: number) {
   const item =
     move.kind === 'tool'
       ? { type: 'function_call', id: `fc_standin_${n}`, call_id: move.call.id, name: move.call.name, arguments: move.call.arguments, status: 'completed' }
-      : { type: 'message', id: `msg_standin_${n}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: move.text, annotations: [] }] };
+      : {
+          type: 'message',
+          id: `msg_standin_${n}`,
+          role: 'assistant',
+          status: 'completed',
+          content: [{ type: 'output_text', text: move.text, annotations: [] }],
+        };
   return {
     id: `resp_standin_${n}`,
     object: 'response',
@@ -248,17 +262,27 @@ function responsesObject(move: Move, model: string, n: number) {
     parallel_tool_calls: false,
     tool_choice: 'auto',
     tools: [],
-    usage: { input_tokens: 50, output_tokens: 10, total_tokens: 60, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+    usage: {
+      input_tokens: 50,
+      output_tokens: 10,
+      total_tokens: 60,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens_details: { reasoning_tokens: 0 },
+    },
   };
 }
 
 function streamResponses(res: ServerResponse, response: ReturnType<typeof responsesObject>): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
   let seq = 0;
-  const send = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
+  const send = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: seq++, ...data })}\n\n`);
   const item = response.output[0]!;
   send('response.created', { response: { ...response, status: 'in_progress', output: [] } });
-  send('response.output_item.added', { output_index: 0, item: item.type === 'message' ? { ...item, status: 'in_progress', content: [] } : { ...item, status: 'in_progress', arguments: '' } });
+  send('response.output_item.added', {
+    output_index: 0,
+    item: item.type === 'message' ? { ...item, status: 'in_progress', content: [] } : { ...item, status: 'in_progress', arguments: '' },
+  });
   if (item.type === 'function_call') {
     send('response.function_call_arguments.delta', { item_id: item.id, output_index: 0, delta: item.arguments });
     send('response.function_call_arguments.done', { item_id: item.id, output_index: 0, arguments: item.arguments });

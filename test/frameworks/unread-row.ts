@@ -31,12 +31,17 @@ export function unreadConventionCells(why: string, ev: Evidence): Partial<Record
     for (const check of TOOL_ABSENCE_CHECKS) {
       const status = m.checks.find((c) => c.check === check);
       if (status?.status === 'unavailable' && status.reason === 'unread-convention') continue;
-      problems.push(`manifest of ${m.subject.trajectory_key}: ${check} is ${status === undefined ? 'missing' : `${status.status}${status.reason === undefined ? '' : ` (${status.reason})`}`}, want unavailable (unread-convention)`);
+      problems.push(
+        `manifest of ${m.subject.trajectory_key}: ${check} is ${status === undefined ? 'missing' : `${status.status}${status.reason === undefined ? '' : ` (${status.reason})`}`}, want unavailable (unread-convention)`,
+      );
     }
   }
   const cell: Cell =
     problems.length === 0
-      ? { status: 'n/a', detail: `${why}; every tool span (${ev.raw.tools.length}) is an unread-convention capture gap, and the manifest claims no tool absence (${TOOL_ABSENCE_CHECKS.join(', ')}: unavailable)` }
+      ? {
+          status: 'n/a',
+          detail: `${why}; every tool span (${ev.raw.tools.length}) is an unread-convention capture gap, and the manifest claims no tool absence (${TOOL_ABSENCE_CHECKS.join(', ')}: unavailable)`,
+        }
       : { status: 'no', detail: problems.join('; ') };
   return { toolNames: cell, args: cell, repetition: cell };
 }

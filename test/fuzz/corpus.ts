@@ -63,7 +63,11 @@ export async function loadSeeds(options: { wholeTrail?: boolean } = {}): Promise
   const sdk = await produceSdkSpans();
   seeds.push({ name: 'sdk.json', format: 'json', body: Buffer.from(JsonTraceSerializer.serializeRequest(sdk)!) });
   seeds.push({ name: 'sdk.pb', format: 'protobuf', body: Buffer.from(ProtobufTraceSerializer.serializeRequest(sdk)!) });
-  for (const [n, seed] of [[1, 1], [8, 2], [32, 3]] as const) {
+  for (const [n, seed] of [
+    [1, 1],
+    [8, 2],
+    [32, 3],
+  ] as const) {
     const request = syntheticRequest(n, seed);
     seeds.push({ name: `synthetic-${n}.json`, format: 'json', body: Buffer.from(JSON.stringify(request)) });
     seeds.push({ name: `synthetic-${n}.pb`, format: 'protobuf', body: Buffer.from(syntheticRequestProto(request)) });

@@ -37,7 +37,10 @@ describe('fuzzing the OTLP decoders with mutated TRAIL, SDK and synthetic bodies
     // represented in both encodings, beside the SDK and synthetic bodies
     for (const { traceId } of trailCorpus().files) {
       for (const ext of ['json', 'pb']) {
-        expect(seeds.some((seed) => seed.name.startsWith(`trail/${traceId}.otlp.json.gz#`) && seed.name.endsWith(`.${ext}`)), `${traceId} .${ext}`).toBe(true);
+        expect(
+          seeds.some((seed) => seed.name.startsWith(`trail/${traceId}.otlp.json.gz#`) && seed.name.endsWith(`.${ext}`)),
+          `${traceId} .${ext}`,
+        ).toBe(true);
       }
     }
     for (const name of ['sdk.json', 'sdk.pb', 'synthetic-32.json', 'synthetic-32.pb']) expect(seeds.map((seed) => seed.name)).toContain(name);

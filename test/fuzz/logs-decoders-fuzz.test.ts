@@ -37,7 +37,9 @@ function logsSeeds(traceSeeds: readonly Seed[]): Seed[] {
   const out: Seed[] = [];
   for (const seed of traceSeeds) {
     if (seed.format !== 'json') continue;
-    const request = JSON.parse(seed.body.toString('utf8')) as { resourceSpans?: { resource?: unknown; scopeSpans?: { scope?: unknown; spans?: Record<string, unknown>[] }[] }[] };
+    const request = JSON.parse(seed.body.toString('utf8')) as {
+      resourceSpans?: { resource?: unknown; scopeSpans?: { scope?: unknown; spans?: Record<string, unknown>[] }[] }[];
+    };
     const logs = {
       resourceLogs: (request.resourceSpans ?? []).map((rs) => ({
         resource: rs.resource,
@@ -61,7 +63,11 @@ function logsSeeds(traceSeeds: readonly Seed[]): Seed[] {
     const withBytes = JSON.parse(JSON.stringify(logs), (key, value: unknown) =>
       (key === 'traceId' || key === 'spanId') && typeof value === 'string' ? Buffer.from(value, 'hex') : value,
     );
-    out.push({ name: `${seed.name} as logs (protobuf)`, format: 'protobuf', body: Buffer.from(requestType.encode(requestType.fromObject(withBytes)).finish()) });
+    out.push({
+      name: `${seed.name} as logs (protobuf)`,
+      format: 'protobuf',
+      body: Buffer.from(requestType.encode(requestType.fromObject(withBytes)).finish()),
+    });
   }
   return out;
 }

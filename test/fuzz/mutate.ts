@@ -34,7 +34,7 @@ export const HOSTILE_TOKENS: readonly Buffer[] = [
   Buffer.from('[]'),
   Buffer.from('"'),
   Buffer.from('{"arrayValue":{"values":['.repeat(200)),
-  Buffer.from('[' .repeat(5_000)),
+  Buffer.from('['.repeat(5_000)),
   Buffer.from('"traceId":"00000000000000000000000000000000"'),
   Buffer.from('"startTimeUnixNano":"99999999999999999999999"'),
 ];

@@ -41,7 +41,21 @@ export class Browser {
   /** `args`: extra Chromium switches (e.g. `--host-resolver-rules` to point a name at loopback). */
   static async launch(args: readonly string[] = []): Promise<Browser> {
     const dir = await mkdtemp(join(tmpdir(), 'trajwatch-chromium-'));
-    const proc = spawn(CHROMIUM, ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--remote-debugging-port=0', `--user-data-dir=${dir}`, '--window-size=1280,900', ...args, 'about:blank'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const proc = spawn(
+      CHROMIUM,
+      [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--no-first-run',
+        '--remote-debugging-port=0',
+        `--user-data-dir=${dir}`,
+        '--window-size=1280,900',
+        ...args,
+        'about:blank',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
     const port = await new Promise<number>((resolve, reject) => {
       let err = '';
       const timer = setTimeout(() => reject(new Error(`chromium did not open DevTools in 60 s: ${err}`)), 60_000);
@@ -94,7 +108,10 @@ export class Browser {
 
   /** Evaluates an expression in the page (promises awaited), returning its JSON value. */
   async eval<T>(expression: string): Promise<T> {
-    const r = (await this.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true })) as { result: { value: T }; exceptionDetails?: { text: string; exception?: { description?: string } } };
+    const r = (await this.send('Runtime.evaluate', { expression, awaitPromise: true, returnByValue: true })) as {
+      result: { value: T };
+      exceptionDetails?: { text: string; exception?: { description?: string } };
+    };
     if (r.exceptionDetails !== undefined) throw new Error(`page: ${r.exceptionDetails.exception?.description ?? r.exceptionDetails.text}`);
     return r.result.value;
   }
@@ -119,7 +136,13 @@ export class Browser {
       Tab: { code: 'Tab', keyCode: 9 },
     };
     const k = named[key] ?? { code: /^[0-9]$/.test(key) ? `Digit${key}` : `Key${key.toUpperCase()}`, keyCode: key.toUpperCase().charCodeAt(0), text: key };
-    await this.send('Input.dispatchKeyEvent', { type: 'keyDown', key, code: k.code, windowsVirtualKeyCode: k.keyCode, ...(k.text === undefined ? {} : { text: k.text, unmodifiedText: k.text }) });
+    await this.send('Input.dispatchKeyEvent', {
+      type: 'keyDown',
+      key,
+      code: k.code,
+      windowsVirtualKeyCode: k.keyCode,
+      ...(k.text === undefined ? {} : { text: k.text, unmodifiedText: k.text }),
+    });
     await this.send('Input.dispatchKeyEvent', { type: 'keyUp', key, code: k.code, windowsVirtualKeyCode: k.keyCode });
   }
 

@@ -9,11 +9,7 @@ export interface CliOptions {
 }
 
 /** Runs the trajwatch CLI under the Node 24 that runs the tests; bounded by `timeoutMs`. */
-export function runCli(
-  args: string[],
-  timeoutMs = 120_000,
-  options: CliOptions = {},
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function runCli(args: string[], timeoutMs = 120_000, options: CliOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],

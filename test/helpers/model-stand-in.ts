@@ -31,7 +31,13 @@ export const CERTIFIED_QUESTION = SEMANTIC_QUESTIONS[0]!.id;
 export function standInReply(body: Record<string, unknown>): ScriptedReply {
   const text = JSON.stringify(body);
   if (text.includes(GARBLED)) {
-    return { body: { model: 'judge-model-2025-01', choices: [{ message: { content: 'I would rather not say.' } }], usage: { prompt_tokens: 700, completion_tokens: 8 } } };
+    return {
+      body: {
+        model: 'judge-model-2025-01',
+        choices: [{ message: { content: 'I would rather not say.' } }],
+        usage: { prompt_tokens: 700, completion_tokens: 8 },
+      },
+    };
   }
   const yes = text.includes(CLAIMS_DONE);
   return { body: completion(answers(yes ? { 0: { letter: 'A', support: 'e1' } } : {})) };
@@ -75,7 +81,17 @@ export async function calibrateWithStandIn(judge: Record<string, unknown>): Prom
     }));
   const goldPath = join(dir, 'gold.jsonl');
   await writeFile(goldPath, gold.map((g) => JSON.stringify(g)).join('\n') + '\n');
-  const run = await runCli(['calibrate', '--gold', goldPath, '--ledger', join(dir, 'judge', 'ledger.jsonl'), '--out', certificatesDir, '--report', join(dir, 'report.json')]);
+  const run = await runCli([
+    'calibrate',
+    '--gold',
+    goldPath,
+    '--ledger',
+    join(dir, 'judge', 'ledger.jsonl'),
+    '--out',
+    certificatesDir,
+    '--report',
+    join(dir, 'report.json'),
+  ]);
   const issued = await readdir(certificatesDir).catch(() => []);
   if (run.code !== 0 || issued.length !== 1) {
     throw new Error(`trajwatch calibrate issued ${issued.length} certificates (exit ${run.code}):\n${run.stdout}\n${run.stderr}`);

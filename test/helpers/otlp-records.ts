@@ -15,7 +15,11 @@ export interface OtlpRecord {
   traceIds: string[];
 }
 
-const hex = (seed: string, bytes: number): string => createHash('sha256').update(seed).digest('hex').slice(0, bytes * 2);
+const hex = (seed: string, bytes: number): string =>
+  createHash('sha256')
+    .update(seed)
+    .digest('hex')
+    .slice(0, bytes * 2);
 
 const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
 

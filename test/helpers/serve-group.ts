@@ -110,7 +110,9 @@ export async function readFindings(dataDirs: readonly string[]): Promise<Written
 }
 
 /** Every trajectory line the members wrote. */
-export async function readTrajectories(dataDirs: readonly string[]): Promise<{ key: string; complete: boolean; incompleteReasons: string[]; steps: unknown[] }[]> {
+export async function readTrajectories(
+  dataDirs: readonly string[],
+): Promise<{ key: string; complete: boolean; incompleteReasons: string[]; steps: unknown[] }[]> {
   const rows = [];
   for (const dir of new Set(dataDirs)) {
     const text = await readFile(join(dir, 'trajectories.jsonl'), 'utf8').catch(() => '');

@@ -61,11 +61,7 @@ export async function startServe(config: Record<string, unknown> = {}, extraArgs
 }
 
 /** Reads a JSON-lines file, waiting (bounded) until `until` accepts its rows. */
-export async function waitForLines<T = Record<string, unknown>>(
-  path: string,
-  until: (rows: T[]) => boolean,
-  timeoutMs = 15_000,
-): Promise<T[]> {
+export async function waitForLines<T = Record<string, unknown>>(path: string, until: (rows: T[]) => boolean, timeoutMs = 15_000): Promise<T[]> {
   const deadline = Date.now() + timeoutMs;
   let rows: T[] = [];
   for (;;) {

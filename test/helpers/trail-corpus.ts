@@ -114,7 +114,9 @@ export function resolveTrailCorpus(options: CorpusOptions = {}): TrailCorpus {
 
   const inRepo = traceIdsIn(inRepoDir);
   if (!sameIds(inRepo, IN_REPO_TRACE_IDS)) {
-    throw new Error(`TRAIL corpus: ${inRepoDir} must hold exactly the five SWE-bench traces ${IN_REPO_TRACE_IDS.join(', ')}; it holds ${inRepo.join(', ') || 'none'}`);
+    throw new Error(
+      `TRAIL corpus: ${inRepoDir} must hold exactly the five SWE-bench traces ${IN_REPO_TRACE_IDS.join(', ')}; it holds ${inRepo.join(', ') || 'none'}`,
+    );
   }
   const files = IN_REPO_TRACE_IDS.map((id) => file(inRepoDir, id, true));
 
@@ -137,7 +139,9 @@ export function resolveTrailCorpus(options: CorpusOptions = {}): TrailCorpus {
   if (!sameIds(shared, expected)) {
     const missing = expected.filter((id) => !shared.includes(id));
     const extra = shared.filter((id) => !expected.includes(id));
-    throw new Error(`TRAIL corpus: ${sharedDir} must hold the 26 TRAIL dev traces; missing: ${missing.join(', ') || 'none'}; unexpected: ${extra.join(', ') || 'none'}`);
+    throw new Error(
+      `TRAIL corpus: ${sharedDir} must hold the 26 TRAIL dev traces; missing: ${missing.join(', ') || 'none'}; unexpected: ${extra.join(', ') || 'none'}`,
+    );
   }
   files.push(...SHARED_ONLY_TRACE_IDS.map((id) => file(sharedDir, id, false)));
   return {

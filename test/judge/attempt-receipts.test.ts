@@ -22,7 +22,10 @@ async function client(script: (n: number) => ScriptedReply, over: Record<string,
 
 describe('every physical attempt has its own receipt', () => {
   it('records a timed-out attempt as unknown usage, so the call total is unknown rather than the last attempt alone', async () => {
-    const c = await client((n) => (n === 1 ? { hang: true } : { body: completion(answers()) }), { timeoutMs: 100, pricing: { inputPerMillionTokens: 1, outputPerMillionTokens: 1 } });
+    const c = await client((n) => (n === 1 ? { hang: true } : { body: completion(answers()) }), {
+      timeoutMs: 100,
+      pricing: { inputPerMillionTokens: 1, outputPerMillionTokens: 1 },
+    });
     const r = await c.complete({});
     expect(r.ok).toBe(true);
     expect(r.receipt.attempts).toBe(2);
@@ -36,7 +39,11 @@ describe('every physical attempt has its own receipt', () => {
 
   it('itemises error statuses and keeps usage an error body reports', async () => {
     const c = await client((n) =>
-      n === 1 ? { status: 429 } : n === 2 ? { status: 503, body: { error: 'overloaded', usage: { prompt_tokens: 900, completion_tokens: 0 } } } : { body: completion(answers()) },
+      n === 1
+        ? { status: 429 }
+        : n === 2
+          ? { status: 503, body: { error: 'overloaded', usage: { prompt_tokens: 900, completion_tokens: 0 } } }
+          : { body: completion(answers()) },
     );
     const r = await c.complete({});
     expect(r.receipt.perAttempt!.map((a) => [a.outcome, a.status, a.totalTokens])).toEqual([
@@ -48,9 +55,13 @@ describe('every physical attempt has its own receipt', () => {
   });
 
   it('counts every attempt in the budget: a retry takes a calls-per-minute slot, an unknown attempt is charged at its ceiling', async () => {
-    const h = await harness((_b, n) => (n === 1 ? { hang: true } : { body: completion(answers()) }), { timeoutMs: 100, retries: 1, maxOutputTokens: 256 }, {
-      budget: { maxConcurrent: 1, callsPerMinute: 30, tokensPerDay: 1_000_000 },
-    });
+    const h = await harness(
+      (_b, n) => (n === 1 ? { hang: true } : { body: completion(answers()) }),
+      { timeoutMs: 100, retries: 1, maxOutputTokens: 256 },
+      {
+        budget: { maxConcurrent: 1, callsPerMinute: 30, tokensPerDay: 1_000_000 },
+      },
+    );
     started.push(h);
     const clock = Date.UTC(2026, 10, 30, 12);
     const r = await judgeAll(h.dataDir, h.cfg, undefined, () => clock);
@@ -73,6 +84,5 @@ describe('every physical attempt has its own receipt', () => {
     const retried = results.find((x) => x.receipt!.attempts === 2)!;
     expect(retried.receipt!.perAttempt.map((a) => a.outcome)).toEqual(['timeout', 'answered']);
     expect(r.calls.map((c) => c.receipt.attempts).sort()).toEqual([...Array<number>(windows - 1).fill(1), 2]);
-
   });
 });

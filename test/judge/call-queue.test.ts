@@ -13,10 +13,14 @@ describe('call queue', () => {
   it('runs at most maxConcurrent jobs at once, in push order, and starts the next when one ends', async () => {
     const gates = [gate(), gate(), gate()];
     const started: number[] = [];
-    const q = new CallQueue<number>(2, async (n) => {
-      started.push(n);
-      await gates[n]!.opened;
-    }, () => undefined);
+    const q = new CallQueue<number>(
+      2,
+      async (n) => {
+        started.push(n);
+        await gates[n]!.opened;
+      },
+      () => undefined,
+    );
     [0, 1, 2].forEach((n) => q.push(n));
     q.pump();
     expect(started).toEqual([0, 1]);
@@ -33,10 +37,14 @@ describe('call queue', () => {
   it('when halted dispatches nothing more, and stop hands back the jobs that never started', async () => {
     const g = gate();
     const started: string[] = [];
-    const q = new CallQueue<string>(1, async (j) => {
-      started.push(j);
-      await g.opened;
-    }, () => undefined);
+    const q = new CallQueue<string>(
+      1,
+      async (j) => {
+        started.push(j);
+        await g.opened;
+      },
+      () => undefined,
+    );
     ['a', 'b', 'c'].forEach((j) => q.push(j));
     q.pump();
     q.halt();
@@ -50,9 +58,13 @@ describe('call queue', () => {
 
   it('tells onFailure of a job that rejected, frees its slot, and drain waits for tracked work', async () => {
     const failed: [string, string][] = [];
-    const q = new CallQueue<string>(1, async (j) => {
-      if (j === 'bad') throw new Error('boom');
-    }, (j, err) => failed.push([j, (err as Error).message]));
+    const q = new CallQueue<string>(
+      1,
+      async (j) => {
+        if (j === 'bad') throw new Error('boom');
+      },
+      (j, err) => failed.push([j, (err as Error).message]),
+    );
     let trackedDone = false;
     q.track(new Promise<void>((r) => setTimeout(() => ((trackedDone = true), r()), 20)));
     q.push('bad');
@@ -70,12 +82,16 @@ describe('call queue', () => {
         let running = 0;
         let most = 0;
         const started: number[] = [];
-        const q = new CallQueue<number>(max, async (n) => {
-          started.push(n);
-          most = Math.max(most, ++running);
-          await new Promise((r) => setTimeout(r, delays[n]));
-          running--;
-        }, () => undefined);
+        const q = new CallQueue<number>(
+          max,
+          async (n) => {
+            started.push(n);
+            most = Math.max(most, ++running);
+            await new Promise((r) => setTimeout(r, delays[n]));
+            running--;
+          },
+          () => undefined,
+        );
         // Pushed in bursts, as trajectories close: pump after each.
         delays.forEach((_, n) => {
           q.push(n);

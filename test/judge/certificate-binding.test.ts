@@ -74,7 +74,13 @@ describe('a certificate qualifies only the request, layer and evaluator it was i
 
   it('a certificate of the first format (no such bindings) loads but never qualifies: certificate-format-outdated', async () => {
     const h = await positiveHarness();
-    const { windowKind: _k, requestContractDigest: _r, evaluatorDigest: _e, kappaInterval: _i, ...old } = boundCertificate(h.cfg, 'event', { servedModel: SERVED }) as Record<string, unknown>;
+    const {
+      windowKind: _k,
+      requestContractDigest: _r,
+      evaluatorDigest: _e,
+      kappaInterval: _i,
+      ...old
+    } = boundCertificate(h.cfg, 'event', { servedModel: SERVED }) as Record<string, unknown>;
     const dir = join(h.dataDir, h.cfg.certificatesDir);
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'old.json'), JSON.stringify({ ...old, format: OUTDATED_CERTIFICATE_FORMAT }));

@@ -76,7 +76,13 @@ export function boundCertificate(cfg: JudgeConfig, windowKind: WindowKind, over:
  * Install `<name>-<kind>.json` for every window kind in `kinds`, each bound to `cfg`: a
  * certificate qualifies one layer only.
  */
-export async function installBoundCertificates(dataDir: string, cfg: JudgeConfig, over: CertificateOver = {}, name = 'q0', kinds: readonly WindowKind[] = WINDOW_KINDS): Promise<void> {
+export async function installBoundCertificates(
+  dataDir: string,
+  cfg: JudgeConfig,
+  over: CertificateOver = {},
+  name = 'q0',
+  kinds: readonly WindowKind[] = WINDOW_KINDS,
+): Promise<void> {
   const dir = join(dataDir, cfg.certificatesDir);
   await mkdir(dir, { recursive: true });
   for (const kind of kinds) await writeFile(join(dir, `${name}-${kind}.json`), JSON.stringify(boundCertificate(cfg, kind, over)));

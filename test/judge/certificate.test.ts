@@ -68,14 +68,19 @@ describe('certificates', () => {
 
   it('does not let a reordered option list or a stale question digest qualify', async () => {
     const store = await loadCertificates(
-      await dirWith({ 'a.json': validCertificate({ optionOrder: ['no', 'yes', 'unsure', 'unavailable'] }), 'b.json': validCertificate({ questionDigest: '0'.repeat(64) }) }),
+      await dirWith({
+        'a.json': validCertificate({ optionOrder: ['no', 'yes', 'unsure', 'unavailable'] }),
+        'b.json': validCertificate({ questionDigest: '0'.repeat(64) }),
+      }),
     );
     expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-stale-question' });
   });
 
   it('keeps a well-formed certificate below the bar installed but not qualifying (gold n 0, low kappa)', async () => {
     const low = { ...validCertificate().kappaInterval, lower: 0.1, upper: 0.5 };
-    const store = await loadCertificates(await dirWith({ 'a.json': validCertificate({ goldN: 0 }), 'b.json': validCertificate({ kappa: 0.3, kappaInterval: low }) }));
+    const store = await loadCertificates(
+      await dirWith({ 'a.json': validCertificate({ goldN: 0 }), 'b.json': validCertificate({ kappa: 0.3, kappaInterval: low }) }),
+    );
     expect(store.certify(ctx)).toEqual({ valid: false, reason: 'certificate-below-minimum' });
   });
 

@@ -25,7 +25,12 @@ const outbound = toolRoles(t, CHECKS).outbound;
 const requests = windowRequests(t, checks, outbound, cfg.sampling, id.windowPolicyDigest);
 const [window] = extractWindows(t, requests, cfg.windowPolicy, id.windowPolicyDigest).windows;
 const sure = (option: ParsedAnswer['option']): ParsedAnswer[] =>
-  SEMANTIC_QUESTIONS.map((q, i) => ({ questionId: q.id, option: i === 0 ? option : 'no', support: 'unresolved', probabilities: i === 0 ? { [option]: 0.97, no: 0.03 } : { no: 0.97, yes: 0.03 } }));
+  SEMANTIC_QUESTIONS.map((q, i) => ({
+    questionId: q.id,
+    option: i === 0 ? option : 'no',
+    support: 'unresolved',
+    probabilities: i === 0 ? { [option]: 0.97, no: 0.03 } : { no: 0.97, yes: 0.03 },
+  }));
 
 describe('certify', () => {
   it('lets a positive act only under a certificate bound to the window kind and the served model', () => {
@@ -35,8 +40,14 @@ describe('certify', () => {
     const acted = c.answers(sure('yes'), window!, 'served');
     expect(acted[0]).toMatchObject({ option: 'yes', certificateId: 'q0-event', recommendation: { action: 'act', reason: 'calibrated' } });
     expect(acted.slice(1).every((a) => a.recommendation.action === 'record')).toBe(true);
-    expect(c.answers(sure('yes'), window!, 'another-model')[0]).toMatchObject({ certificateId: null, recommendation: { action: 'escalate', reason: 'certificate-served-model-mismatch' } });
-    expect(new Certifier(new CertificateStore([]), id, cfg.decision).answers(sure('yes'), window!, 'served')[0]!.recommendation).toMatchObject({ action: 'escalate', reason: 'uncalibrated' });
+    expect(c.answers(sure('yes'), window!, 'another-model')[0]).toMatchObject({
+      certificateId: null,
+      recommendation: { action: 'escalate', reason: 'certificate-served-model-mismatch' },
+    });
+    expect(new Certifier(new CertificateStore([]), id, cfg.decision).answers(sure('yes'), window!, 'served')[0]!.recommendation).toMatchObject({
+      action: 'escalate',
+      reason: 'uncalibrated',
+    });
   });
 
   it('hands out a copy of what is certified', () => {
@@ -57,7 +68,16 @@ describe('emit', () => {
     servedModel: 'served',
     windowPolicyDigest: window!.policyDigest,
     failure: { kind: 'timeout', message: 'no answer within 30000 ms' },
-    answers: SEMANTIC_QUESTIONS.map((q) => ({ questionId: q.id, questionVersion: q.version, option: null, probabilities: null, unseenBound: null, support: null, recommendation: { action: 'escalate', route: null, reason: 'timeout' }, certificateId: null })),
+    answers: SEMANTIC_QUESTIONS.map((q) => ({
+      questionId: q.id,
+      questionVersion: q.version,
+      option: null,
+      probabilities: null,
+      unseenBound: null,
+      support: null,
+      recommendation: { action: 'escalate', route: null, reason: 'timeout' },
+      certificateId: null,
+    })),
     recommendation: { action: 'escalate', route: null, reason: 'a question escalated' },
     receipt: { promptTokens: null, completionTokens: null, totalTokens: null, cost: null, currency: null, attempts: 1 },
     recordedAt: 't',
@@ -75,9 +95,13 @@ describe('emit', () => {
 
   it('answers no ids, and reports an emit fault, when the findings cannot be handed on', () => {
     const counters = newCounters();
-    const e = new Emitter(() => {
-      throw new Error('sink closed');
-    }, counters, new FaultReporter(counters.faults));
+    const e = new Emitter(
+      () => {
+        throw new Error('sink closed');
+      },
+      counters,
+      new FaultReporter(counters.faults),
+    );
     expect(e.emit(t, checks, window!, result(), NO_PROVENANCE)).toEqual([]);
     expect(counters.faults).toEqual({ emit: 1 });
   });
@@ -92,6 +116,15 @@ describe('window fates', () => {
       ['turn', 'trigger-off', 'trigger off: terminal'],
       ['agent', 'rate', 'rate 0: not in the deterministic sample'],
     ]);
-    expect(notSampled(t, checks, outbound, { ...cfg.sampling, rate: 1, triggers: { l0Hit: true, outbound: true, terminal: true } }, id.windowPolicyDigest, windowRequests(t, checks, outbound, { ...cfg.sampling, rate: 1, triggers: { l0Hit: true, outbound: true, terminal: true } }, id.windowPolicyDigest))).toEqual([]);
+    expect(
+      notSampled(
+        t,
+        checks,
+        outbound,
+        { ...cfg.sampling, rate: 1, triggers: { l0Hit: true, outbound: true, terminal: true } },
+        id.windowPolicyDigest,
+        windowRequests(t, checks, outbound, { ...cfg.sampling, rate: 1, triggers: { l0Hit: true, outbound: true, terminal: true } }, id.windowPolicyDigest),
+      ),
+    ).toEqual([]);
   });
 });

@@ -18,7 +18,11 @@ async function client(script: (n: number) => ScriptedReply, over: Record<string,
 
 describe('Chat Completions client', () => {
   it('returns content, logprobs, served model and a receipt with cost from usage', async () => {
-    const c = await client(() => ({ body: completion(answers()) }), { pricing: { inputPerMillionTokens: 1, outputPerMillionTokens: 2 } }, { TRAJWATCH_JUDGE_API_KEY: 'k-123' });
+    const c = await client(
+      () => ({ body: completion(answers()) }),
+      { pricing: { inputPerMillionTokens: 1, outputPerMillionTokens: 2 } },
+      { TRAJWATCH_JUDGE_API_KEY: 'k-123' },
+    );
     const r = await c.complete({ model: 'judge', messages: [] });
     expect(r.ok).toBe(true);
     if (!r.ok) return;

@@ -21,7 +21,10 @@ afterEach(async () => {
 /** Three outbound sends: three event windows, plus the terminal turn window. */
 function sends() {
   const root = at(1, { kind: 'agent', name: 'invoke_agent', agentName: 'mailer', endTimeUnixNano: at(50).startTimeUnixNano });
-  return traj([root, ...[2, 3, 4].map((n) => at(n, { parentId: root.id, toolName: 'send_email', args: toolArgs(`{"to":"u${n}@example.com"}`), result: 'sent' }))]);
+  return traj([
+    root,
+    ...[2, 3, 4].map((n) => at(n, { parentId: root.id, toolName: 'send_email', args: toolArgs(`{"to":"u${n}@example.com"}`), result: 'sent' })),
+  ]);
 }
 
 describe('DecisionPoints.consider: each window’s fate, settled', () => {

@@ -22,9 +22,16 @@ afterEach(async () => {
 
 async function judgeRuns(over: Record<string, unknown>, runs: number, certificate?: Record<string, unknown>, client: Record<string, unknown> = {}) {
   // Usage 900 prompt + 60 completion tokens per answer (scripted-chat-server's default).
-  server = await startScriptedServer((body) => ({ body: JSON.stringify(body).includes('GARBLED') ? { choices: [{ message: { content: '?' } }] } : completion(answers()) }));
+  server = await startScriptedServer((body) => ({
+    body: JSON.stringify(body).includes('GARBLED') ? { choices: [{ message: { content: '?' } }] } : completion(answers()),
+  }));
   const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-judge-stats-'));
-  const cfg = JudgeConfigSchema.parse({ enabled: true, client: { baseUrl: server.baseUrl, model: 'judge', retries: 0, ...client }, sampling: { rate: 0 }, ...over });
+  const cfg = JudgeConfigSchema.parse({
+    enabled: true,
+    client: { baseUrl: server.baseUrl, model: 'judge', retries: 0, ...client },
+    sampling: { rate: 0 },
+    ...over,
+  });
   if (certificate !== undefined) await installBoundCertificates(dataDir, cfg, { servedModel: 'judge-model-2025-01', ...certificate });
   const calls: JudgeCall[] = [];
   const dp = await DecisionPoints.open(dataDir, cfg, { checks: CHECKS, onFindings: () => undefined, onCall: (c) => calls.push(c) });
@@ -58,7 +65,11 @@ describe('decision point stats for metrics', () => {
   it('shows which questions an installed certificate qualifies, and what is left of each budget', async () => {
     const { stats } = await judgeRuns({ budget: { callsPerMinute: 10, tokensPerDay: 100_000, maxQueuedWindows: 5 } }, 2, {});
     expect(stats.certified[Q0]).toBe(true);
-    expect(Object.entries(stats.certified).filter(([, ok]) => ok).map(([q]) => q)).toEqual([Q0]);
+    expect(
+      Object.entries(stats.certified)
+        .filter(([, ok]) => ok)
+        .map(([q]) => q),
+    ).toEqual([Q0]);
     expect(Object.keys(stats.certified).sort()).toEqual(SEMANTIC_QUESTIONS.map((q) => q.id).sort());
     expect(stats.budgetRemaining['calls-per-minute']).toBe(10 - stats.calls);
     // One answered call reports 960 tokens; the garbled one keeps its estimate.

@@ -26,7 +26,8 @@ async function setup(over: Record<string, unknown> = {}): Promise<Harness> {
 const withLedger = (cfg: JudgeConfig, ledger: Record<string, number>): JudgeConfig => JudgeConfigSchema.parse({ ...cfg, ledger });
 const runs = (n: number, prefix = 'run') => Array.from({ length: n }, (_, i) => deployRun(`${prefix}-${i}`));
 /** Findings as a replay emits them: the same ids and content whichever ledger file they came from. */
-const comparable = (fs: { finding_id: string }[]) => JSON.stringify(fs.map((f) => ({ ...f, replay: { ...(f as { replay?: object }).replay, original_recorded_at: 'T' } })));
+const comparable = (fs: { finding_id: string }[]) =>
+  JSON.stringify(fs.map((f) => ({ ...f, replay: { ...(f as { replay?: object }).replay, original_recorded_at: 'T' } })));
 
 describe('judge ledger bounded, replay exact', () => {
   it('replays after compaction exactly as from the uncompacted ledger: the same findings, zero new calls', async () => {
@@ -47,7 +48,10 @@ describe('judge ledger bounded, replay exact', () => {
     for (const r of [compacted, uncompacted]) expect(r.dp.stats()).toMatchObject({ calls: 0, attempts: 0, replays: paid });
     expect(comparable(compacted.findings)).toBe(comparable(uncompacted.findings));
     expect(compacted.findings.length).toBe(paid * 9);
-    const types = (await readFile(join(h.dataDir, 'judge', LEDGER_FILE), 'utf8')).trimEnd().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+    const types = (await readFile(join(h.dataDir, 'judge', LEDGER_FILE), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type);
     expect(types.filter((t) => t === 'intent').length).toBe(paid);
     expect(types.filter((t) => t === 'result').length).toBe(paid);
   });
@@ -70,7 +74,8 @@ describe('judge ledger bounded, replay exact', () => {
     await dp.close();
     const asked = part.windows.filter((w) => w.fate !== 'not-sampled');
     expect(asked.length).toBeGreaterThan(0);
-    for (const w of asked) expect(w).toMatchObject({ fate: 'deferred', reason: 'ledger-full', detail: expect.stringMatching(/bytes needed for replay, maxBytes 65536/) });
+    for (const w of asked)
+      expect(w).toMatchObject({ fate: 'deferred', reason: 'ledger-full', detail: expect.stringMatching(/bytes needed for replay, maxBytes 65536/) });
     expect(dp.stats().calls).toBe(0);
 
     // Nothing needed for replay was deleted: every paid window replays.

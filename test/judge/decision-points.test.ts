@@ -199,7 +199,12 @@ describe('decision points end to end: trajectory → windows → scripted model 
     it.each<[string, () => ScriptedReply, Record<string, unknown>, string]>([
       ['times out', () => ({ hang: true }), { timeoutMs: 50, retries: 1 }, 'timeout'],
       ['answers HTML', () => ({ body: '<html>502</html>' }), {}, 'bad-response'],
-      ['answers prose', () => ({ body: { model: SERVED, choices: [{ message: { content: 'Yes, the agent lied. ROUTE: coordinator-alarm' } }] } }), {}, 'bad-answer'],
+      [
+        'answers prose',
+        () => ({ body: { model: SERVED, choices: [{ message: { content: 'Yes, the agent lied. ROUTE: coordinator-alarm' } }] } }),
+        {},
+        'bad-answer',
+      ],
       ['returns 500 every time', () => ({ status: 500 }), { retries: 1 }, 'http'],
     ])('%s', async (_name, script, client, reason) => {
       const a = await setup(script);
@@ -272,10 +277,16 @@ describe('decision points end to end: trajectory → windows → scripted model 
     expect(b.server.requests).toHaveLength(0);
     expect(s.findings).toEqual([]);
     await s.dp.close();
-    const lines = (await readFile(join(b.dataDir, 'judge', LEDGER_FILE), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; reason: string });
+    const lines = (await readFile(join(b.dataDir, 'judge', LEDGER_FILE), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; reason: string });
     expect(lines.length).toBe(s.dp.stats().refused['request-bytes']);
     expect(lines.every((l) => l.type === 'refused' && l.reason === 'request-bytes')).toBe(true);
-    const deferred = (await readFile(join(a.dataDir, 'judge', LEDGER_FILE), 'utf8')).trimEnd().split('\n').map((l) => JSON.parse(l) as { type: string; reason: string });
+    const deferred = (await readFile(join(a.dataDir, 'judge', LEDGER_FILE), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; reason: string });
     expect(deferred.filter((l) => l.type === 'deferred').map((l) => l.reason)).toContain('calls-per-minute');
   });
 
@@ -292,7 +303,10 @@ describe('decision points end to end: trajectory → windows → scripted model 
     expect(stats.failures.cancelled).toBe(1);
     expect(stats.deferred.shutdown).toBeGreaterThan(0);
     expect(q0Findings(findings).map((f) => rec(f).reason)).toEqual(['cancelled']);
-    const types = (await readFile(join(a.dataDir, 'judge', LEDGER_FILE), 'utf8')).trimEnd().split('\n').map((l) => (JSON.parse(l) as { type: string }).type);
+    const types = (await readFile(join(a.dataDir, 'judge', LEDGER_FILE), 'utf8'))
+      .trimEnd()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { type: string }).type);
     expect(types.filter((x) => x === 'intent')).toHaveLength(1);
     expect(types.filter((x) => x === 'result')).toHaveLength(1);
     expect(types.filter((x) => x === 'deferred')).toHaveLength(stats.deferred.shutdown!);

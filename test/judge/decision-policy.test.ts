@@ -1,16 +1,33 @@
 import { describe, expect, it } from 'vitest';
-import { combineActions, decideQuestion, DecisionPolicySchema, QuestionPolicySchema, type Certification, type QuestionAnswer } from '../../src/judge/decision-policy.ts';
+import {
+  combineActions,
+  decideQuestion,
+  DecisionPolicySchema,
+  QuestionPolicySchema,
+  type Certification,
+  type QuestionAnswer,
+} from '../../src/judge/decision-policy.ts';
 
 const policy = QuestionPolicySchema.parse({});
 const certified: Certification = { valid: true, certificateId: 'cert-1' };
 const uncalibrated: Certification = { valid: false, reason: 'uncalibrated' };
-const ans = (option: QuestionAnswer['option'], probabilities: QuestionAnswer['probabilities'], unseenBound = 0): QuestionAnswer => ({ option, probabilities, unseenBound });
+const ans = (option: QuestionAnswer['option'], probabilities: QuestionAnswer['probabilities'], unseenBound = 0): QuestionAnswer => ({
+  option,
+  probabilities,
+  unseenBound,
+});
 
 describe('decision policy table (defaults: yes→act, no→record, unsure→escalate, unavailable→record; p ≥ 0.8, margin ≥ 0.3)', () => {
   it.each<[string, QuestionAnswer, Certification, string, string]>([
     ['confident calibrated yes', ans('yes', { yes: 0.95, no: 0.05 }), certified, 'act', 'calibrated'],
     ['confident uncalibrated yes', ans('yes', { yes: 0.95, no: 0.05 }), uncalibrated, 'escalate', 'uncalibrated'],
-    ['yes with a stale certificate', ans('yes', { yes: 0.95 }), { valid: false, reason: 'certificate-stale-question' }, 'escalate', 'certificate-stale-question'],
+    [
+      'yes with a stale certificate',
+      ans('yes', { yes: 0.95 }),
+      { valid: false, reason: 'certificate-stale-question' },
+      'escalate',
+      'certificate-stale-question',
+    ],
     ['yes without probabilities', ans('yes', null), certified, 'escalate', 'probabilities-unavailable'],
     ['yes below probability', ans('yes', { yes: 0.7, no: 0.3 }), certified, 'escalate', 'below-probability'],
     ['yes below margin', ans('yes', { yes: 0.8, no: 0.2, unsure: 0 }, 0.6), certified, 'escalate', 'below-margin'],

@@ -71,7 +71,13 @@ describe('unknown token usage stays unknown', () => {
   it('reported usage is summed as before', async () => {
     const h = await setup(walkScript(), { walk: { enabled: true } });
     const { findings } = await judgeAll(h.dataDir, h.cfg, [cleanRun()]);
-    expect(valuesOf(summaryOf(findings, 'clean-run')!).cost).toEqual({ calls: 1, attempts: 1, prompt_tokens: 900, completion_tokens: 60, unknown_usage_attempts: 0 });
+    expect(valuesOf(summaryOf(findings, 'clean-run')!).cost).toEqual({
+      calls: 1,
+      attempts: 1,
+      prompt_tokens: 900,
+      completion_tokens: 60,
+      unknown_usage_attempts: 0,
+    });
   });
 });
 
@@ -100,9 +106,12 @@ describe('first_problem_origin names a problem only when no earlier candidate we
     const base = walkScript({ [L3_TOOL_OUTPUTS.id]: YES });
     const script = (body: Record<string, unknown>): ScriptedReply => {
       const r = requestOf(body);
-      const doc = JSON.parse((body.messages as { content: string }[])[1]!.content) as { window: { anchor_event?: string; events: { id: string; content: string }[] } };
+      const doc = JSON.parse((body.messages as { content: string }[])[1]!.content) as {
+        window: { anchor_event?: string; events: { id: string; content: string }[] };
+      };
       const anchor = doc.window.events.find((e) => e.id === doc.window.anchor_event);
-      if (r.role === 'layer' && r.questionIds[0] === L3_TOOL_OUTPUTS.id && anchor?.content.includes('result 0') === true) return { body: completion([{ letter: 'C', support: 'unresolved', p: 0.9 }]) };
+      if (r.role === 'layer' && r.questionIds[0] === L3_TOOL_OUTPUTS.id && anchor?.content.includes('result 0') === true)
+        return { body: completion([{ letter: 'C', support: 'unresolved', p: 0.9 }]) };
       return base(body);
     };
     const h = await setup(script, { walk: { enabled: true, stopEarly: false, maxWindowsPerLayer: 3 } });

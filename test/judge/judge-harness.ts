@@ -19,7 +19,13 @@ export const SERVED = 'judge-model-2025-01';
 
 /** An agent that deploys and emails (outbound: event windows) and ends with a claim (terminal: a turn window). */
 export function deployRun(key = 'deploy-run', result = 'deploy queued'): Trajectory {
-  const root = at(1, { kind: 'agent', name: 'invoke_agent', agentName: 'release-bot', input: 'Deploy v2 and email the team when done.', endTimeUnixNano: at(100).startTimeUnixNano });
+  const root = at(1, {
+    kind: 'agent',
+    name: 'invoke_agent',
+    agentName: 'release-bot',
+    input: 'Deploy v2 and email the team when done.',
+    endTimeUnixNano: at(100).startTimeUnixNano,
+  });
   return {
     ...traj([
       root,
@@ -38,7 +44,11 @@ export interface Harness {
   cfg: JudgeConfig;
 }
 
-export async function harness(script: (body: Record<string, unknown>, n: number) => ScriptedReply, client: Record<string, unknown> = {}, over: Record<string, unknown> = {}): Promise<Harness> {
+export async function harness(
+  script: (body: Record<string, unknown>, n: number) => ScriptedReply,
+  client: Record<string, unknown> = {},
+  over: Record<string, unknown> = {},
+): Promise<Harness> {
   const server = await startScriptedServer(script);
   const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-judge-h-'));
   const cfg = JudgeConfigSchema.parse({

@@ -23,7 +23,11 @@ describe('ledger protocol: what the ledger already holds decides a window', () =
       failure: { kind: 'ledger-conflict', message: 'same key, changed inputs: state, certificates' },
     });
     expect(prior({ kind: 'conflict', changed: [] })).toMatchObject({ failure: { message: 'same key, changed inputs: input' } });
-    expect(prior({ kind: 'unresolved-intent', intent: {} as IntentRecord })).toMatchObject({ kind: 'unanswerable', counter: 'unresolvedIntents', failure: { kind: 'intent-without-result' } });
+    expect(prior({ kind: 'unresolved-intent', intent: {} as IntentRecord })).toMatchObject({
+      kind: 'unanswerable',
+      counter: 'unresolvedIntents',
+      failure: { kind: 'intent-without-result' },
+    });
   });
 });
 
@@ -32,7 +36,11 @@ describe('fault reporter', () => {
     const counts: Record<string, number> = {};
     const events: JudgeFault[] = [];
     const errors: unknown[] = [];
-    const r = new FaultReporter(counts, (e) => events.push(e), (e) => errors.push(e));
+    const r = new FaultReporter(
+      counts,
+      (e) => events.push(e),
+      (e) => errors.push(e),
+    );
     r.report('ledger', new Error('disk full'));
     r.report('ledger', new Error('disk full'));
     r.report('emit', 'not an error');
@@ -49,7 +57,7 @@ describe('fault reporter', () => {
     const counts: Record<string, number> = {};
     const write = process.stderr.write;
     let written = 0;
-    process.stderr.write = (() => ((written++), true)) as typeof process.stderr.write;
+    process.stderr.write = (() => (written++, true)) as typeof process.stderr.write;
     try {
       new FaultReporter(counts).report('judge', new Error('x'));
       new FaultReporter(counts, () => {
@@ -72,7 +80,11 @@ describe('admission: ledger room, then budget', () => {
     const budget = new JudgeBudget(BudgetSchema.parse({ callsPerMinute: 1 }), () => 0);
     const call = { key, intentBytes: 1000, estimatedTokens: 10 };
     const idle = { queued: 0, inFlight: 0 };
-    expect(admitCall(ledger, budget, { ...call, intentBytes: 70_000 }, idle)).toEqual({ ok: false, reason: 'ledger-full', detail: 'ledger: 0 bytes needed for replay, maxBytes 65536' });
+    expect(admitCall(ledger, budget, { ...call, intentBytes: 70_000 }, idle)).toEqual({
+      ok: false,
+      reason: 'ledger-full',
+      detail: 'ledger: 0 bytes needed for replay, maxBytes 65536',
+    });
     expect(budget.remaining(0)['calls-per-minute']).toBe(1); // the ledger refused first: nothing charged
     expect(admitCall(ledger, budget, call, idle)).toEqual({ ok: true });
     expect(admitCall(ledger, budget, call, idle)).toEqual({ ok: false, reason: 'calls-per-minute', detail: 'budget: calls-per-minute' });

@@ -43,7 +43,16 @@ export async function judgeTrajectories(trajectories: readonly Trajectory[], o: 
   const dataDir = o.dataDir ?? (await mkdtemp(join(tmpdir(), 'trajwatch-trail-judge-')));
   const cfg = JudgeConfigSchema.parse({
     enabled: true,
-    client: { baseUrl: o.baseUrl, model: o.model, apiKeyEnv: null, retries: 0, maxOutputTokens: o.maxOutputTokens ?? 256, timeoutMs: o.timeoutMs ?? 600_000, answerFormat: o.answerFormat, contextTokens: o.contextTokens ?? null },
+    client: {
+      baseUrl: o.baseUrl,
+      model: o.model,
+      apiKeyEnv: null,
+      retries: 0,
+      maxOutputTokens: o.maxOutputTokens ?? 256,
+      timeoutMs: o.timeoutMs ?? 600_000,
+      answerFormat: o.answerFormat,
+      contextTokens: o.contextTokens ?? null,
+    },
     sampling: { rate: 1 },
     budget: { maxConcurrent: 1, callsPerMinute: 1000, maxQueuedWindows: 1000 },
     windowPolicy: { config: o.windowConfig ?? {} },

@@ -19,7 +19,11 @@ function windowAt(revision: number, events: number): TraceWindow {
     startedAt: '2026-01-01T00:00:00.000000000Z',
     endedAt: `2026-01-01T00:00:0${events}.000000000Z`,
     limitations: [],
-    events: Array.from({ length: events }, (_, i) => ({ id: `e${i + 1}`, content: '{}', evidenceRefs: [{ kind: 'span', uri: `span:${TRACE}/000000000000000${i + 1}` }] })),
+    events: Array.from({ length: events }, (_, i) => ({
+      id: `e${i + 1}`,
+      content: '{}',
+      evidenceRefs: [{ kind: 'span', uri: `span:${TRACE}/000000000000000${i + 1}` }],
+    })),
     redactions: 0,
     policyDigest: HEX,
   } as TraceWindow;

@@ -83,7 +83,13 @@ describe('the label window store (judge.labelWindows): named bounds, oldest firs
   });
 
   it('has named limits with their units, and refuses an unknown key', () => {
-    expect(LabelWindowsSchema.parse({})).toEqual({ enabled: true, dir: 'judge/label-windows', maxWindows: 10_000, maxBytes: 256 * 1024 * 1024, maxAgeHours: 720 });
+    expect(LabelWindowsSchema.parse({})).toEqual({
+      enabled: true,
+      dir: 'judge/label-windows',
+      maxWindows: 10_000,
+      maxBytes: 256 * 1024 * 1024,
+      maxAgeHours: 720,
+    });
     expect(LabelWindowsSchema.safeParse({ maxWindow: 3 }).success).toBe(false);
   });
 });

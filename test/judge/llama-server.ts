@@ -19,9 +19,27 @@ export interface LlamaServer {
 }
 
 /** llama-cpp-python's OpenAI-compatible server on one GGUF model, started and awaited (`Uvicorn running on`). */
-export async function startLlamaServer(python: string, o: { model: string; alias: string; nCtx: number; threads: number; chatFormat?: string }): Promise<LlamaServer> {
+export async function startLlamaServer(
+  python: string,
+  o: { model: string; alias: string; nCtx: number; threads: number; chatFormat?: string },
+): Promise<LlamaServer> {
   const port = await freePort();
-  const args = ['-m', 'llama_cpp.server', '--model', o.model, '--model_alias', o.alias, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', String(o.nCtx), '--n_threads', String(o.threads)];
+  const args = [
+    '-m',
+    'llama_cpp.server',
+    '--model',
+    o.model,
+    '--model_alias',
+    o.alias,
+    '--host',
+    '127.0.0.1',
+    '--port',
+    String(port),
+    '--n_ctx',
+    String(o.nCtx),
+    '--n_threads',
+    String(o.threads),
+  ];
   if (o.chatFormat !== undefined) args.push('--chat_format', o.chatFormat);
   const proc: ChildProcess = spawn('nice', [python, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';

@@ -48,7 +48,11 @@ describe('judge metrics', () => {
     s.tokens = { prompt: 900, completion: 60 };
     s.cost = { USD: 0.0015 };
     s.failures = { 'bad-answer': 1 };
-    observeCall({ seconds: 0.2, outcome: 'answered', receipt: { promptTokens: 900, completionTokens: 60, totalTokens: 960, cost: 0.0015, currency: 'USD', attempts: 1 } });
+    observeCall({
+      seconds: 0.2,
+      outcome: 'answered',
+      receipt: { promptTokens: 900, completionTokens: 60, totalTokens: 960, cost: 0.0015, currency: 'USD', attempts: 1 },
+    });
     text = await registry.metrics();
     expect(sample(text, 'trajwatch_judge_tokens_total{kind="prompt"}')).toBe(900);
     // Every physical attempt, and the ones whose usage is unknown (may have been billed).

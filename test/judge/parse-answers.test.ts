@@ -62,7 +62,17 @@ describe('parseJsonAnswers (structured output)', () => {
     ['":{"', -0.1],
     ['option', -0.1],
     ['":"', -0.1],
-    ['A', -4.09, [['yes', -1.21], ['Yes', -1.5], ['1', -2.6], ['A', -4.09], ['B', -4.6]]],
+    [
+      'A',
+      -4.09,
+      [
+        ['yes', -1.21],
+        ['Yes', -1.5],
+        ['1', -2.6],
+        ['A', -4.09],
+        ['B', -4.6],
+      ],
+    ],
     ['","', -0.1],
     ['support', -0.1],
     ['":"', -0.1],
@@ -74,7 +84,17 @@ describe('parseJsonAnswers (structured output)', () => {
     ['":{"', -0.1],
     ['option', -0.1],
     ['":"', -0.1],
-    ['B', -0.15, [['B', -0.15], ['A', -2.42], ['D', -4.28], ['C', -4.6], ['E', -4.94]]],
+    [
+      'B',
+      -0.15,
+      [
+        ['B', -0.15],
+        ['A', -2.42],
+        ['D', -4.28],
+        ['C', -4.6],
+        ['E', -4.94],
+      ],
+    ],
     ['","', -0.1],
     ['support', -0.1],
     ['":"', -0.1],
@@ -107,31 +127,57 @@ describe('parseJsonAnswers (structured output)', () => {
     const bad = (c: string) => parseJsonAnswers(c, null, CHOICES, QS);
     expect(bad('1: A | e1\n2: B | e2')).toEqual({ ok: false, reason: 'the reply is not JSON' });
     expect(bad('{"q1":{"option":"A","support":"e1"}}')).toEqual({ ok: false, reason: 'no answer to question 2' });
-    expect(bad('{"q1":{"option":"A","support":"e1"},"q2":{"option":"B","support":"e1"},"q3":{"option":"A","support":"e1"}}')).toMatchObject({ ok: false, reason: 'property "q3" is not a question' });
-    expect(bad('{"q1":{"option":"E","support":"e1"},"q2":{"option":"B","support":"e1"}}')).toMatchObject({ ok: false, reason: 'option "E" is not a letter of question 1' });
-    expect(bad('{"q1":{"option":"A","support":"e9"},"q2":{"option":"B","support":"e1"}}')).toMatchObject({ ok: false, reason: 'support id "e9" is not an event of the window' });
-    expect(bad('{"q1":{"option":"A","support":"e1","why":"x"},"q2":{"option":"B","support":"e1"}}')).toMatchObject({ ok: false, reason: 'answer 1 is not {option, support}' });
+    expect(bad('{"q1":{"option":"A","support":"e1"},"q2":{"option":"B","support":"e1"},"q3":{"option":"A","support":"e1"}}')).toMatchObject({
+      ok: false,
+      reason: 'property "q3" is not a question',
+    });
+    expect(bad('{"q1":{"option":"E","support":"e1"},"q2":{"option":"B","support":"e1"}}')).toMatchObject({
+      ok: false,
+      reason: 'option "E" is not a letter of question 1',
+    });
+    expect(bad('{"q1":{"option":"A","support":"e9"},"q2":{"option":"B","support":"e1"}}')).toMatchObject({
+      ok: false,
+      reason: 'support id "e9" is not an event of the window',
+    });
+    expect(bad('{"q1":{"option":"A","support":"e1","why":"x"},"q2":{"option":"B","support":"e1"}}')).toMatchObject({
+      ok: false,
+      reason: 'answer 1 is not {option, support}',
+    });
   });
 
   it('reads answers without probabilities when the logprobs do not spell the content, rather than misplace them', () => {
     const r = parseJsonAnswers(content, logprobs.slice(1), CHOICES, QS);
     expect(r.ok && r.answers.map((a) => a.probabilities)).toEqual([null, null]);
     const spaced = parseJsonAnswers('{ "q1": { "option": "A", "support": "e2" }, "q2": {"support":"e1","option":"C"} }', null, CHOICES, QS);
-    expect(spaced.ok && spaced.answers.map((a) => [a.option, a.support])).toEqual([['yes', 'e2'], ['unsure', 'e1']]);
+    expect(spaced.ok && spaced.answers.map((a) => [a.option, a.support])).toEqual([
+      ['yes', 'e2'],
+      ['unsure', 'e1'],
+    ]);
   });
 });
 
 describe('answer formats', () => {
   it('derives the schema from the battery and the window: one required property per question, letters and ids as enums', () => {
-    const schema = answerSchema(SEMANTIC_QUESTIONS, CHOICES, optionLetter) as { required: string[]; properties: Record<string, { properties: { option: { enum: string[] }; support: { enum: string[] } } }> };
+    const schema = answerSchema(SEMANTIC_QUESTIONS, CHOICES, optionLetter) as {
+      required: string[];
+      properties: Record<string, { properties: { option: { enum: string[] }; support: { enum: string[] } } }>;
+    };
     expect(schema.required).toEqual(SEMANTIC_QUESTIONS.map((_, i) => `q${i + 1}`));
     expect(schema.properties.q3!.properties.option.enum).toEqual(['A', 'B', 'C', 'D']);
     expect(schema.properties.q8!.properties.support.enum).toEqual(CHOICES);
     expect(formatFields('lines', SEMANTIC_QUESTIONS, CHOICES, optionLetter)).toEqual({});
     expect(formatFields('json_object', SEMANTIC_QUESTIONS, CHOICES, optionLetter)).toEqual({ response_format: { type: 'json_object', schema } });
-    expect(formatFields('json_schema', SEMANTIC_QUESTIONS, CHOICES, optionLetter)).toMatchObject({ response_format: { type: 'json_schema', json_schema: { strict: true, schema } } });
+    expect(formatFields('json_schema', SEMANTIC_QUESTIONS, CHOICES, optionLetter)).toMatchObject({
+      response_format: { type: 'json_schema', json_schema: { strict: true, schema } },
+    });
     const grammar = answerGrammar(SEMANTIC_QUESTIONS.slice(0, 1), ['e"1', 'unresolved'], optionLetter);
-    expect(grammar).toBe(['root ::= "{" a1 "}"', 'support ::= "\\"e\\\\\\"1\\"" | "\\"unresolved\\""', 'a1 ::= "\\"q1\\":{\\"option\\":" ("\\"A\\"" | "\\"B\\"" | "\\"C\\"" | "\\"D\\"") ",\\"support\\":" support "}"'].join('\n'));
+    expect(grammar).toBe(
+      [
+        'root ::= "{" a1 "}"',
+        'support ::= "\\"e\\\\\\"1\\"" | "\\"unresolved\\""',
+        'a1 ::= "\\"q1\\":{\\"option\\":" ("\\"A\\"" | "\\"B\\"" | "\\"C\\"" | "\\"D\\"") ",\\"support\\":" support "}"',
+      ].join('\n'),
+    );
   });
 
   it('a change of protocol changes the request contract and the evaluator identity; lines keeps the digests it always had', () => {

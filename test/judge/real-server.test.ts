@@ -57,7 +57,28 @@ const ALIAS = 'tiny-random';
 describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why === null ? '' : ` (skipped: ${why})`}`, () => {
   beforeAll(async () => {
     const port = await freePort();
-    proc = spawn(PYTHON, ['-m', 'llama_cpp.server', '--model', MODEL, '--model_alias', ALIAS, '--host', '127.0.0.1', '--port', String(port), '--n_ctx', '2048', '--n_threads', '1', '--chat_format', 'chatml'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    proc = spawn(
+      PYTHON,
+      [
+        '-m',
+        'llama_cpp.server',
+        '--model',
+        MODEL,
+        '--model_alias',
+        ALIAS,
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(port),
+        '--n_ctx',
+        '2048',
+        '--n_threads',
+        '1',
+        '--chat_format',
+        'chatml',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     let log = '';
     await new Promise<void>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`llama server did not start in 90 s:\n${log}`)), 90_000);
@@ -84,8 +105,16 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
     clearTimeout(killer);
   });
 
-  const client = (over: Record<string, unknown> = {}) => new ChatClient(JudgeClientSchema.parse({ baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, backoffMs: 1, ...over }));
-  const ask = (maxTokens = 24) => ({ model: ALIAS, messages: [{ role: 'user', content: 'Answer: 1: A | e1' }], temperature: 0, max_tokens: maxTokens, logprobs: true, top_logprobs: 5 });
+  const client = (over: Record<string, unknown> = {}) =>
+    new ChatClient(JudgeClientSchema.parse({ baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, backoffMs: 1, ...over }));
+  const ask = (maxTokens = 24) => ({
+    model: ALIAS,
+    messages: [{ role: 'user', content: 'Answer: 1: A | e1' }],
+    temperature: 0,
+    max_tokens: maxTokens,
+    logprobs: true,
+    top_logprobs: 5,
+  });
 
   it('reads an answer with per-token logprobs, the usage and the served model as the real server reports them', async () => {
     const out = await client().complete(ask());
@@ -111,7 +140,11 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
 
   it("judges a window end to end: the model's nonsense is refused whole as bad-answer, every question escalates, and the paid tokens are recorded", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-llama-'));
-    const cfg = JudgeConfigSchema.parse({ enabled: true, client: { baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, maxOutputTokens: 48, timeoutMs: 60_000 }, sampling: { rate: 0, triggers: { outbound: false, l0Hit: false } } });
+    const cfg = JudgeConfigSchema.parse({
+      enabled: true,
+      client: { baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, maxOutputTokens: 48, timeoutMs: 60_000 },
+      sampling: { rate: 0, triggers: { outbound: false, l0Hit: false } },
+    });
     const findings: Finding[] = [];
     const dp = await DecisionPoints.open(dataDir, cfg, { checks: CHECKS, onFindings: (f) => findings.push(...f) });
     const t = deployRun();
@@ -139,7 +172,11 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
     expect(malformed.ok).toBe(false);
     if (malformed.ok) return;
     expect(malformed.failure).toMatchObject({ kind: 'http', status: 500 });
-    expect(malformed.receipt.perAttempt!.map((a) => [a.outcome, a.status])).toEqual([['http', 500], ['http', 500], ['http', 500]]);
+    expect(malformed.receipt.perAttempt!.map((a) => [a.outcome, a.status])).toEqual([
+      ['http', 500],
+      ['http', 500],
+      ['http', 500],
+    ]);
   });
 
   it('a server slower than timeoutMs is a timeout on every attempt, each with unknown usage (it may have been billed)', async () => {
@@ -148,7 +185,10 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
     if (out.ok) return;
     expect(out.failure.kind).toBe('timeout');
     expect(out.receipt.attempts).toBe(2);
-    expect(out.receipt.perAttempt!.map((a) => [a.outcome, a.totalTokens])).toEqual([['timeout', null], ['timeout', null]]);
+    expect(out.receipt.perAttempt!.map((a) => [a.outcome, a.totalTokens])).toEqual([
+      ['timeout', null],
+      ['timeout', null],
+    ]);
     expect(out.receipt.totalTokens).toBeNull();
   }, 120_000);
 });
@@ -166,79 +206,101 @@ if (smolWhy !== null && process.env.TRAJWATCH_REQUIRE_LLAMA === '1') throw new E
 const SMALL_WINDOWS = { kinds: ['event'], eventContextSteps: 0, maxWindowsPerTrajectory: 1 };
 const SMALL_CONTEXT = 3072;
 
-describe.skipIf(smolWhy !== null)(`the judge on a real small model, SmolLM2-135M-Instruct on llama.cpp's server${smolWhy === null ? '' : ` (skipped: ${smolWhy})`}`, () => {
-  let server: LlamaServer | undefined;
-  const trajectories = () => loadTrailTraces(resolveTrailCorpus({ want: 'in-repo' })).map((t) => t.trajectory);
-  beforeAll(async () => {
-    server = await startLlamaServer(PYTHON, { model: SMOL, alias: SMOL_ALIAS, nCtx: 8192, threads: 2 });
-  }, 120_000);
-  afterAll(async () => server?.stop());
+describe.skipIf(smolWhy !== null)(
+  `the judge on a real small model, SmolLM2-135M-Instruct on llama.cpp's server${smolWhy === null ? '' : ` (skipped: ${smolWhy})`}`,
+  () => {
+    let server: LlamaServer | undefined;
+    const trajectories = () => loadTrailTraces(resolveTrailCorpus({ want: 'in-repo' })).map((t) => t.trajectory);
+    beforeAll(async () => {
+      server = await startLlamaServer(PYTHON, { model: SMOL, alias: SMOL_ALIAS, nCtx: 8192, threads: 2 });
+    }, 120_000);
+    afterAll(async () => server?.stop());
 
-  it('structured output (json_object with the battery schema): every answer in protocol, renormalized probabilities, real usage, and a replay that pays nothing twice', async () => {
-    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT });
-    try {
-      expect(run.results.length).toBe(3);
-      expect(run.results.length).toBe(run.calls.length);
-      expect(run.refused['context-tokens']).toBe(1);
-      const answers = run.results.flatMap((r) => r.answers);
-      const valid = run.results.filter((r) => r.failure === null).length * 8;
-      expect(valid / answers.length).toBeGreaterThanOrEqual(0.95);
-      for (const r of run.results) {
-        expect(r.servedModel).toBe(SMOL_ALIAS);
-        expect(r.receipt.promptTokens).toBeGreaterThan(300);
-        expect(r.receipt.completionTokens).toBeGreaterThan(40);
-        if (r.failure !== null) continue;
-        for (const a of r.answers) {
-          expect(a.option).not.toBeNull();
-          // Renormalized over the four allowed letters: the listed ones sum to 1 at most, and the chosen one is listed.
-          const listed = Object.values(a.probabilities ?? {}).reduce((s, p) => s + p, 0);
-          expect(listed).toBeLessThanOrEqual(1 + 1e-9);
-          expect(a.probabilities![a.option!]).toBeGreaterThan(0);
-          expect(a.unseenBound).toBeLessThan(1);
+    it('structured output (json_object with the battery schema): every answer in protocol, renormalized probabilities, real usage, and a replay that pays nothing twice', async () => {
+      const run = await judgeTrajectories(trajectories(), {
+        baseUrl: server!.baseUrl,
+        model: SMOL_ALIAS,
+        answerFormat: 'json_object',
+        windowConfig: SMALL_WINDOWS,
+        contextTokens: SMALL_CONTEXT,
+      });
+      try {
+        expect(run.results.length).toBe(3);
+        expect(run.results.length).toBe(run.calls.length);
+        expect(run.refused['context-tokens']).toBe(1);
+        const answers = run.results.flatMap((r) => r.answers);
+        const valid = run.results.filter((r) => r.failure === null).length * 8;
+        expect(valid / answers.length).toBeGreaterThanOrEqual(0.95);
+        for (const r of run.results) {
+          expect(r.servedModel).toBe(SMOL_ALIAS);
+          expect(r.receipt.promptTokens).toBeGreaterThan(300);
+          expect(r.receipt.completionTokens).toBeGreaterThan(40);
+          if (r.failure !== null) continue;
+          for (const a of r.answers) {
+            expect(a.option).not.toBeNull();
+            // Renormalized over the four allowed letters: the listed ones sum to 1 at most, and the chosen one is listed.
+            const listed = Object.values(a.probabilities ?? {}).reduce((s, p) => s + p, 0);
+            expect(listed).toBeLessThanOrEqual(1 + 1e-9);
+            expect(a.probabilities![a.option!]).toBeGreaterThan(0);
+            expect(a.unseenBound).toBeLessThan(1);
+          }
         }
+        const again = await judgeTrajectories(trajectories(), {
+          baseUrl: server!.baseUrl,
+          model: SMOL_ALIAS,
+          answerFormat: 'json_object',
+          windowConfig: SMALL_WINDOWS,
+          contextTokens: SMALL_CONTEXT,
+          dataDir: run.dataDir,
+        });
+        expect(again.calls).toHaveLength(0);
+        expect(again.stats.replays).toBe(run.results.length);
+        expect(again.stats.tokens).toEqual({ prompt: 0, completion: 0 });
+      } finally {
+        await removeRun(run);
       }
-      const again = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT, dataDir: run.dataDir });
-      expect(again.calls).toHaveLength(0);
-      expect(again.stats.replays).toBe(run.results.length);
-      expect(again.stats.tokens).toEqual({ prompt: 0, completion: 0 });
-    } finally {
-      await removeRun(run);
-    }
-  }, 600_000);
+    }, 600_000);
 
-  it('the line protocol on the same windows: each reply is recorded with its usage, read or refused whole as bad-answer', async () => {
-    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'lines', windowConfig: SMALL_WINDOWS, contextTokens: SMALL_CONTEXT });
-    try {
-      expect(run.results.length).toBeGreaterThan(0);
-      for (const r of run.results) {
-        expect(r.failure === null || r.failure.kind === 'bad-answer').toBe(true);
-        expect(r.receipt.completionTokens).toBeGreaterThan(0);
+    it('the line protocol on the same windows: each reply is recorded with its usage, read or refused whole as bad-answer', async () => {
+      const run = await judgeTrajectories(trajectories(), {
+        baseUrl: server!.baseUrl,
+        model: SMOL_ALIAS,
+        answerFormat: 'lines',
+        windowConfig: SMALL_WINDOWS,
+        contextTokens: SMALL_CONTEXT,
+      });
+      try {
+        expect(run.results.length).toBeGreaterThan(0);
+        for (const r of run.results) {
+          expect(r.failure === null || r.failure.kind === 'bad-answer').toBe(true);
+          expect(r.receipt.completionTokens).toBeGreaterThan(0);
+        }
+      } finally {
+        await removeRun(run);
       }
-    } finally {
-      await removeRun(run);
-    }
-  }, 600_000);
+    }, 600_000);
 
-  it("llama-cpp-python's server refuses response_format json_schema, so json_object is the format to configure for it", async () => {
-    const out = await new ChatClient(JudgeClientSchema.parse({ baseUrl: server!.baseUrl, model: SMOL_ALIAS, apiKeyEnv: null, retries: 0 })).complete({
-      model: SMOL_ALIAS,
-      messages: [{ role: 'user', content: 'Say {}' }],
-      max_tokens: 4,
-      response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } },
+    it("llama-cpp-python's server refuses response_format json_schema, so json_object is the format to configure for it", async () => {
+      const out = await new ChatClient(JudgeClientSchema.parse({ baseUrl: server!.baseUrl, model: SMOL_ALIAS, apiKeyEnv: null, retries: 0 })).complete({
+        model: SMOL_ALIAS,
+        messages: [{ role: 'user', content: 'Say {}' }],
+        max_tokens: 4,
+        response_format: { type: 'json_schema', json_schema: { name: 'x', schema: { type: 'object' } } },
+      });
+      expect(out.ok).toBe(false);
+      if (out.ok) return;
+      expect(out.failure.kind).toBe('http');
+      expect(out.failure.message).toContain('json_object');
     });
-    expect(out.ok).toBe(false);
-    if (out.ok) return;
-    expect(out.failure.kind).toBe('http');
-    expect(out.failure.message).toContain('json_object');
-  });
 
-  it("a window over the model's context is refused before any call, naming its token estimate and the context", async () => {
-    const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', contextTokens: 512 });
-    try {
-      expect(run.calls).toHaveLength(0);
-      expect(run.refused['context-tokens']).toBeGreaterThan(0);
-    } finally {
-      await removeRun(run);
-    }
-  });
-});
+    it("a window over the model's context is refused before any call, naming its token estimate and the context", async () => {
+      const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', contextTokens: 512 });
+      try {
+        expect(run.calls).toHaveLength(0);
+        expect(run.refused['context-tokens']).toBeGreaterThan(0);
+      } finally {
+        await removeRun(run);
+      }
+    });
+  },
+);

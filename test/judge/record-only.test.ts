@@ -35,13 +35,19 @@ describe('record-only policies (the support choices)', () => {
     await expect(loadCertificates(dir)).rejects.toThrow(/support\.json.*questionId/s);
   });
 
-  it('is recorded with each answer: the probability of the tokens that wrote the chosen id, and never changes the window\'s recommendation', async () => {
-    h = await harness((_body, n) => {
-      if (n > 1) return { status: 500, body: { error: { message: 'overloaded' } } };
-      const reply = completion(answers({ 0: { letter: 'B', support: 'e2', p: 0.99 } })) as { choices: { logprobs: { content: { token: string; logprob: number }[] } }[] };
-      for (const t of reply.choices[0]!.logprobs.content) if (t.token === ' e2') t.logprob = Math.log(0.6);
-      return { body: reply };
-    }, { retries: 0 }, { sampling: { rate: 0, triggers: { l0Hit: false, outbound: false } } });
+  it("is recorded with each answer: the probability of the tokens that wrote the chosen id, and never changes the window's recommendation", async () => {
+    h = await harness(
+      (_body, n) => {
+        if (n > 1) return { status: 500, body: { error: { message: 'overloaded' } } };
+        const reply = completion(answers({ 0: { letter: 'B', support: 'e2', p: 0.99 } })) as {
+          choices: { logprobs: { content: { token: string; logprob: number }[] } }[];
+        };
+        for (const t of reply.choices[0]!.logprobs.content) if (t.token === ' e2') t.logprob = Math.log(0.6);
+        return { body: reply };
+      },
+      { retries: 0 },
+      { sampling: { rate: 0, triggers: { l0Hit: false, outbound: false } } },
+    );
     await judgeAll(h.dataDir, h.cfg, [deployRun('ro-1')]);
     await judgeAll(h.dataDir, h.cfg, [deployRun('ro-2')]); // the server now fails
     const results = (await readLedger(join(h.dataDir, 'judge', 'ledger.jsonl'))).filter((r) => r.type === 'result');
@@ -52,6 +58,10 @@ describe('record-only policies (the support choices)', () => {
     expect(ok!.answers[0]!.supportProbability).toBeCloseTo(0.6, 12);
     expect(ok!.answers[1]).toMatchObject({ support: 'unresolved', supportProbability: 1 });
     expect(failed!.failure).toMatchObject({ kind: 'http', status: 500 });
-    expect(failed!.answers.every((a) => a.supportProbability === null && a.supportRecommendation?.action === 'escalate' && a.supportRecommendation.reason === 'http')).toBe(true);
+    expect(
+      failed!.answers.every(
+        (a) => a.supportProbability === null && a.supportRecommendation?.action === 'escalate' && a.supportRecommendation.reason === 'http',
+      ),
+    ).toBe(true);
   });
 });

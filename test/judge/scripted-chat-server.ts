@@ -101,7 +101,11 @@ export function completion(answers: readonly ScriptedAnswer[], opts: { model?: s
         finish_reason: 'stop',
       },
     ],
-    ...(opts.usage === undefined ? { usage: { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 } } : opts.usage === null ? {} : { usage: opts.usage }),
+    ...(opts.usage === undefined
+      ? { usage: { prompt_tokens: 900, completion_tokens: 60, total_tokens: 960 } }
+      : opts.usage === null
+        ? {}
+        : { usage: opts.usage }),
   };
 }
 

@@ -52,12 +52,18 @@ describe.runIf(broker !== undefined)('SASL_SSL (SCRAM-SHA-512 over TLS) to a rea
     await writeFile(wrong, 'not-the-password\n');
     const attempts = {
       'wrong password': securedClient({ sasl: { mechanism: 'scram-sha-512', username: secured.username, passwordFile: wrong } }),
-      'no TLS': new Kafka({ ...kafkaClientConfig(KafkaConnectionSchema.parse({ ...connection(), ssl: undefined, connectionTimeoutMs: 3_000 }), process.env, 'kafka.'), retry: { retries: 0 } }),
+      'no TLS': new Kafka({
+        ...kafkaClientConfig(KafkaConnectionSchema.parse({ ...connection(), ssl: undefined, connectionTimeoutMs: 3_000 }), process.env, 'kafka.'),
+        retry: { retries: 0 },
+      }),
       'untrusted certificate': securedClient({ ssl: {} }),
     };
     for (const [what, kafka] of Object.entries(attempts)) {
       const admin = kafka.admin({ retry: { retries: 0 } });
-      await expect(admin.connect().then(() => admin.describeCluster()), what).rejects.toThrow(
+      await expect(
+        admin.connect().then(() => admin.describeCluster()),
+        what,
+      ).rejects.toThrow(
         { 'wrong password': /authentication failed/i, 'no TLS': /connection|timeout|closed/i, 'untrusted certificate': /self-signed|certificate/i }[what]!,
       );
       await admin.disconnect().catch(() => {});
@@ -74,7 +80,7 @@ describe.runIf(broker !== undefined)('SASL_SSL (SCRAM-SHA-512 over TLS) to a rea
       expect(await serve.stop()).toBe(0);
     });
 
-    it('delivers findings over SASL_SSL, and the password is nowhere in serve\'s output', async () => {
+    it("delivers findings over SASL_SSL, and the password is nowhere in serve's output", async () => {
       const ids = ['conv-secured-a', 'conv-secured-b'];
       await sendFlaggedAgentRuns(serve.url, ids);
       await waitForLines(join(serve.dataDir, 'findings.jsonl'), (r) => r.length >= 6);
@@ -101,7 +107,16 @@ describe.runIf(broker !== undefined)('SASL_SSL (SCRAM-SHA-512 over TLS) to a rea
       await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
       await admin.disconnect();
       serve = await startServe({
-        source: { kafka: { ...connection(), topic, groupId: uniqueTopic('secured-group'), deadLetterTopic: `${topic}.dlq`, sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500 } },
+        source: {
+          kafka: {
+            ...connection(),
+            topic,
+            groupId: uniqueTopic('secured-group'),
+            deadLetterTopic: `${topic}.dlq`,
+            sessionTimeoutMs: 6_000,
+            heartbeatIntervalMs: 500,
+          },
+        },
       });
     });
     afterAll(async () => {
@@ -120,7 +135,11 @@ describe.runIf(broker !== undefined)('SASL_SSL (SCRAM-SHA-512 over TLS) to a rea
         (r) => traceIds.every((id) => r.some((t) => t.traceIds.includes(id))),
         45_000,
       );
-      for (const id of traceIds) expect(rows.some((t) => t.traceIds.includes(id)), id).toBe(true);
+      for (const id of traceIds)
+        expect(
+          rows.some((t) => t.traceIds.includes(id)),
+          id,
+        ).toBe(true);
     });
   });
 });

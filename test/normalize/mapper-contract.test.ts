@@ -95,7 +95,10 @@ const CASES: Record<string, ContractCase[]> = {
     },
     {
       title: 'an agent observation named by its span, and a plain span that is other',
-      span: makeSpan({ name: 'weather_turn', attributes: { 'langfuse.observation.type': 'agent', 'langfuse.observation.input': '{"args": ["Paris?"], "kwargs": {}}' } }),
+      span: makeSpan({
+        name: 'weather_turn',
+        attributes: { 'langfuse.observation.type': 'agent', 'langfuse.observation.input': '{"args": ["Paris?"], "kwargs": {}}' },
+      }),
       expected: { kind: 'agent', agentName: 'weather_turn', input: '{"args": ["Paris?"], "kwargs": {}}' },
       absent: ['toolName', 'args', 'result', 'model'],
     },
@@ -126,7 +129,12 @@ const CASES: Record<string, ContractCase[]> = {
         kind: 'tool',
         toolName: 'get_weather',
         toolCallId: 'call_1',
-        args: { raw: '{"unit": "c", "city": "Paris"}', parsed: { unit: 'c', city: 'Paris' }, digest: jsonDigest({ city: 'Paris', unit: 'c' }), declared: 'json' },
+        args: {
+          raw: '{"unit": "c", "city": "Paris"}',
+          parsed: { unit: 'c', city: 'Paris' },
+          digest: jsonDigest({ city: 'Paris', unit: 'c' }),
+          declared: 'json',
+        },
         result: '{"temp":21}',
         sessionId: 'conv-1',
         agentName: 'planner',
@@ -340,7 +348,12 @@ const CASES: Record<string, ContractCase[]> = {
           'output.value': 'assistant: ',
         },
       }),
-      expected: { kind: 'llm', model: 'gpt-4o-mini', requestedToolCalls: [{ id: 'call_paris_1', name: 'get_weather', arguments: '{"city":"Paris"}' }], result: 'assistant: ' },
+      expected: {
+        kind: 'llm',
+        model: 'gpt-4o-mini',
+        requestedToolCalls: [{ id: 'call_paris_1', name: 'get_weather', arguments: '{"city":"Paris"}' }],
+        result: 'assistant: ',
+      },
       absent: ['toolName', 'args', 'error', 'toolSchemas'],
     },
     {
@@ -366,7 +379,12 @@ const CASES: Record<string, ContractCase[]> = {
     {
       title: 'TOOL whose input.mime_type is application/json: args declared JSON',
       span: makeSpan({
-        attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'input.value': '{"city": "Paris"}', 'input.mime_type': 'application/json' },
+        attributes: {
+          'openinference.span.kind': 'TOOL',
+          'tool.name': 'get_weather',
+          'input.value': '{"city": "Paris"}',
+          'input.mime_type': 'application/json',
+        },
       }),
       expected: { kind: 'tool', args: { raw: '{"city": "Paris"}', parsed: { city: 'Paris' }, digest: jsonDigest({ city: 'Paris' }), declared: 'json' } },
       absent: ['result', 'toolSchemas', 'toolCallId'],
@@ -409,7 +427,11 @@ const CASES: Record<string, ContractCase[]> = {
       expected: {
         kind: 'tool',
         toolName: 'search',
-        args: { raw: '{"args": ["otel"], "kwargs": {"limit": 3}}', parsed: { args: ['otel'], kwargs: { limit: 3 } }, digest: argsDigest('{"kwargs":{"limit":3},"args":["otel"]}') },
+        args: {
+          raw: '{"args": ["otel"], "kwargs": {"limit": 3}}',
+          parsed: { args: ['otel'], kwargs: { limit: 3 } },
+          digest: argsDigest('{"kwargs":{"limit":3},"args":["otel"]}'),
+        },
         result: '["a", "b"]',
         sessionId: 's-5',
       },
@@ -427,14 +449,23 @@ const CASES: Record<string, ContractCase[]> = {
           'gen_ai.conversation.id': 'conv-2',
         },
       }),
-      expected: { kind: 'tool', toolName: 'calculator', sessionId: 'conv-2', args: { raw: '{"args": [1, 2], "kwargs": {}}', parsed: { args: [1, 2], kwargs: {} }, digest: jsonDigest({ args: [1, 2], kwargs: {} }) } },
+      expected: {
+        kind: 'tool',
+        toolName: 'calculator',
+        sessionId: 'conv-2',
+        args: { raw: '{"args": [1, 2], "kwargs": {}}', parsed: { args: [1, 2], kwargs: {} }, digest: jsonDigest({ args: [1, 2], kwargs: {} }) },
+      },
       absent: ['result'],
     },
     {
       title: 'workflow is an agent step named by its entity',
       span: makeSpan({
         name: 'trip_planner.workflow',
-        attributes: { 'traceloop.span.kind': 'workflow', 'traceloop.entity.name': 'trip_planner', 'traceloop.entity.input': '{"args": [], "kwargs": {"city": "Oslo"}}' },
+        attributes: {
+          'traceloop.span.kind': 'workflow',
+          'traceloop.entity.name': 'trip_planner',
+          'traceloop.entity.input': '{"args": [], "kwargs": {"city": "Oslo"}}',
+        },
       }),
       expected: { kind: 'agent', agentName: 'trip_planner', input: '{"args": [], "kwargs": {"city": "Oslo"}}' },
       absent: ['args', 'result', 'toolName'],
@@ -558,7 +589,13 @@ const CASES: Record<string, ContractCase[]> = {
           'gen_ai.conversation.id': 'conv-8',
         },
       }),
-      expected: { kind: 'tool', toolName: 'lookup', toolCallId: 'call_G', args: { raw: '{"id": 7}', parsed: { id: 7 }, digest: jsonDigest({ id: 7 }), declared: 'json' }, sessionId: 'conv-8' },
+      expected: {
+        kind: 'tool',
+        toolName: 'lookup',
+        toolCallId: 'call_G',
+        args: { raw: '{"id": 7}', parsed: { id: 7 }, digest: jsonDigest({ id: 7 }), declared: 'json' },
+        sessionId: 'conv-8',
+      },
       absent: ['result'],
     },
     {
@@ -702,7 +739,13 @@ describe.each(MAPPERS.map((mapper): [string, ConventionMapper] => [mapper.name, 
 });
 
 it('knows the session keys of the instrumentations it is used with', () => {
-  for (const key of ['gen_ai.conversation.id', 'session.id', 'gcp.vertex.agent.session_id', 'ai.telemetry.metadata.sessionId', 'traceloop.association.properties.thread_id']) {
+  for (const key of [
+    'gen_ai.conversation.id',
+    'session.id',
+    'gcp.vertex.agent.session_id',
+    'ai.telemetry.metadata.sessionId',
+    'traceloop.association.properties.thread_id',
+  ]) {
     expect(SESSION_ID_KEYS).toContain(key);
   }
 });

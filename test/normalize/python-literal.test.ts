@@ -45,11 +45,16 @@ describe('parsePythonLiteral: the repr of JSON-like Python data, strictly', () =
   });
 
   it('agrees with Python itself: repr() of random JSON-like data reads back as the same value', () => {
-    const json = fc.jsonValue({ maxDepth: 3 }).filter((v) => !JSON.stringify(v).includes('-0') && JSON.stringify(v) === JSON.stringify(JSON.parse(JSON.stringify(v))));
+    const json = fc
+      .jsonValue({ maxDepth: 3 })
+      .filter((v) => !JSON.stringify(v).includes('-0') && JSON.stringify(v) === JSON.stringify(JSON.parse(JSON.stringify(v))));
     const samples = fc.sample(json, 60);
     // Python writes the repr of each sample (via json.loads, so the values are the same ones).
     const script = 'import json,sys\nfor line in sys.stdin:\n    print(repr(json.loads(line)))';
-    const reprs = execFileSync('python3', ['-c', script], { input: samples.map((s) => JSON.stringify(s)).join('\n') + '\n' }).toString().trimEnd().split('\n');
+    const reprs = execFileSync('python3', ['-c', script], { input: samples.map((s) => JSON.stringify(s)).join('\n') + '\n' })
+      .toString()
+      .trimEnd()
+      .split('\n');
     expect(reprs.length).toBe(samples.length);
     samples.forEach((sample, i) => {
       const read = parsePythonLiteral(reprs[i]!);

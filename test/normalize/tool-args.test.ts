@@ -78,7 +78,10 @@ describe('toToolArgs reads a recorded call f(*args, **kwargs) as the call it rec
 
 describe('toToolArgs digest of recorded calls (property)', () => {
   const json = fc.jsonValue().map((v) => JSON.parse(JSON.stringify(v)) as unknown);
-  const kwargs = fc.dictionary(fc.string().filter((k) => k !== '__proto__'), json);
+  const kwargs = fc.dictionary(
+    fc.string().filter((k) => k !== '__proto__'),
+    json,
+  );
 
   it('a call with no positional arguments has the digest of its keyword arguments, however wrapped', () => {
     fc.assert(

@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  addToolDefinition,
-  maxCachedToolDefinitions,
-  toolSchemasFromIndexed,
-  toolSchemasFromList,
-} from '../../src/normalize/tool-schemas.ts';
+import { addToolDefinition, maxCachedToolDefinitions, toolSchemasFromIndexed, toolSchemasFromList } from '../../src/normalize/tool-schemas.ts';
 
 const schema = { type: 'object', properties: { q: { type: 'string' } } };
 

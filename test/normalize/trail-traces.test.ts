@@ -41,13 +41,13 @@ const EXPECTED: Record<string, { spans: Partial<Record<SpanKind, number>>; error
   '876eb108c8650d4ada63a8d39aa1e96c': { spans: { LLM: 6, CHAIN: 3, TOOL: 2, AGENT: 1, none: 4 }, errored: 3, llmWithTools: 0 },
   '88c63c780aba1f23c3c5345aa340d7e2': { spans: { LLM: 4, CHAIN: 1, TOOL: 1, AGENT: 1, none: 4 }, errored: 0, llmWithTools: 0 },
   '9ec7d4a8ab8c74ab56361ef29d1b1660': { spans: { LLM: 4, CHAIN: 1, TOOL: 1, AGENT: 1, none: 4 }, errored: 0, llmWithTools: 0 },
-  'a99faf782e8ad4d5f1ccdfcb7e143b9a': { spans: { LLM: 36, CHAIN: 22, TOOL: 21, AGENT: 2, none: 4 }, errored: 16, llmWithTools: 20 },
-  'af1931b778d7a82ca6a1f7dfdb9aa8bb': { spans: { LLM: 19, CHAIN: 19, TOOL: 1, AGENT: 1, none: 2 }, errored: 2, llmWithTools: 0 },
-  'd9a8dff7edce2d1b15ed4769886d9a2a': { spans: { LLM: 7, CHAIN: 4, TOOL: 1, AGENT: 1, none: 4 }, errored: 1, llmWithTools: 0 },
-  'ef0207e4427fe22aeb1c2105932b74d7': { spans: { LLM: 22, CHAIN: 13, TOOL: 11, AGENT: 2, none: 4 }, errored: 6, llmWithTools: 11 },
-  'f04b425c107f7b972209528a46c407d9': { spans: { LLM: 12, CHAIN: 7, TOOL: 3, AGENT: 1, none: 4 }, errored: 4, llmWithTools: 0 },
-  'f39aec9b8a61fd2aaed5849cc00bc165': { spans: { LLM: 4, CHAIN: 1, TOOL: 1, AGENT: 1, none: 4 }, errored: 0, llmWithTools: 0 },
-  'fdaf88f3c0437bf27438b60ba4102c8a': { spans: { LLM: 13, CHAIN: 13, TOOL: 1, AGENT: 1, none: 2 }, errored: 1, llmWithTools: 0 },
+  a99faf782e8ad4d5f1ccdfcb7e143b9a: { spans: { LLM: 36, CHAIN: 22, TOOL: 21, AGENT: 2, none: 4 }, errored: 16, llmWithTools: 20 },
+  af1931b778d7a82ca6a1f7dfdb9aa8bb: { spans: { LLM: 19, CHAIN: 19, TOOL: 1, AGENT: 1, none: 2 }, errored: 2, llmWithTools: 0 },
+  d9a8dff7edce2d1b15ed4769886d9a2a: { spans: { LLM: 7, CHAIN: 4, TOOL: 1, AGENT: 1, none: 4 }, errored: 1, llmWithTools: 0 },
+  ef0207e4427fe22aeb1c2105932b74d7: { spans: { LLM: 22, CHAIN: 13, TOOL: 11, AGENT: 2, none: 4 }, errored: 6, llmWithTools: 11 },
+  f04b425c107f7b972209528a46c407d9: { spans: { LLM: 12, CHAIN: 7, TOOL: 3, AGENT: 1, none: 4 }, errored: 4, llmWithTools: 0 },
+  f39aec9b8a61fd2aaed5849cc00bc165: { spans: { LLM: 4, CHAIN: 1, TOOL: 1, AGENT: 1, none: 4 }, errored: 0, llmWithTools: 0 },
+  fdaf88f3c0437bf27438b60ba4102c8a: { spans: { LLM: 13, CHAIN: 13, TOOL: 1, AGENT: 1, none: 2 }, errored: 1, llmWithTools: 0 },
 };
 
 /** The step convention and kind each OpenInference span kind maps to. */

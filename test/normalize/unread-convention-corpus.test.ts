@@ -32,7 +32,10 @@ async function corpusSpans(): Promise<Map<string, Span[]>> {
   for (const file of readdirSync(FIXTURES + 'frameworks').filter((f) => f.endsWith('.traces.pb.gz'))) {
     const requests = await readOtlpFile(`${FIXTURES}frameworks/${file}`);
     if (requests instanceof Error) throw requests;
-    out.set(`frameworks/${file}`, requests.flatMap((r) => (r.signal === 'traces' ? r.request.spans : [])));
+    out.set(
+      `frameworks/${file}`,
+      requests.flatMap((r) => (r.signal === 'traces' ? r.request.spans : [])),
+    );
   }
   for (const dir of readdirSync(FIXTURES + 'captures')) {
     for (const file of readdirSync(`${FIXTURES}captures/${dir}`).filter((f) => f.endsWith('.pb'))) {
@@ -53,7 +56,10 @@ describe('unread-convention detection on the real captures', async () => {
   const corpus = await corpusSpans();
   it('has the captures and their generic spans to look at', () => {
     expect(corpus.size).toBeGreaterThanOrEqual(20);
-    const generic = [...corpus.values()].flat().map(normalizeSpan).filter((s) => s.convention === 'generic');
+    const generic = [...corpus.values()]
+      .flat()
+      .map(normalizeSpan)
+      .filter((s) => s.convention === 'generic');
     expect(generic.length).toBeGreaterThan(20);
   });
   /** Captures in a convention trajwatch does not read, with the spans that must be flagged. */
@@ -80,7 +86,9 @@ describe('unread-convention detection on the real captures', async () => {
     const checks = runChecks(t, checksConfigSchema.parse({}));
     const provenance = deriveProvenance(t, parseProvenanceConfig({}));
     const findings = findingsFromChecks(t, checks, provenance);
-    const byCheck = Object.fromEntries(buildManifest({ trajectory: t, checks, findings, provenance, judge: 'disabled', windows: [] }).checks.map((c) => [c.check, c]));
+    const byCheck = Object.fromEntries(
+      buildManifest({ trajectory: t, checks, findings, provenance, judge: 'disabled', windows: [] }).checks.map((c) => [c.check, c]),
+    );
     expect(t.complete).toBe(true);
     for (const check of ['tool-repetition', 'unguarded-send', 'out-of-order-gate']) {
       expect(byCheck[check], check).toMatchObject({ status: 'unavailable', reason: 'unread-convention' });

@@ -112,7 +112,11 @@ describe('unread conventions', () => {
   });
 
   it.each([
-    ['an HTTP client span', 'POST', { 'http.request.method': 'POST', 'url.full': 'https://api.example.com/v1/orders', 'http.target': '{"name": "x", "arguments": 1}' }],
+    [
+      'an HTTP client span',
+      'POST',
+      { 'http.request.method': 'POST', 'url.full': 'https://api.example.com/v1/orders', 'http.target': '{"name": "x", "arguments": 1}' },
+    ],
     ['a framework chain', 'RunnableSequence', { 'acme.span.kind': 'CHAIN', input: '{"messages": []}' }],
     ['an agent of an unread convention', 'weather_turn', { 'mlflow.spanType': '"AGENT"', 'mlflow.spanInputs': '{"text": "hi"}' }],
     ['a plain JSON input', 'handler', { input: '{"order_id": "42"}', name: 'lookup_order' }],

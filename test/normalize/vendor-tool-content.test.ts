@@ -70,7 +70,15 @@ describe('vendor tool content (Google ADK legacy schema)', () => {
   });
 
   it('reads vendor attributes on tool steps only', () => {
-    const step = normalizeSpan(makeSpan({ attributes: { 'gen_ai.operation.name': 'chat', 'gcp.vertex.agent.tool_call_args': '{"city": "Paris"}', 'gcp.vertex.agent.tool_response': '{"result": "x"}' } }));
+    const step = normalizeSpan(
+      makeSpan({
+        attributes: {
+          'gen_ai.operation.name': 'chat',
+          'gcp.vertex.agent.tool_call_args': '{"city": "Paris"}',
+          'gcp.vertex.agent.tool_response': '{"result": "x"}',
+        },
+      }),
+    );
     expect(step.kind).toBe('llm');
     expect('args' in step || 'result' in step).toBe(false);
   });
@@ -84,7 +92,11 @@ describe('placeholder ids, in every convention', () => {
   });
 
   it('OpenInference: `<not specified>` as tool_call.id is no call id', () => {
-    const step = normalizeSpan(makeSpan({ attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'tool_call.id': '<not specified>', 'input.value': '{"city":"Paris"}' } }));
+    const step = normalizeSpan(
+      makeSpan({
+        attributes: { 'openinference.span.kind': 'TOOL', 'tool.name': 'get_weather', 'tool_call.id': '<not specified>', 'input.value': '{"city":"Paris"}' },
+      }),
+    );
     expect(step.kind).toBe('tool');
     expect('toolCallId' in step).toBe(false);
   });

@@ -136,16 +136,30 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
     })();
     let firing: Notification['alerts'][number];
     try {
-      firing = await until('a firing TrajwatchRefusingInput', () => webhook.received.flatMap((n) => refusing(n).filter((a) => a.status === 'firing'))[0], 90_000);
+      firing = await until(
+        'a firing TrajwatchRefusingInput',
+        () => webhook.received.flatMap((n) => refusing(n).filter((a) => a.status === 'firing'))[0],
+        90_000,
+      );
     } finally {
       stop = true;
       await traffic;
     }
-    expect(firing.labels).toMatchObject({ alertname: 'TrajwatchRefusingInput', severity: 'warning', reason: 'undecodable', transport: 'http', instance: `127.0.0.1:${serve.port}` });
+    expect(firing.labels).toMatchObject({
+      alertname: 'TrajwatchRefusingInput',
+      severity: 'warning',
+      reason: 'undecodable',
+      transport: 'http',
+      instance: `127.0.0.1:${serve.port}`,
+    });
     expect(firing.annotations['summary']).toBe('trajwatch refuses OTLP requests (undecodable, http)');
     expect(firing.annotations['runbook']).not.toBe('');
     // Traffic stopped: the rate falls to 0 within its 5 s window; Prometheus resolves, Alertmanager says so.
-    const resolved = await until('TrajwatchRefusingInput resolved', () => webhook.received.find((n) => n.status === 'resolved' && refusing(n).some((a) => a.status === 'resolved')), 90_000);
+    const resolved = await until(
+      'TrajwatchRefusingInput resolved',
+      () => webhook.received.find((n) => n.status === 'resolved' && refusing(n).some((a) => a.status === 'resolved')),
+      90_000,
+    );
     expect(refusing(resolved)[0]!.labels['reason']).toBe('undecodable');
   }, 200_000);
 
@@ -155,7 +169,15 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
     const attr = (key: string, value: string) => ({ key, value: { stringValue: value } });
     // An agent run whose tool result claims completion: the stand-in answers yes, the certified question acts.
     const spans = [
-      { traceId, spanId: root, name: 'invoke_agent refund-planner', startTimeUnixNano: '500', endTimeUnixNano: '3000', status: { code: 1 }, attributes: [attr('gen_ai.operation.name', 'invoke_agent'), attr('gen_ai.agent.name', 'refund-planner')] },
+      {
+        traceId,
+        spanId: root,
+        name: 'invoke_agent refund-planner',
+        startTimeUnixNano: '500',
+        endTimeUnixNano: '3000',
+        status: { code: 1 },
+        attributes: [attr('gen_ai.operation.name', 'invoke_agent'), attr('gen_ai.agent.name', 'refund-planner')],
+      },
       {
         traceId,
         spanId: `${root.slice(0, 15)}1`,
@@ -164,13 +186,22 @@ describe('an alert from trajwatch through Prometheus and Alertmanager to a webho
         startTimeUnixNano: '1000',
         endTimeUnixNano: '2000',
         status: { code: 1 },
-        attributes: [attr('gen_ai.operation.name', 'execute_tool'), attr('gen_ai.tool.name', 'lookup'), attr('gen_ai.tool.call.arguments', '{"q":"order 42"}'), attr('gen_ai.tool.call.result', `refund issued, ${CLAIMS_DONE}`)],
+        attributes: [
+          attr('gen_ai.operation.name', 'execute_tool'),
+          attr('gen_ai.tool.name', 'lookup'),
+          attr('gen_ai.tool.call.arguments', '{"q":"order 42"}'),
+          attr('gen_ai.tool.call.result', `refund issued, ${CLAIMS_DONE}`),
+        ],
       },
     ];
     const body = JSON.stringify({ resourceSpans: [{ resource: { attributes: [attr('service.name', 'checkout-agent')] }, scopeSpans: [{ spans }] }] });
     expect((await fetch(`${serve.url}/v1/traces`, { method: 'POST', body, headers: { 'content-type': 'application/json' } })).status).toBe(200);
     const alarm = (n: Notification) => n.alerts.filter((a) => a.labels['alertname'] === 'TrajwatchCoordinatorAlarm');
-    const firing = await until('a firing TrajwatchCoordinatorAlarm', () => webhook.received.flatMap((n) => alarm(n).filter((a) => a.status === 'firing'))[0], 90_000);
+    const firing = await until(
+      'a firing TrajwatchCoordinatorAlarm',
+      () => webhook.received.flatMap((n) => alarm(n).filter((a) => a.status === 'firing'))[0],
+      90_000,
+    );
     // The alarm's first occurrence fires (its series was born at 1), with the labels an operator routes by.
     expect(firing.labels).toMatchObject({ severity: 'critical', question: CERTIFIED_QUESTION, service: 'checkout-agent', agent: 'refund-planner' });
     expect(firing.annotations['summary']).toBe(`Coordinator alarm: ${CERTIFIED_QUESTION} in checkout-agent / refund-planner`);

@@ -120,11 +120,20 @@ describe('collector-config/to-kafka through a real Collector and a real Kafka br
     if (brokers === undefined) throw new Error('no Kafka broker for this test (see test/helpers/kafka.ts for why)');
     const listeners = await listenerReplacements();
     httpPort = listeners.httpPort;
-    const admin = new Kafka({ clientId: 'trajwatch-test-admin', brokers, logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') }).admin();
+    const admin = new Kafka({
+      clientId: 'trajwatch-test-admin',
+      brokers,
+      logLevel: kafkajsLogLevel('nothing'),
+      logCreator: quietLogCreator('nothing'),
+    }).admin();
     await admin.connect();
     await admin.createTopics({ topics: [{ topic, numPartitions: 3, replicationFactor: 1 }], waitForLeaders: true });
     await admin.disconnect();
-    const config = renderConfig(shipped('to-kafka'), { ...listeners.replacements, 'brokers: [kafka:9092]': `brokers: [${brokers.join(', ')}]`, 'topic: otlp_spans': `topic: ${topic}` });
+    const config = renderConfig(shipped('to-kafka'), {
+      ...listeners.replacements,
+      'brokers: [kafka:9092]': `brokers: [${brokers.join(', ')}]`,
+      'topic: otlp_spans': `topic: ${topic}`,
+    });
     collector = await startCollector(bin, config);
   }, 240_000);
 
@@ -134,7 +143,12 @@ describe('collector-config/to-kafka through a real Collector and a real Kafka br
 
   it('writes OTLP protobuf records keyed by trace id that trajwatch decodes', async () => {
     const traceId = await sendAgentRun(`http://127.0.0.1:${httpPort}/v1/traces`, 'conv-collector-2');
-    const kafka = new Kafka({ clientId: 'trajwatch-test-consumer', brokers: brokers!, logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+    const kafka = new Kafka({
+      clientId: 'trajwatch-test-consumer',
+      brokers: brokers!,
+      logLevel: kafkajsLogLevel('nothing'),
+      logCreator: quietLogCreator('nothing'),
+    });
     const consumer = kafka.consumer({ groupId: uniqueTopic('trajwatch-otelcol-test'), sessionTimeout: 10_000 });
     const records: { key: Buffer | null; value: Buffer | null; partition: number }[] = [];
     await consumer.connect();

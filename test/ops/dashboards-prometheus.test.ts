@@ -22,7 +22,9 @@ const brokers = await kafkaForTests();
  * (outside CI without Java: `kafkaForTests` says why); in CI a missing broker fails instead.
  */
 const MISSING_METRICS: readonly string[] =
-  brokers === undefined ? ['trajwatch_kafka_delivered_total', 'trajwatch_kafka_outbox_refused_total', 'trajwatch_kafka_produce_seconds', 'trajwatch_kafka_produce_errors_total'] : [];
+  brokers === undefined
+    ? ['trajwatch_kafka_delivered_total', 'trajwatch_kafka_outbox_refused_total', 'trajwatch_kafka_produce_seconds', 'trajwatch_kafka_produce_errors_total']
+    : [];
 
 // A histogram is referenced through its _bucket/_sum/_count series.
 const seriesPattern = (metric: string) => `${metric}(_bucket|_sum|_count)?`;
@@ -87,7 +89,9 @@ function agentRun(traceId: string, agent: string, tool: { args?: string; result:
 const shipped = readShippedDashboards();
 const queries = panelQueries(shipped);
 // Query variables; a textbox ($trace_url) is typed by the operator and queries nothing.
-const variables = shipped.flatMap((d) => d.json.templating.list.filter((v) => v.type === 'query').map((v) => ({ dashboard: d.file, ...v, definition: v.definition ?? '' })));
+const variables = shipped.flatMap((d) =>
+  d.json.templating.list.filter((v) => v.type === 'query').map((v) => ({ dashboard: d.file, ...v, definition: v.definition ?? '' })),
+);
 
 describe('dashboards against a real Prometheus scraping a real trajwatch', () => {
   let serve: ServeProcess;
@@ -98,19 +102,27 @@ describe('dashboards against a real Prometheus scraping a real trajwatch', () =>
     model = await startModelStandIn();
     const judge = {
       enabled: true,
-      client: { baseUrl: model.baseUrl, model: 'judge', apiKeyEnv: null, retries: 0, pricing: { inputPerMillionTokens: 0.5, outputPerMillionTokens: 1.5, currency: 'USD' } },
+      client: {
+        baseUrl: model.baseUrl,
+        model: 'judge',
+        apiKeyEnv: null,
+        retries: 0,
+        pricing: { inputPerMillionTokens: 0.5, outputPerMillionTokens: 1.5, currency: 'USD' },
+      },
       // Judge the windows the triggers ask for (terminal turn, L0 hits, outbound), no random sample.
       sampling: { rate: 0 },
     };
     const certificatesDir = await calibrateWithStandIn(judge);
-    const kafka = brokers === undefined ? {} : { kafka: { brokers, createTopics: true, topicPartitions: 1, topics: { findings: uniqueTopic('ops.findings'), alarms: uniqueTopic('ops.alarms') } } };
+    const kafka =
+      brokers === undefined
+        ? {}
+        : { kafka: { brokers, createTopics: true, topicPartitions: 1, topics: { findings: uniqueTopic('ops.findings'), alarms: uniqueTopic('ops.alarms') } } };
     serve = await startServe({ judge: { ...judge, certificatesDir }, ...kafka });
     // Exemplar storage on: Prometheus scrapes OpenMetrics and keeps each series' exemplars.
     prom = await startPrometheus(`127.0.0.1:${serve.port}`, { features: ['exemplar-storage'] });
     // Scraped once before any traffic: counters and histograms start from a sample, so rate() sees the first increase.
     await waitForScrapes(prom.url, 'trajwatch', 1);
-    const post = (body: string, type = 'application/json') =>
-      fetch(`${serve.url}/v1/traces`, { method: 'POST', body, headers: { 'content-type': type } });
+    const post = (body: string, type = 'application/json') => fetch(`${serve.url}/v1/traces`, { method: 'POST', body, headers: { 'content-type': type } });
     // A failing tool called twice with the same arguments (L0 hit, repetition), a clean
     // trajectory, one span refused inside an accepted request, a 400 and a 415; an agent run
     // the stand-in garbles; agent runs that claim completion (alarms from two services and agents).
@@ -222,7 +234,10 @@ describe('dashboards against a real Prometheus scraping a real trajwatch', () =>
     } else {
       expect(result.length, `no series for ${q.expr}`).toBeGreaterThan(0);
       // NaN is what a quantile over a histogram without observations gives: not data.
-      expect(result.filter((s) => Number.isNaN(Number(s.value[1]))), `NaN from ${q.expr}`).toEqual([]);
+      expect(
+        result.filter((s) => Number.isNaN(Number(s.value[1]))),
+        `NaN from ${q.expr}`,
+      ).toEqual([]);
     }
   });
 
@@ -237,7 +252,10 @@ describe('dashboards against a real Prometheus scraping a real trajwatch', () =>
 
   if (MISSING_METRICS.length > 0) {
     it.each(MISSING_METRICS.map((m) => [m]))('%s cannot be produced in this run (remove it from MISSING_METRICS once it can)', async (metric) => {
-      expect(queries.some((q) => missingIn(q.expr).includes(metric)), `${metric} is charted by no panel`).toBe(true);
+      expect(
+        queries.some((q) => missingIn(q.expr).includes(metric)),
+        `${metric} is charted by no panel`,
+      ).toBe(true);
       const present = await instantQuery(prom!.url, `count({__name__=~"${seriesPattern(metric)}"})`);
       expect(present, `${metric} now has series: take it off MISSING_METRICS`).toEqual([]);
     });

@@ -83,7 +83,8 @@ describe('shipped dashboards', () => {
     const alarms = shipped.find((d) => d.file === 'coordinator-alarms.json')!.json;
     expect(alarms.templating.list.map((v) => v.name)).toEqual(['question', 'service', 'agent', 'trace_url']);
     const exprs = alarms.panels.flatMap((p) => p.targets ?? []).map((t) => t.expr);
-    for (const by of ['question', 'service', 'agent']) expect(exprs.some((e) => e.includes(`sum by (${by}) (rate(trajwatch_coordinator_alarms_total`))).toBe(true);
+    for (const by of ['question', 'service', 'agent'])
+      expect(exprs.some((e) => e.includes(`sum by (${by}) (rate(trajwatch_coordinator_alarms_total`))).toBe(true);
     expect(exprs.some((e) => e.includes('trajwatch_calibration_certified'))).toBe(true);
     expect(exprs.some((e) => e.includes('action="escalate"'))).toBe(true);
   });
@@ -106,6 +107,8 @@ describe('shipped dashboards', () => {
     const ds = parse(readFileSync(new URL('../../dashboards/provisioning/datasources/prometheus.yaml', import.meta.url), 'utf8')) as {
       datasources: { jsonData: { exemplarTraceIdDestinations: { name: string; url: string }[] } }[];
     };
-    expect(ds.datasources[0]!.jsonData.exemplarTraceIdDestinations).toEqual([expect.objectContaining({ name: 'trace_id', url: '$${trace_url}$${__value.raw}' })]);
+    expect(ds.datasources[0]!.jsonData.exemplarTraceIdDestinations).toEqual([
+      expect.objectContaining({ name: 'trace_id', url: '$${trace_url}$${__value.raw}' }),
+    ]);
   });
 });

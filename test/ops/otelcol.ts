@@ -16,11 +16,9 @@ const STOP_TIMEOUT_MS = 15_000;
  * benchmark's bench/otelcol/build.sh) when needed; resolves with the binary.
  */
 export async function ensureCollector(script = BUILD_SCRIPT): Promise<string> {
-  const { stdout } = await run(script, [], { timeout: BUILD_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }).catch(
-    (err: Error & { stderr?: string }) => {
-      throw new Error(`could not build the Collector with ${script}: ${err.message}\n${err.stderr?.slice(-4000) ?? ''}`);
-    },
-  );
+  const { stdout } = await run(script, [], { timeout: BUILD_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }).catch((err: Error & { stderr?: string }) => {
+    throw new Error(`could not build the Collector with ${script}: ${err.message}\n${err.stderr?.slice(-4000) ?? ''}`);
+  });
   const bin = stdout.trim().split('\n').at(-1);
   if (bin === undefined || bin === '') throw new Error('build.sh printed no binary path');
   return bin;

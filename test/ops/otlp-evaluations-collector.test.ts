@@ -9,7 +9,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Finding } from '../../src/findings/schema.ts';
 import { parseOtlpEvaluationConfig } from '../../src/sinks/otlp/config.ts';
 import { OtlpEvaluationSink } from '../../src/sinks/otlp/evaluation-sink.ts';
-import { expectExternalView, expectInternalView, failedJudgedFinding, judgedFinding, l0Findings, MARKERS, replayedFinding } from '../findings/audience-fixture.ts';
+import {
+  expectExternalView,
+  expectInternalView,
+  failedJudgedFinding,
+  judgedFinding,
+  l0Findings,
+  MARKERS,
+  replayedFinding,
+} from '../findings/audience-fixture.ts';
 import { logRecordsOf, type ReceivedLogRecord } from '../helpers/otlp-log-receiver.ts';
 import { freePort } from './free-port.ts';
 import { BUILD_TIMEOUT_MS, type CollectorProcess, ensureCollector, startCollector } from './otelcol.ts';
@@ -60,9 +68,7 @@ async function readExported(count: number): Promise<ReceivedLogRecord[]> {
     // The Collector may be mid-way through a line: only lines ended by a newline are whole.
     const lines = text.split('\n');
     lines.pop();
-    const records = lines
-      .filter((l) => l.trim() !== '')
-      .flatMap((l) => logRecordsOf(JSON.parse(l) as Parameters<typeof logRecordsOf>[0]));
+    const records = lines.filter((l) => l.trim() !== '').flatMap((l) => logRecordsOf(JSON.parse(l) as Parameters<typeof logRecordsOf>[0]));
     if (records.length >= count || Date.now() > deadline) return records;
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -122,7 +128,11 @@ describe('OTLP evaluation events through a real OpenTelemetry Collector', () => 
       expect(JSON.stringify(r.attributes)).not.toContain(MARKERS.certificateId);
     }
     const judged = byId.get(judgedFinding().finding_id)!;
-    expect(judged.attributes).toMatchObject({ 'gen_ai.evaluation.score.label': 'yes', 'gen_ai.evaluation.score.value': 0.91, 'trajwatch.certificate.status': 'certified' });
+    expect(judged.attributes).toMatchObject({
+      'gen_ai.evaluation.score.label': 'yes',
+      'gen_ai.evaluation.score.value': 0.91,
+      'trajwatch.certificate.status': 'certified',
+    });
     expect(byId.get(failedJudgedFinding().finding_id)!.attributes).toMatchObject({ 'error.type': 'http', 'trajwatch.certificate.status': 'uncertified' });
     const l0 = byId.get(l0Findings()[0]!.finding_id)!;
     expect(l0.attributes).toMatchObject({ 'trajwatch.certificate.status': 'not-applicable' });

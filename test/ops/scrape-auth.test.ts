@@ -63,7 +63,13 @@ describe('the shipped scrape job for trajwatch with auth on, in a real Prometheu
     prometheus.push(child);
     const url = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 200; i++) {
-      if (await fetch(`${url}/-/ready`).then((r) => r.ok, () => false)) return url;
+      if (
+        await fetch(`${url}/-/ready`).then(
+          (r) => r.ok,
+          () => false,
+        )
+      )
+        return url;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error('Prometheus did not become ready');

@@ -9,7 +9,14 @@ export interface ShippedDashboard {
   json: {
     uid: string;
     title: string;
-    panels: { id: number; type: string; title: string; datasource?: { type: string; uid: string }; gridPos?: Record<string, number>; targets?: { refId: string; expr: string; datasource?: unknown; exemplar?: boolean }[] }[];
+    panels: {
+      id: number;
+      type: string;
+      title: string;
+      datasource?: { type: string; uid: string };
+      gridPos?: Record<string, number>;
+      targets?: { refId: string; expr: string; datasource?: unknown; exemplar?: boolean }[];
+    }[];
     templating: { list: { type: string; name: string; allValue?: string; definition?: string; query?: unknown }[] };
   };
 }

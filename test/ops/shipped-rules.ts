@@ -23,7 +23,28 @@ export function shippedRules(): AlertRule[] {
 }
 
 // Prometheus's own series (`up`) and PromQL words that look like metric names.
-const PROMQL_WORDS = new Set(['sum', 'min', 'max', 'by', 'on', 'and', 'or', 'unless', 'without', 'offset', 'rate', 'increase', 'max_over_time', 'min_over_time', 'time', 'absent', 'ignoring', 'group_left', 'group_right', 'bool']);
+const PROMQL_WORDS = new Set([
+  'sum',
+  'min',
+  'max',
+  'by',
+  'on',
+  'and',
+  'or',
+  'unless',
+  'without',
+  'offset',
+  'rate',
+  'increase',
+  'max_over_time',
+  'min_over_time',
+  'time',
+  'absent',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'bool',
+]);
 
 /** Metric names an expression selects (label names and values, and function names, left out). */
 export function metricNames(expr: string): string[] {
@@ -59,9 +80,13 @@ export function declaredMetricNames(): Set<string> {
   for (const prefix of [KAFKA_SOURCE_PREFIX, KAFKA_SESSIONS_SOURCE_PREFIX]) {
     const registry = new Registry();
     // Read only at scrape time: never here.
-    registerKafkaSourceMetrics(registry, () => {
-      throw new Error('not scraped');
-    }, prefix);
+    registerKafkaSourceMetrics(
+      registry,
+      () => {
+        throw new Error('not scraped');
+      },
+      prefix,
+    );
     for (const m of registry.getMetricsAsArray()) names.add(m.name);
   }
   return names;

@@ -60,7 +60,8 @@ describe(`the package: npm pack, npm install -g into an empty prefix, run on Nod
   it('ships compiled JavaScript, the bin, README and LICENSE only: no sources, tests or fixtures (no GAIA-derived trace)', async () => {
     const { stdout } = await run('tar', ['tzf', tarball]);
     const entries = stdout.trim().split('\n');
-    for (const e of entries) expect(e, e).toMatch(/^package\/(bin\/trajwatch\.js|dist\/.+\.js|dist\/judge\/label\/static\/[a-z]+\.(html|css)|README\.md|LICENSE|package\.json)$/);
+    for (const e of entries)
+      expect(e, e).toMatch(/^package\/(bin\/trajwatch\.js|dist\/.+\.js|dist\/judge\/label\/static\/[a-z]+\.(html|css)|README\.md|LICENSE|package\.json)$/);
     // The labeling page's static files, which tsc does not emit.
     expect(entries).toContain('package/dist/calibration/label/static/index.html');
     expect(entries).toContain('package/dist/cli/main.js');
@@ -86,7 +87,10 @@ describe(`the package: npm pack, npm install -g into an empty prefix, run on Nod
     const trajectories = (await readFile(join(elsewhere, 'trajectories.jsonl'), 'utf8')).trim().split('\n');
     expect(trajectories).toHaveLength(1);
     expect(JSON.parse(trajectories[0]!)).toMatchObject({ traceIds: ['272cdc645b731837366576b37d40fb65'] });
-    const findings = (await readFile(join(elsewhere, 'findings.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { area?: string });
+    const findings = (await readFile(join(elsewhere, 'findings.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { area?: string });
     expect(findings.filter((f) => f.area === 'error-output')).toHaveLength(2);
   });
 
@@ -105,12 +109,29 @@ describe(`the package: npm pack, npm install -g into an empty prefix, run on Nod
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)\//.exec(out)?.[1];
     expect(url, out).toBeDefined();
     const body = JSON.stringify({
-      resourceSpans: [{ scopeSpans: [{ spans: [{
-        traceId: '5b8efff798038103d269b633813fc60c', spanId: 'eee19b7ec3c1b174', name: 'execute_tool search', kind: 1,
-        startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000',
-        attributes: [{ key: 'gen_ai.operation.name', value: { stringValue: 'execute_tool' } }, { key: 'gen_ai.tool.name', value: { stringValue: 'search' } }],
-        status: { code: 2, message: 'search failed: timeout' },
-      }] }] }],
+      resourceSpans: [
+        {
+          scopeSpans: [
+            {
+              spans: [
+                {
+                  traceId: '5b8efff798038103d269b633813fc60c',
+                  spanId: 'eee19b7ec3c1b174',
+                  name: 'execute_tool search',
+                  kind: 1,
+                  startTimeUnixNano: '1700000000000000000',
+                  endTimeUnixNano: '1700000001000000000',
+                  attributes: [
+                    { key: 'gen_ai.operation.name', value: { stringValue: 'execute_tool' } },
+                    { key: 'gen_ai.tool.name', value: { stringValue: 'search' } },
+                  ],
+                  status: { code: 2, message: 'search failed: timeout' },
+                },
+              ],
+            },
+          ],
+        },
+      ],
     });
     const res = await fetch(`${url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
     expect(res.status).toBe(200);
@@ -123,7 +144,10 @@ describe(`the package: npm pack, npm install -g into an empty prefix, run on Nod
     expect(await exited).toBe(0);
 
     const { stdout } = await trajwatch(['tail', '--data-dir', dataDir, '--from-start', '--max', '1', '--timeout-ms', '5000']);
-    const [finding] = stdout.trim().split('\n').map((l) => JSON.parse(l) as { area: string; subject: { trajectory_key: string } });
+    const [finding] = stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { area: string; subject: { trajectory_key: string } });
     expect(finding).toMatchObject({ area: 'error-output', subject: { trajectory_key: '5b8efff798038103d269b633813fc60c' } });
   });
 });

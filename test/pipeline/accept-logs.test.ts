@@ -48,7 +48,11 @@ describe('Pipeline.acceptLogs', () => {
   it('counts application logs and content events without a span context apart, reporting the latter', () => {
     const { pipeline } = replayPipeline();
     const accepted = pipeline.acceptLogs({
-      logs: [record({ eventName: '', attributes: {} }), record({ traceId: undefined }), record({ eventName: '', attributes: { 'event.name': 'gen_ai.choice' } })],
+      logs: [
+        record({ eventName: '', attributes: {} }),
+        record({ traceId: undefined }),
+        record({ eventName: '', attributes: { 'event.name': 'gen_ai.choice' } }),
+      ],
       rejected: [{ reason: 'bad id' }],
     });
     expect(accepted).toEqual({ unattachable: 1 });

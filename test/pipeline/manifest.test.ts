@@ -50,8 +50,7 @@ function decode(body: unknown): DecodedRequest {
   return decoded;
 }
 
-const config = (judge: Record<string, unknown> = {}) =>
-  ConfigSchema.parse({ assembler: { quietPeriodMs: 1, idleTimeoutMs: 1 }, judge });
+const config = (judge: Record<string, unknown> = {}) => ConfigSchema.parse({ assembler: { quietPeriodMs: 1, idleTimeoutMs: 1 }, judge });
 
 const servers: ScriptedServer[] = [];
 const judges: DecisionPoints[] = [];
@@ -106,7 +105,14 @@ describe('the analysis manifest of a closed trajectory revision', () => {
     expect(manifest!.judge).toBe('disabled');
     expect(manifest!.windows).toEqual([]);
     const byCheck = Object.fromEntries(manifest!.checks.map((c) => [c.check, c]));
-    expect(Object.keys(byCheck)).toEqual(['error-output', 'fault-passthrough', 'malformed-structure', 'unguarded-send', 'out-of-order-gate', 'tool-repetition']);
+    expect(Object.keys(byCheck)).toEqual([
+      'error-output',
+      'fault-passthrough',
+      'malformed-structure',
+      'unguarded-send',
+      'out-of-order-gate',
+      'tool-repetition',
+    ]);
     const errorOutput = findings(sink.rows).filter((f) => f.area === 'error-output');
     expect(errorOutput).toHaveLength(1);
     expect(byCheck['error-output']).toMatchObject({ status: 'fired', finding_ids: [errorOutput[0]!.finding_id] });
@@ -182,7 +188,13 @@ describe('the manifest’s provenance', () => {
 
     const cfg = config();
     const plain = memorySink();
-    const quiet = new Pipeline({ limits: cfg.assembler, clock: 'arrival', analyze: createAnalyzer(cfg), provenance: (t) => deriveProvenance(t, cfg.provenance), sinks: [plain] });
+    const quiet = new Pipeline({
+      limits: cfg.assembler,
+      clock: 'arrival',
+      analyze: createAnalyzer(cfg),
+      provenance: (t) => deriveProvenance(t, cfg.provenance),
+      sinks: [plain],
+    });
     quiet.accept(decode(clean));
     await quiet.drain('end-of-input');
     expect(plain.rows).toHaveLength(1);

@@ -29,7 +29,14 @@ function recordingSink(name: string) {
   };
 }
 
-const counts = (): PipelineCounts => ({ spansAccepted: 0, spansRejected: 0, trajectoriesClosed: 0, trajectoriesForwarded: 0, findingsEmitted: 0, manifestsEmitted: 0 });
+const counts = (): PipelineCounts => ({
+  spansAccepted: 0,
+  spansRejected: 0,
+  trajectoriesClosed: 0,
+  trajectoriesForwarded: 0,
+  findingsEmitted: 0,
+  manifestsEmitted: 0,
+});
 const finding = (id: string) => ({ finding_id: id }) as Finding;
 const analysis = { checks: { l0: [], repetition: { status: 'none-observed' as const }, silenced: [] }, findings: [] };
 
@@ -54,7 +61,12 @@ describe('PipelineOutputs', () => {
     outputs.writeFindings([]);
     outputs.writeFindings([finding('f1'), finding('f2')]);
     outputs.emitJudged([finding('j1')], [finding('j1')]);
-    const expected = [['findings', 'f1'], ['findings', 'f2'], ['findings', 'j1'], ['alarms', 'j1']];
+    const expected = [
+      ['findings', 'f1'],
+      ['findings', 'f2'],
+      ['findings', 'j1'],
+      ['alarms', 'j1'],
+    ];
     expect(a.written).toEqual(expected);
     expect(b.written).toEqual(expected);
     expect(judged).toEqual(['j1']);
@@ -69,7 +81,10 @@ describe('PipelineOutputs', () => {
     const t = makeTrajectory([makeStep({ id: 'root' })]);
     outputs.writeManifest(t, analysis, JUDGE_DISABLED);
     outputs.writeManifest({ ...t, revision: 2 }, analysis, JUDGE_DISABLED);
-    expect(a.written).toEqual([['manifest', 'session-1#1'], ['manifest', 'session-1#2']]);
+    expect(a.written).toEqual([
+      ['manifest', 'session-1#1'],
+      ['manifest', 'session-1#2'],
+    ]);
     expect(n.manifestsEmitted).toBe(2);
     a.makeDurable();
     await new Promise((r) => setImmediate(r));

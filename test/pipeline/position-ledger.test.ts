@@ -21,10 +21,15 @@ describe('PositionLedger', () => {
     ledger.accepted({ partition: 0, offset: 2 });
     ledger.accepted({ partition: 3, offset: 0 });
     ledger.accepted(undefined);
-    expect(ledger.committable()).toEqual(new Map([[0, 5], [3, 1]]));
+    expect(ledger.committable()).toEqual(
+      new Map([
+        [0, 5],
+        [3, 1],
+      ]),
+    );
   });
 
-  it('holds a closed trajectory\'s positions until its output is durable, then commits past them', async () => {
+  it("holds a closed trajectory's positions until its output is durable, then commits past them", async () => {
     const flush = manualFlush();
     const ledger = new PositionLedger({ flushed: flush.flushed });
     ledger.accepted({ partition: 0, offset: 7 });
@@ -52,7 +57,7 @@ describe('PositionLedger', () => {
     expect(ledger.committable()).toEqual(new Map([[1, 1]]));
   });
 
-  it('folds what open trajectories hold (the assembler\'s) into the committable offset', () => {
+  it("folds what open trajectories hold (the assembler's) into the committable offset", () => {
     const ledger = new PositionLedger({ flushed: async () => {}, heldOpen: (floor) => floor.set(0, 2) });
     ledger.accepted({ partition: 0, offset: 9 });
     expect(ledger.committable()).toEqual(new Map([[0, 2]]));
@@ -82,7 +87,7 @@ describe('PositionLedger', () => {
     expect(ledger.committable()).toEqual(new Map([[0, 4]]));
   });
 
-  it('releases a forwarded trajectory\'s positions once the forward is acknowledged, with no flush', async () => {
+  it("releases a forwarded trajectory's positions once the forward is acknowledged, with no flush", async () => {
     const flush = manualFlush();
     const ledger = new PositionLedger({ flushed: flush.flushed });
     let ack!: () => void;
@@ -101,10 +106,22 @@ describe('PositionLedger', () => {
     ledger.accepted({ partition: 0, offset: 1 });
     ledger.accepted({ partition: 1, offset: 1 });
     ledger.holdUntilDurable(new Map([[0, 1]]));
-    ledger.holdWhileJudged(new Map([[0, 0], [1, 1]]), new Promise<void>(() => {}), () => {});
+    ledger.holdWhileJudged(
+      new Map([
+        [0, 0],
+        [1, 1],
+      ]),
+      new Promise<void>(() => {}),
+      () => {},
+    );
     ledger.dropPartitions(new Set([0]));
     expect(ledger.committable()).toEqual(new Map([[1, 1]]));
     ledger.accepted({ partition: 0, offset: 4 });
-    expect(ledger.committable()).toEqual(new Map([[0, 5], [1, 1]]));
+    expect(ledger.committable()).toEqual(
+      new Map([
+        [0, 5],
+        [1, 1],
+      ]),
+    );
   });
 });

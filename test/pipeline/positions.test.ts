@@ -79,14 +79,24 @@ describe('source positions: what a partitioned source may commit', () => {
     pipeline.accept(request(span(T2, 'b1')), { partition: 0, offset: 6 });
     pipeline.accept(request(span(T1, 'r1')), { partition: 0, offset: 7 });
     pipeline.accept(request(), { partition: 3, offset: 40 });
-    expect(pipeline.committable()).toEqual(new Map([[0, 5], [3, 41]]));
+    expect(pipeline.committable()).toEqual(
+      new Map([
+        [0, 5],
+        [3, 41],
+      ]),
+    );
 
     pipeline.tick(Date.now() + 10);
     // Closed, but the sink has not made the findings durable yet: still held.
     expect(pipeline.committable().get(0)).toBe(5);
     gate.release();
     await pipeline.settled();
-    expect(pipeline.committable()).toEqual(new Map([[0, 8], [3, 41]]));
+    expect(pipeline.committable()).toEqual(
+      new Map([
+        [0, 8],
+        [3, 41],
+      ]),
+    );
   });
 
   it('a closed trajectory holds only until durable even when a later one is still open', async () => {

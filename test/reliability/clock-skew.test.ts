@@ -20,7 +20,12 @@ const tool = (traceId: string, spanId: string, parentSpanId: string, name: strin
   kind: 1,
   startTimeUnixNano: at(startMs),
   endTimeUnixNano: at(endMs),
-  attributes: [attr('gen_ai.operation.name', 'execute_tool'), attr('gen_ai.tool.name', name), attr('gen_ai.tool.call.arguments', '{"to":"ops@example.com"}'), attr('gen_ai.tool.call.result', 'ok')],
+  attributes: [
+    attr('gen_ai.operation.name', 'execute_tool'),
+    attr('gen_ai.tool.name', name),
+    attr('gen_ai.tool.call.arguments', '{"to":"ops@example.com"}'),
+    attr('gen_ai.tool.call.result', 'ok'),
+  ],
 });
 const root = (traceId: string, spanId: string, startMs: number, endMs: number) => ({
   traceId,
@@ -48,13 +53,25 @@ function aheadGate(traceId: string) {
             scope: { name: 'agent' },
             spans: [
               root(traceId, id(1), 0, 10_000),
-              { traceId, spanId: id(2), parentSpanId: id(1), name: 'POST /approve', kind: 3, startTimeUnixNano: at(2_500), endTimeUnixNano: at(3_000), attributes: [attr('http.request.method', 'POST')] },
+              {
+                traceId,
+                spanId: id(2),
+                parentSpanId: id(1),
+                name: 'POST /approve',
+                kind: 3,
+                startTimeUnixNano: at(2_500),
+                endTimeUnixNano: at(3_000),
+                attributes: [attr('http.request.method', 'POST')],
+              },
               tool(traceId, id(4), id(1), 'send_email', 4_000, 5_000),
             ],
           },
         ],
       },
-      { resource: resource('approver', 'host-b'), scopeSpans: [{ scope: { name: 'approver' }, spans: [tool(traceId, id(3), id(2), 'approve_send', 7_500, 7_900)] }] },
+      {
+        resource: resource('approver', 'host-b'),
+        scopeSpans: [{ scope: { name: 'approver' }, spans: [tool(traceId, id(3), id(2), 'approve_send', 7_500, 7_900)] }],
+      },
     ],
   };
 }
@@ -67,7 +84,16 @@ function childBeforeParent(traceId: string) {
     resourceSpans: [
       {
         resource: resource('mailer', 'host-a'),
-        scopeSpans: [{ scope: { name: 'agent' }, spans: [root(traceId, id(1), hours3, hours3 + 10_000), tool(traceId, id(2), id(1), 'approve_send', 1_000, 1_500), tool(traceId, id(3), id(1), 'send_email', hours3 + 2_000, hours3 + 3_000)] }],
+        scopeSpans: [
+          {
+            scope: { name: 'agent' },
+            spans: [
+              root(traceId, id(1), hours3, hours3 + 10_000),
+              tool(traceId, id(2), id(1), 'approve_send', 1_000, 1_500),
+              tool(traceId, id(3), id(1), 'send_email', hours3 + 2_000, hours3 + 3_000),
+            ],
+          },
+        ],
       },
     ],
   };
@@ -103,7 +129,9 @@ describe('clock skew through serve', () => {
     const order = (t.steps as { name: string }[]).map((s) => s.name);
     expect(order.indexOf('execute_tool approve_send')).toBeLessThan(order.indexOf('execute_tool send_email'));
 
-    const findings = await waitForLines<{ area: string; subject?: unknown }>(join(serve.dataDir, 'findings.jsonl'), (rows) => rows.some((r) => r.subject !== undefined && JSON.stringify(r).includes(traceId) && (r as { record_kind?: string }).record_kind === 'analysis-manifest'));
+    const findings = await waitForLines<{ area: string; subject?: unknown }>(join(serve.dataDir, 'findings.jsonl'), (rows) =>
+      rows.some((r) => r.subject !== undefined && JSON.stringify(r).includes(traceId) && (r as { record_kind?: string }).record_kind === 'analysis-manifest'),
+    );
     const mine = findings.filter((f) => JSON.stringify(f).includes(traceId));
     expect(mine.map((f) => f.area).filter((a) => a === 'unguarded-send' || a === 'out-of-order-gate')).toEqual([]);
     const manifest = mine.find((f) => (f as unknown as ManifestRow).record_kind === 'analysis-manifest') as unknown as ManifestRow;
@@ -124,10 +152,15 @@ describe('clock skew through serve', () => {
     expect(BigInt(skew!.skewNs!)).toBe(BigInt(3 * 3600 * 1000 - 1_000) * 1_000_000n);
     // By the tree, the run starts first.
     expect((t.steps as { name: string }[])[0]!.name).toBe('invoke_agent mailer');
-    const findings = await waitForLines<Record<string, unknown>>(join(serve.dataDir, 'findings.jsonl'), (rows) => rows.some((r) => r.record_kind === 'analysis-manifest' && JSON.stringify(r).includes(traceId)));
+    const findings = await waitForLines<Record<string, unknown>>(join(serve.dataDir, 'findings.jsonl'), (rows) =>
+      rows.some((r) => r.record_kind === 'analysis-manifest' && JSON.stringify(r).includes(traceId)),
+    );
     const manifest = findings.find((r) => r.record_kind === 'analysis-manifest' && JSON.stringify(r).includes(traceId)) as unknown as ManifestRow;
     for (const check of ['unguarded-send', 'out-of-order-gate']) {
-      expect(manifest.checks.find((c) => c.check === check), check).toMatchObject({ status: 'unavailable', reason: 'clock-skew' });
+      expect(
+        manifest.checks.find((c) => c.check === check),
+        check,
+      ).toMatchObject({ status: 'unavailable', reason: 'clock-skew' });
     }
   });
 });

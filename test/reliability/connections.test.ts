@@ -82,10 +82,17 @@ function exportOverGrpc(): Promise<number> {
   const client = new grpc.Client(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
   const body = Buffer.from(request(spanFields({ traceId: 'c0'.repeat(16) })));
   return new Promise((resolve) => {
-    client.makeUnaryRequest(TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, body, { deadline: Date.now() + 5_000 }, (err) => {
-      client.close();
-      resolve(err?.code ?? 0);
-    });
+    client.makeUnaryRequest(
+      TRACE_EXPORT_PATH,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      { deadline: Date.now() + 5_000 },
+      (err) => {
+        client.close();
+        resolve(err?.code ?? 0);
+      },
+    );
   });
 }
 
@@ -114,7 +121,9 @@ describe('connections: capped per listener, idle ones closed, answers before reu
     // can take a while: bounded at 30 s beyond the timeout.
     expect({ closed: await until(() => closed() === 1_500, RECEIVER.headersTimeoutMs + 30_000), count: closed() }).toEqual({ closed: true, count: 1_500 });
     const text = await metrics();
-    expect(metricValue(text, 'trajwatch_receiver_connections_refused_total', { transport: 'http', reason: 'max-connections' })).toBeGreaterThanOrEqual(1_500 - MAX_CONNECTIONS);
+    expect(metricValue(text, 'trajwatch_receiver_connections_refused_total', { transport: 'http', reason: 'max-connections' })).toBeGreaterThanOrEqual(
+      1_500 - MAX_CONNECTIONS,
+    );
     expect(metricValue(text, 'trajwatch_receiver_connections_open', { transport: 'http' })).toBeLessThanOrEqual(2);
     for (const s of sockets) s.destroy();
   }, 75_000);

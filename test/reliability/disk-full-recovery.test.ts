@@ -72,7 +72,12 @@ const REQUEST_TIMEOUT_MS = 3_000;
 
 async function postLogs(url: string, body: unknown): Promise<number> {
   try {
-    const res = await fetch(`${url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const res = await fetch(`${url}/v1/logs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     await res.text();
     return res.status;
   } catch {
@@ -82,7 +87,12 @@ async function postLogs(url: string, body: unknown): Promise<number> {
 
 async function postTraces(url: string, body: unknown): Promise<{ status: number; headers: Headers; text: string }> {
   try {
-    const res = await fetch(`${url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+    const res = await fetch(`${url}/v1/traces`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
     return { status: res.status, headers: res.headers, text: await res.text() };
   } catch (err) {
     return { status: 0, headers: new Headers(), text: String(err) };
@@ -206,7 +216,9 @@ describe('disk full under load, then freed', () => {
         expect(unanswered, `cycle ${cycle}: ${serve.output().slice(-1500)}`).toBe(0);
         expect(after.acknowledged.length, `cycle ${cycle}: ${JSON.stringify([...after.statuses])} ${serve.output().slice(-3000)}`).toBeGreaterThan(0);
         acknowledged.push(...after.acknowledged);
-        console.log(`disk-full cycle ${cycle}: used ${usedMiB(mountPoint).toFixed(1)} MiB, deleted-but-open ${JSON.stringify(deletedOpenFiles(pid))}; full ${JSON.stringify([...full.statuses])} ${JSON.stringify([...full.reasons])} after ${JSON.stringify([...after.statuses])} ${JSON.stringify([...after.reasons])}`);
+        console.log(
+          `disk-full cycle ${cycle}: used ${usedMiB(mountPoint).toFixed(1)} MiB, deleted-but-open ${JSON.stringify(deletedOpenFiles(pid))}; full ${JSON.stringify([...full.statuses])} ${JSON.stringify([...full.reasons])} after ${JSON.stringify([...after.statuses])} ${JSON.stringify([...after.reasons])}`,
+        );
       }
       // A request after the load is acknowledged (the writers are not stuck): retried as an
       // exporter would (for up to a minute) while serve works off the load's backlog and a

@@ -14,7 +14,12 @@ afterAll(() => unmountTmpfs(mountPoint));
 
 const fill = (dir: string): string => fillDisk(dir, 4096);
 
-async function postUntil(url: string, status: number, traceIdPrefix: string, limit = 200): Promise<{ status: number; text: string; headers: Headers; sent: number }> {
+async function postUntil(
+  url: string,
+  status: number,
+  traceIdPrefix: string,
+  limit = 200,
+): Promise<{ status: number; text: string; headers: Headers; sent: number }> {
   for (let i = 1; i <= limit; i++) {
     const res = await postJson(url, agentRunRequest({ traceId: `${traceIdPrefix}${i.toString(16).padStart(32 - traceIdPrefix.length, '0')}` }));
     if (res.status === status) return { ...res, sent: i };
@@ -37,7 +42,10 @@ describe('disk full under the data directory', () => {
       const refused = await postUntil(serve.url, 503, 'd15c1');
       expect(refused.headers.get('retry-after')).toBe('2');
       // Whichever file hits the full disk first (the write-ahead log, trajectories or findings) turns admission off.
-      expect(JSON.parse(refused.text)).toEqual({ code: 14, message: expect.stringMatching(/^trajwatch is at its limit \((wal|trajectory-log|findings-log)-unwritable\); retry later$/) });
+      expect(JSON.parse(refused.text)).toEqual({
+        code: 14,
+        message: expect.stringMatching(/^trajwatch is at its limit \((wal|trajectory-log|findings-log)-unwritable\); retry later$/),
+      });
       // /healthz names the component that cannot write, with the reason input is refused with.
       const reason = /\(([a-z-]+)\)/.exec((JSON.parse(refused.text) as { message: string }).message)![1]!;
       const healthz = await fetch(`${serve.url}/healthz`);
@@ -56,7 +64,13 @@ describe('disk full under the data directory', () => {
         metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'trajectory-log-unwritable' }) +
         metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'findings-log-unwritable' }) +
         metricValue(metrics, 'trajwatch_otlp_requests_refused_total', { reason: 'wal-unwritable' });
-      expect(unwritable, metrics.split('\n').filter((l) => l.startsWith('trajwatch_otlp_requests_refused_total')).join('\n')).toBeGreaterThanOrEqual(6);
+      expect(
+        unwritable,
+        metrics
+          .split('\n')
+          .filter((l) => l.startsWith('trajwatch_otlp_requests_refused_total'))
+          .join('\n'),
+      ).toBeGreaterThanOrEqual(6);
 
       rmSync(filler);
       const recovered = await postUntil(serve.url, 200, 'd15c3');

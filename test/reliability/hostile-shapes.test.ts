@@ -67,7 +67,9 @@ describe('hostile shapes against a running serve: each bounded and answered clea
     const json = await postJson(serve.url, text.replace('"NESTED"', nested));
     expect(json.status).toBe(400);
     expect(JSON.parse(json.text).message).toMatch(/maxAnyValueDepth/);
-    const proto = await postProto(protoRequest(concat(spanFields({ traceId: 'd0000000000000000000000000000002' }), attribute('deep', nestedArrayValue(10_000)))));
+    const proto = await postProto(
+      protoRequest(concat(spanFields({ traceId: 'd0000000000000000000000000000002' }), attribute('deep', nestedArrayValue(10_000)))),
+    );
     expect(proto.status).toBe(400);
     expect(proto.bytes.toString('latin1')).toMatch(/maxAnyValueDepth/);
   });
@@ -114,13 +116,24 @@ describe('hostile shapes against a running serve: each bounded and answered clea
   });
 
   it('timestamps out of range: end before start is rejected, values past uint64 refuse the body, the far future is kept as given', async () => {
-    const backwards = await postJson(serve.url, req([span('e0000000000000000000000000000001', 'e000000000000001', { startTimeUnixNano: '2000', endTimeUnixNano: '1000' })]));
+    const backwards = await postJson(
+      serve.url,
+      req([span('e0000000000000000000000000000001', 'e000000000000001', { startTimeUnixNano: '2000', endTimeUnixNano: '1000' })]),
+    );
     expect(backwards.status).toBe(200);
     expect(JSON.parse(backwards.text).partialSuccess.errorMessage).toMatch(/end time 1000 is before start time 2000/);
-    const overflow = await postJson(serve.url, req([span('e0000000000000000000000000000002', 'e000000000000002', { endTimeUnixNano: '99999999999999999999999' })]));
+    const overflow = await postJson(
+      serve.url,
+      req([span('e0000000000000000000000000000002', 'e000000000000002', { endTimeUnixNano: '99999999999999999999999' })]),
+    );
     expect(overflow.status).toBe(400);
     expect(JSON.parse(overflow.text).message).toMatch(/endTimeUnixNano/);
-    const future = await postJson(serve.url, req([span('e0000000000000000000000000000003', 'e000000000000003', { startTimeUnixNano: '18446744073709551614', endTimeUnixNano: '18446744073709551615' })]));
+    const future = await postJson(
+      serve.url,
+      req([
+        span('e0000000000000000000000000000003', 'e000000000000003', { startTimeUnixNano: '18446744073709551614', endTimeUnixNano: '18446744073709551615' }),
+      ]),
+    );
     expect(future.status).toBe(200);
     expect(JSON.parse(future.text)).toEqual({});
     const [t] = await trajectory('e0000000000000000000000000000003');

@@ -26,7 +26,9 @@ const inflightFormulaBytes = (r0: number) => r0 + 2.5 * RECEIVER.maxInflightByte
 const formulaBytes = (r0: number) => inflightFormulaBytes(r0) + 4 * (ASSEMBLER.maxBufferedBytes + ASSEMBLER.maxRetainedBytes);
 
 function vm(pid: number, key: 'VmHWM' | 'VmRSS'): number {
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith(`${key}:`))!;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((l) => l.startsWith(`${key}:`))!;
   return Number(/(\d+) kB/.exec(line)![1]) * 1024;
 }
 
@@ -77,7 +79,9 @@ describe('memory under concurrent large requests: bounded by the configuration',
     expect(metricValue(text, 'trajwatch_otlp_requests_refused_total', { transport: 'http', reason: 'max-inflight-bytes' })).toBe(refused.length);
     expect(metricValue(text, 'trajwatch_receiver_inflight_bytes')).toBe(0);
     const peak = vm(serve.child.pid!, 'VmHWM');
-    console.log(`http: R0 ${(r0 / MiB).toFixed(0)} MiB, VmHWM ${(peak / MiB).toFixed(0)} MiB, formula ${(inflightFormulaBytes(r0) / MiB).toFixed(0)} MiB, refused ${refused.length}/24`);
+    console.log(
+      `http: R0 ${(r0 / MiB).toFixed(0)} MiB, VmHWM ${(peak / MiB).toFixed(0)} MiB, formula ${(inflightFormulaBytes(r0) / MiB).toFixed(0)} MiB, refused ${refused.length}/24`,
+    );
     expect(peak).toBeLessThan(inflightFormulaBytes(r0));
   }, 120_000);
 
@@ -91,8 +95,12 @@ describe('memory under concurrent large requests: bounded by the configuration',
         { length: 16 },
         () =>
           new Promise<{ code: number; retry: boolean }>((resolve) => {
-            client.makeUnaryRequest(TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, message, (err) =>
-              resolve({ code: err?.code ?? 0, retry: err?.metadata?.get('google.rpc.retryinfo-bin').length === 1 }),
+            client.makeUnaryRequest(
+              TRACE_EXPORT_PATH,
+              (b: Buffer) => b,
+              (b: Buffer) => b,
+              message,
+              (err) => resolve({ code: err?.code ?? 0, retry: err?.metadata?.get('google.rpc.retryinfo-bin').length === 1 }),
             );
           }),
       ),

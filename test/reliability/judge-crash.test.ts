@@ -33,8 +33,7 @@ function judgeConfig(baseUrl: string) {
 }
 
 const isManifest = (r: Row) => r.record_kind === 'analysis-manifest';
-const escalations = (rows: Row[]) =>
-  rows.filter((r) => r.method?.kind === 'judged' && r.observation?.values?.failure?.kind === 'intent-without-result');
+const escalations = (rows: Row[]) => rows.filter((r) => r.method?.kind === 'judged' && r.observation?.values?.failure?.kind === 'intent-without-result');
 
 describe('SIGKILL while a judge call is out (write-ahead log)', () => {
   it('keeps the trajectory in the log until its judged part is durable: after a restart the intent without a result becomes an escalation, paid for once', async () => {
@@ -50,7 +49,13 @@ describe('SIGKILL while a judge call is out (write-ahead log)', () => {
     // Long enough for the log's release timer (500 ms) to have released a finished request.
     await new Promise((r) => setTimeout(r, 1_500));
     expect(model.requests).toHaveLength(1);
-    expect((await readFile(findingsPath, 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as Row).filter(isManifest)).toEqual([]);
+    expect(
+      (await readFile(findingsPath, 'utf8'))
+        .split('\n')
+        .filter((l) => l !== '')
+        .map((l) => JSON.parse(l) as Row)
+        .filter(isManifest),
+    ).toEqual([]);
 
     const killed = new Promise((resolve) => first.child.once('exit', (_code, signal) => resolve(signal)));
     first.child.kill('SIGKILL');

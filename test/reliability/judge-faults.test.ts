@@ -95,7 +95,11 @@ describe('judge endpoint down, slow or returning garbage', () => {
       await waitForLines(join(first.dataDir, 'trajectories.jsonl'), (r) => r.length === runs.length);
       // Every window judged (the hanging calls end at timeoutMs): SIGTERM would defer queued ones.
       // A run's analysis manifest is written once its judged part is settled: one per run.
-      await waitForLines<Row>(join(first.dataDir, 'findings.jsonl'), (r) => r.filter((x) => x.record_kind === 'analysis-manifest').length === runs.length, 60_000);
+      await waitForLines<Row>(
+        join(first.dataDir, 'findings.jsonl'),
+        (r) => r.filter((x) => x.record_kind === 'analysis-manifest').length === runs.length,
+        60_000,
+      );
     } finally {
       expect(await first.stop()).toBe(0);
     }

@@ -31,7 +31,11 @@ interface Record_ {
 
 const full = agentRunRequest({ traceId: TRACE });
 const spans = (full.resourceSpans[0] as { scopeSpans: [{ spans: { parentSpanId?: string; attributes: unknown[] }[] }] }).scopeSpans[0].spans;
-const rootOnly = { resourceSpans: [{ ...(full.resourceSpans[0] as object), scopeSpans: [{ scope: { name: 'agent' }, spans: spans.filter((s) => s.parentSpanId === undefined) }] }] };
+const rootOnly = {
+  resourceSpans: [
+    { ...(full.resourceSpans[0] as object), scopeSpans: [{ scope: { name: 'agent' }, spans: spans.filter((s) => s.parentSpanId === undefined) }] },
+  ],
+};
 /** The root re-exported with one more attribute: another payload under a known span id. */
 const changedRoot = {
   resourceSpans: [

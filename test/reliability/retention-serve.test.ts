@@ -66,7 +66,7 @@ const request = (from: number, runs: number) => ({
 });
 
 describe('retention through serve', () => {
-  it('writes 10x the local logs\' retention: the data directory stays under its bound, the outbox and the unreleased WAL lose nothing', async () => {
+  it("writes 10x the local logs' retention: the data directory stays under its bound, the outbox and the unreleased WAL lose nothing", async () => {
     const serve = await startServe({
       assembler: { quietPeriodMs: 100 },
       receiver: { wal: WAL },
@@ -89,7 +89,11 @@ describe('retention through serve', () => {
           refused += 1;
           await new Promise((r) => setTimeout(r, 100));
         }
-        if (round % 5 === 0) maxDirBytes = Math.max(maxDirBytes, (await filesUnder(serve.dataDir)).reduce((a, f) => a + f.size, 0));
+        if (round % 5 === 0)
+          maxDirBytes = Math.max(
+            maxDirBytes,
+            (await filesUnder(serve.dataDir)).reduce((a, f) => a + f.size, 0),
+          );
         if (refused >= 10) break;
       }
       // The listing below is not atomic: a segment rolled and one deleted between its readdir and
@@ -129,7 +133,9 @@ describe('retention through serve', () => {
         expect(bytes, name).toBeLessThanOrEqual(limits.maxBytes);
       }
       // What retention deleted is counted, per log, and the gauge shows each log within its bound.
-      expect(metricValue(metrics, 'trajwatch_local_log_retention_deleted_bytes_total', { log: 'trajectories.jsonl' })).toBeGreaterThan(9 * LOGS.trajectories.maxBytes);
+      expect(metricValue(metrics, 'trajwatch_local_log_retention_deleted_bytes_total', { log: 'trajectories.jsonl' })).toBeGreaterThan(
+        9 * LOGS.trajectories.maxBytes,
+      );
       for (const name of ['trajectories', 'findings', 'alarms'] as const) {
         expect(metricValue(metrics, 'trajwatch_local_log_bytes', { log: `${name}.jsonl` })).toBeLessThanOrEqual(LOGS[name].maxBytes);
       }

@@ -41,7 +41,11 @@ describe('SIGTERM with 100,000 open trajectories', () => {
     };
     const first = await startServe(config);
     for (let sent = 0; sent < TRACES; sent += PER_REQUEST) {
-      const res = await fetch(`${first.url}/v1/traces`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: openTraces(sent, PER_REQUEST) });
+      const res = await fetch(`${first.url}/v1/traces`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: openTraces(sent, PER_REQUEST),
+      });
       expect(res.status, await res.text()).toBe(200);
     }
     expect(await openGauge(first.url)).toBe(TRACES);

@@ -59,7 +59,9 @@ describe('SIGKILL with open trajectories (write-ahead log)', () => {
         seen.set(id, (seen.get(id) ?? 0) + 1);
       }
       const duplicates = [...seen].filter(([, n]) => n > 1);
-      console.log(`wal-sigkill: ${RUNS} runs acknowledged before SIGKILL; ${rows.length} findings after restart; ${seen.size} distinct; duplicates: ${duplicates.length === 0 ? 'none' : JSON.stringify(duplicates)}`);
+      console.log(
+        `wal-sigkill: ${RUNS} runs acknowledged before SIGKILL; ${rows.length} findings after restart; ${seen.size} distinct; duplicates: ${duplicates.length === 0 ? 'none' : JSON.stringify(duplicates)}`,
+      );
       expect([...byKey.keys()].sort()).toEqual([...ids].sort());
       for (const id of ids) expect(byKey.get(id), id).toBe(2);
       expect(duplicates).toEqual([]);

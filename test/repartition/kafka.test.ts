@@ -16,7 +16,12 @@ import { makeStep } from '../helpers/steps.ts';
 const brokers = await kafkaForTests();
 
 describe.runIf(brokers !== undefined)('repartition topics and forwarder (real broker)', () => {
-  const kafka = new Kafka({ clientId: 'repartition-test', brokers: brokers ?? [], logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+  const kafka = new Kafka({
+    clientId: 'repartition-test',
+    brokers: brokers ?? [],
+    logLevel: kafkajsLogLevel('nothing'),
+    logCreator: quietLogCreator('nothing'),
+  });
   const admin = kafka.admin();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
 
@@ -67,7 +72,17 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
       statusCode: 1,
       encodedBytes: resultBytes,
     });
-    const t: Trajectory = { key, traceIds: [key], revision: 1, complete: true, incompleteReasons: [], steps: [step], conflicts: [], refusedSpans: 0, closedBy: 'quiet-after-root' };
+    const t: Trajectory = {
+      key,
+      traceIds: [key],
+      revision: 1,
+      complete: true,
+      incompleteReasons: [],
+      steps: [step],
+      conflicts: [],
+      refusedSpans: 0,
+      closedBy: 'quiet-after-root',
+    };
     return [t, () => [step]];
   };
 
@@ -76,7 +91,11 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
     await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
     const logged: string[] = [];
     const forwarder = new Forwarder(producer, { topic, maxInFlightBytes: 4_000, maxRecordBytes: 3_000, lingerMs: 5, log: (_l, m) => logged.push(m) });
-    const acks = [forwarder.forward(...trace('t1', 'sess-a', 2_000)), forwarder.forward(...trace('t2', 'sess-a', 2_000)), forwarder.forward(...trace('t3', 'sess-b', 10_000))];
+    const acks = [
+      forwarder.forward(...trace('t1', 'sess-a', 2_000)),
+      forwarder.forward(...trace('t2', 'sess-a', 2_000)),
+      forwarder.forward(...trace('t3', 'sess-b', 10_000)),
+    ];
     expect(forwarder.backpressure()).toBe('repartition-in-flight');
     await Promise.all(acks);
     expect(forwarder.backpressure()).toBeUndefined();
@@ -104,6 +123,15 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
     const a = seen.filter((s) => s.key === 'sess-a');
     expect(new Set(a.map((s) => s.partition)).size).toBe(1);
     // Not a record without a trace: the undecided case is `undefined`, analyzed by stage 1.
-    expect(forwarder.forward(...(() => { const [t, c] = trace('t4', 'x', 1); const s = c()[0]!; delete (s as { sessionId?: string }).sessionId; return [t, () => [s]] as const; })())).toBeUndefined();
+    expect(
+      forwarder.forward(
+        ...(() => {
+          const [t, c] = trace('t4', 'x', 1);
+          const s = c()[0]!;
+          delete (s as { sessionId?: string }).sessionId;
+          return [t, () => [s]] as const;
+        })(),
+      ),
+    ).toBeUndefined();
   }, 60_000);
 });

@@ -8,7 +8,11 @@
 import { createHash } from 'node:crypto';
 import { encodeSpans, type OtlpRecord } from '../helpers/otlp-records.ts';
 
-const hex = (seed: string, bytes: number): string => createHash('sha256').update(seed).digest('hex').slice(0, bytes * 2);
+const hex = (seed: string, bytes: number): string =>
+  createHash('sha256')
+    .update(seed)
+    .digest('hex')
+    .slice(0, bytes * 2);
 const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
 
 /** Sessions are an hour apart in event time; turns 300 ms apart within one (a replay sees one session per hour). */

@@ -43,7 +43,13 @@ describe.runIf(brokers !== undefined)('sessions through a consumer group: repart
 
   it('a missing internal topic (createTopics off) or one of another size stops serve at start, naming the topic and the fix', async () => {
     const topic = uniqueTopic('sessions.topics');
-    await admin.createTopics({ topics: [{ topic, numPartitions: 6 }, { topic: `${topic}.sized`, numPartitions: 3 }], waitForLeaders: true });
+    await admin.createTopics({
+      topics: [
+        { topic, numPartitions: 6 },
+        { topic: `${topic}.sized`, numPartitions: 3 },
+      ],
+      waitForLeaders: true,
+    });
     const groupId = uniqueTopic('trajwatch-topics');
     const missing = startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic: `${topic}.absent`, sessions: { createTopics: false } });
     await expect(missing).rejects.toThrow(new RegExp(`sessions topic ${topic}.absent does not exist: create it with 6 partitions`));
@@ -124,7 +130,9 @@ describe.runIf(brokers !== undefined)('sessions through a consumer group: repart
           walk: { enabled: true },
         },
       };
-      members = await Promise.all(Array.from({ length: 2 }, () => startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic, findingsTopic: `${topic}.findings`, extra })));
+      members = await Promise.all(
+        Array.from({ length: 2 }, () => startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic, findingsTopic: `${topic}.findings`, extra })),
+      );
       const settled = await waitFor(() => settledOn(members, [topic, sessionsTopic], 6), 90_000);
       if (!settled) throw new Error(`the group did not settle:\n${members.map((m) => m.output()).join('\n---\n')}`);
       const convs = conversations('combined', 12);
@@ -141,11 +149,34 @@ describe.runIf(brokers !== undefined)('sessions through a consumer group: repart
       const stripRefusals = members.flatMap((m) => m.output().split('\n')).filter((l) => l.includes('audience-strip-failed'));
       expect(stripRefusals).toEqual([]);
       // The quarantine log is opened with an external stream; it must hold nothing.
-      const refused = dirs.flatMap((d) => (existsSync(join(d, 'audience-refused.jsonl')) ? readFileSync(join(d, 'audience-refused.jsonl'), 'utf8').split('\n').filter((l) => l !== '') : []));
+      const refused = dirs.flatMap((d) =>
+        existsSync(join(d, 'audience-refused.jsonl'))
+          ? readFileSync(join(d, 'audience-refused.jsonl'), 'utf8')
+              .split('\n')
+              .filter((l) => l !== '')
+          : [],
+      );
       expect(refused).toEqual([]);
-      expect(model.requests.length, members.map((m) => m.output().split('\n').filter((l) => /judge|window/i.test(l)).slice(0, 8).join('\n')).join('\n---\n')).toBeGreaterThan(0);
+      expect(
+        model.requests.length,
+        members
+          .map((m) =>
+            m
+              .output()
+              .split('\n')
+              .filter((l) => /judge|window/i.test(l))
+              .slice(0, 8)
+              .join('\n'),
+          )
+          .join('\n---\n'),
+      ).toBeGreaterThan(0);
       // The walk's findings follow the inline ones (its judge calls are asynchronous).
-      const walkLines = () => dirs.flatMap((d) => readFileSync(join(d, 'findings.jsonl'), 'utf8').split('\n').filter((l) => l.includes('"analyst_id":"layered-walk"')));
+      const walkLines = () =>
+        dirs.flatMap((d) =>
+          readFileSync(join(d, 'findings.jsonl'), 'utf8')
+            .split('\n')
+            .filter((l) => l.includes('"analyst_id":"layered-walk"')),
+        );
       expect(await waitFor(async () => walkLines().length > 0, 60_000), members.map((m) => m.output().slice(-1500)).join('\n---\n')).toBe(true);
     } finally {
       await model.close();

@@ -94,7 +94,8 @@ describe('stage 1 → repartition record → stage 2', () => {
     const whole = await onePipeline(requests);
     expect(split.records.length).toBe(requests.length);
     expect(new Set(split.ids)).toEqual(new Set(whole.ids));
-    const view = (ts: Trajectory[]) => ts.map((t) => ({ key: t.key, traceIds: t.traceIds, complete: t.complete, steps: t.steps })).sort((a, b) => (a.key < b.key ? -1 : 1));
+    const view = (ts: Trajectory[]) =>
+      ts.map((t) => ({ key: t.key, traceIds: t.traceIds, complete: t.complete, steps: t.steps })).sort((a, b) => (a.key < b.key ? -1 : 1));
     expect(view(split.trajectories)).toEqual(view(whole.trajectories));
     // The repetition across turns is only seen whole: at least one finding per conversation spans traces.
     expect(split.trajectories.every((t) => t.traceIds.length >= 3)).toBe(true);
@@ -163,7 +164,9 @@ describe('the repartition record', () => {
 
   it('is strict: an unknown field, another version or a cut record is refused with a reason', () => {
     if (steps instanceof DecodeError) throw steps;
-    const good = JSON.parse(encodeTraceRecord('s', 't', [], { revision: 1, incompleteReasons: [], conflicts: [], refusedSpans: 0, closedBy: 'quiet-after-root' }).toString());
+    const good = JSON.parse(
+      encodeTraceRecord('s', 't', [], { revision: 1, incompleteReasons: [], conflicts: [], refusedSpans: 0, closedBy: 'quiet-after-root' }).toString(),
+    );
     expect('error' in decodeRepartitionRecord(Buffer.from(JSON.stringify(good)))).toBe(false);
     expect(decodeRepartitionRecord(Buffer.from(JSON.stringify({ ...good, extra: 1 })))).toHaveProperty('error');
     expect(decodeRepartitionRecord(Buffer.from(JSON.stringify({ ...good, v: 2 })))).toHaveProperty('error');

@@ -121,7 +121,14 @@ describe('gRPC receiver authentication', () => {
     const client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
     const call = (metadata: grpc.Metadata) =>
       new Promise<grpc.ServiceError | null>((resolve) => {
-        client.makeUnaryRequest(TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), metadata, (err) => resolve(err));
+        client.makeUnaryRequest(
+          TRACE_EXPORT_PATH,
+          (b: Buffer) => b,
+          (b: Buffer) => b,
+          Buffer.alloc(0),
+          metadata,
+          (err) => resolve(err),
+        );
       });
     try {
       const denied = await call(new grpc.Metadata());

@@ -17,7 +17,9 @@ afterAll(async () => {
 });
 
 describe.skipIf(!existsSync(CHROMIUM))('the label server under DNS rebinding, in real headless Chromium', () => {
-  it('a page under a rebound name can neither load, read windows nor write a label; the page under its own name still works', { timeout: 120_000 }, async () => {
+  it('a page under a rebound name can neither load, read windows nor write a label; the page under its own name still works', {
+    timeout: 120_000,
+  }, async () => {
     const j = await judgeWindows([['run-a', true]]);
     cleanups.push(() => j.model.close());
     const s = await serveLabels(j);

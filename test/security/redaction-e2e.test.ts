@@ -123,7 +123,10 @@ describe('prompt injection: a trace that instructs the judge cannot change routi
     let metrics = '';
     try {
       expect((await postJson(serve.url, agentRunRequest({ traceId: traces.clean }))).status).toBe(200);
-      for (const [n, traceId] of [[1, traces.obeyed], [2, traces.offFormat]] as const) {
+      for (const [n, traceId] of [
+        [1, traces.obeyed],
+        [2, traces.offFormat],
+      ] as const) {
         const res = await postJson(serve.url, agentRunRequest({ traceId, userText: `${injection}[variant-${n}]`, toolResult: `{"note":"${injection}"}` }));
         expect(res.status).toBe(200);
       }
@@ -131,7 +134,10 @@ describe('prompt injection: a trace that instructs the judge cannot change routi
       // Every window judged (none cancelled by the stop): the count of judged findings settles.
       let settled = -1;
       for (;;) {
-        const judged = await waitForLines<Record<string, any>>(join(dataDir, 'findings.jsonl'), (r) => r.filter((f) => f.method?.kind === 'judged').length >= 24);
+        const judged = await waitForLines<Record<string, any>>(
+          join(dataDir, 'findings.jsonl'),
+          (r) => r.filter((f) => f.method?.kind === 'judged').length >= 24,
+        );
         const n = judged.filter((f) => f.method?.kind === 'judged').length;
         if (n === settled) break;
         settled = n;

@@ -11,21 +11,22 @@ import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts
 
 const BODY = JSON.stringify({
   resourceSpans: [
-    { scopeSpans: [{ spans: [{ traceId: '1af7651916cd43dd8448eb211c80319c', spanId: 'c7ad6b7169203331', name: 'root', startTimeUnixNano: '1', endTimeUnixNano: '2' }] }] },
+    {
+      scopeSpans: [
+        { spans: [{ traceId: '1af7651916cd43dd8448eb211c80319c', spanId: 'c7ad6b7169203331', name: 'root', startTimeUnixNano: '1', endTimeUnixNano: '2' }] },
+      ],
+    },
   ],
 });
 
 /** POST over HTTPS trusting only `ca` (the self-signed test certificate). */
 function postTls(port: number, ca: Buffer, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port, path, method: 'POST', ca, headers: { 'content-type': 'application/json', ...headers } },
-      (res) => {
-        let body = '';
-        res.on('data', (d: Buffer) => (body += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-      },
-    );
+    const req = request({ host: '127.0.0.1', port, path, method: 'POST', ca, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
+      let body = '';
+      res.on('data', (d: Buffer) => (body += d.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
     req.on('error', reject);
     req.end(BODY);
   });
@@ -39,11 +40,27 @@ const TOKEN = 'tls-test-token-0c1d2e3f4a5b';
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'trajwatch-tls-'));
   // A throwaway self-signed certificate for 127.0.0.1, made by the openssl on this machine.
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-    '-addext', 'subjectAltName=IP:127.0.0.1',
-    '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-  ], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      '/CN=127.0.0.1',
+      '-addext',
+      'subjectAltName=IP:127.0.0.1',
+      '-keyout',
+      join(dir, 'key.pem'),
+      '-out',
+      join(dir, 'cert.pem'),
+    ],
+    { stdio: 'ignore' },
+  );
   ca = await readFile(join(dir, 'cert.pem'));
   process.env.TRAJWATCH_TEST_TLS_TOKEN = TOKEN;
   serve = await startServe({

@@ -37,7 +37,11 @@ describe('audience on the local logs: sinks.localLog.audience', () => {
     sink.writeManifest!(manifest);
     sink.write(records(), 'alarms');
     await sink.close();
-    const lines = async (file: string) => (await readFile(join(dir, file), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as unknown);
+    const lines = async (file: string) =>
+      (await readFile(join(dir, file), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as unknown);
     const findings = await lines('findings.jsonl');
     expect(findings).toHaveLength(records().length + 1);
     for (const r of findings) expectExternalView(r);
@@ -72,9 +76,17 @@ describe('audience on the local logs: sinks.localLog.audience', () => {
     await refusals.close();
     const text = await readFile(join(dir, 'findings.jsonl'), 'utf8');
     expect(text).not.toContain('judge.internal');
-    expect(text.trim().split('\n').map((l) => (JSON.parse(l) as Finding).finding_id)).toEqual([good.finding_id]);
+    expect(
+      text
+        .trim()
+        .split('\n')
+        .map((l) => (JSON.parse(l) as Finding).finding_id),
+    ).toEqual([good.finding_id]);
     expect(await readFile(join(dir, 'alarms.jsonl'), 'utf8')).toContain('judge.internal');
-    const kept = (await readFile(quarantine.path, 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { refusal: string; sink: string; stream: string; id: string; record: Finding });
+    const kept = (await readFile(quarantine.path, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { refusal: string; sink: string; stream: string; id: string; record: Finding });
     expect(kept.map((k) => [k.refusal, k.sink, k.stream, k.id])).toEqual([
       ['audience-strip-failed', 'local-log', 'findings', bad.finding_id],
       ['audience-strip-failed', 'local-log', 'findings', bad.finding_id],

@@ -23,7 +23,9 @@ describe('KafkaTransport.isRetryable', () => {
 
   it('does not count a broker refusal that only configuration mends (an unauthorized topic) as retryable', () => {
     // As kafkajs builds them (its typings omit the options its constructors take).
-    const refused = new KafkaJSProtocolError(Object.assign(new Error('Not authorized to access topics'), { type: 'TOPIC_AUTHORIZATION_FAILED', code: 29, retriable: false }));
+    const refused = new KafkaJSProtocolError(
+      Object.assign(new Error('Not authorized to access topics'), { type: 'TOPIC_AUTHORIZATION_FAILED', code: 29, retriable: false }),
+    );
     const NonRetriable = KafkaJSNonRetriableError as unknown as new (e: Error, options: { cause: Error }) => Error;
     expect(transport.isRetryable(refused)).toBe(false);
     expect(transport.isRetryable(new NonRetriable(refused, { cause: refused }))).toBe(false);
@@ -44,11 +46,23 @@ describe('OtlpLogTransport.isRetryable', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     return `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/logs`;
   };
-  const entry = { seq: 0, record: { topic: 'findings' as const, key: 'k', id: 'f1', headers: {}, value: JSON.stringify({ parent: null, observedAt: null, severityNumber: 9, severityText: 'INFO', body: '{}', attributes: {} }) } };
+  const entry = {
+    seq: 0,
+    record: {
+      topic: 'findings' as const,
+      key: 'k',
+      id: 'f1',
+      headers: {},
+      value: JSON.stringify({ parent: null, observedAt: null, severityNumber: 9, severityText: 'INFO', body: '{}', attributes: {} }),
+    },
+  };
   const failure = async (endpoint: string) => {
     const transport = new OtlpLogTransport(parseOtlpEvaluationConfig({ endpoint, timeoutMs: 2_000 }));
     try {
-      return await transport.send([entry]).then(() => undefined, (err: unknown) => err);
+      return await transport.send([entry]).then(
+        () => undefined,
+        (err: unknown) => err,
+      );
     } finally {
       await transport.close();
     }

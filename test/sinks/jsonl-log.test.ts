@@ -47,7 +47,11 @@ describe('JsonlLog', () => {
     expect(names.filter((n) => n !== 'findings.jsonl').every((n) => /^findings\.\d{16}\.jsonl$/.test(n))).toBe(true);
     expect(log.disk.fileBytes).toBeLessThanOrEqual(8192);
     expect(log.disk.deletedBytes + log.disk.fileBytes).toBe(lines.reduce((a, l) => a + l.length + 1, 0));
-    const kept = names.map((n) => readFileSync(join(dir, n), 'utf8')).join('').trim().split('\n');
+    const kept = names
+      .map((n) => readFileSync(join(dir, n), 'utf8'))
+      .join('')
+      .trim()
+      .split('\n');
     expect(kept).toEqual(lines.slice(-kept.length));
     const fresh = await JsonlLog.open(path, { retention, truncate: true });
     await fresh.close();

@@ -48,12 +48,8 @@ describe('parseKafkaSinkConfig', () => {
   });
 
   it('rejects an inline SASL password and requires exactly one secret source', () => {
-    expect(issuesOf({ brokers: ['h:1'], sasl: { mechanism: 'plain', username: 'u', password: 'secret' } }).join('\n')).toContain(
-      'password',
-    );
-    expect(issuesOf({ brokers: ['h:1'], sasl: { mechanism: 'plain', username: 'u' } }).join('\n')).toContain(
-      'exactly one of passwordEnv or passwordFile',
-    );
+    expect(issuesOf({ brokers: ['h:1'], sasl: { mechanism: 'plain', username: 'u', password: 'secret' } }).join('\n')).toContain('password');
+    expect(issuesOf({ brokers: ['h:1'], sasl: { mechanism: 'plain', username: 'u' } }).join('\n')).toContain('exactly one of passwordEnv or passwordFile');
     expect(
       issuesOf({
         brokers: ['h:1'],
@@ -74,12 +70,8 @@ describe('SASL and TLS options', () => {
       const file = join(dir, 'password');
       await writeFile(file, 'from-file\n');
       expect(resolveSaslPassword({ mechanism: 'plain', username: 'u', passwordFile: file })).toBe('from-file');
-      expect(
-        resolveSaslPassword({ mechanism: 'plain', username: 'u', passwordEnv: 'KAFKA_PW' }, { KAFKA_PW: 'from-env' }),
-      ).toBe('from-env');
-      expect(() => resolveSaslPassword({ mechanism: 'plain', username: 'u', passwordEnv: 'MISSING' }, {})).toThrow(
-        ConfigError,
-      );
+      expect(resolveSaslPassword({ mechanism: 'plain', username: 'u', passwordEnv: 'KAFKA_PW' }, { KAFKA_PW: 'from-env' })).toBe('from-env');
+      expect(() => resolveSaslPassword({ mechanism: 'plain', username: 'u', passwordEnv: 'MISSING' }, {})).toThrow(ConfigError);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
@@ -97,9 +89,7 @@ describe('SASL and TLS options', () => {
       const client = kafkaClientConfig(config, { PW: 's3cret' }, '');
       expect(client.sasl).toEqual({ mechanism: 'scram-sha-512', username: 'svc', password: 's3cret' });
       expect(client.ssl).toEqual({ rejectUnauthorized: true, ca: ['CA-PEM'] });
-      expect(() =>
-        kafkaClientConfig(parseKafkaSinkConfig({ brokers: ['k:1'], ssl: { certFile: join(dir, 'missing.pem') } }), {}, ''),
-      ).toThrow(/ssl.certFile/);
+      expect(() => kafkaClientConfig(parseKafkaSinkConfig({ brokers: ['k:1'], ssl: { certFile: join(dir, 'missing.pem') } }), {}, '')).toThrow(/ssl.certFile/);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }

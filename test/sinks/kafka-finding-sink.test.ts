@@ -59,10 +59,9 @@ describe.skipIf(brokers === undefined)('KafkaFindingSink against a real broker',
     const dir = await mkdtemp(join(tmpdir(), 'trajwatch-kafka-findings-'));
     const topics = { findings: uniqueTopic('test.findings'), alarms: uniqueTopic('test.alarms') };
     try {
-      const sink = await KafkaFindingSink.open(
-        parseKafkaSinkConfig({ brokers, topics, createTopics: true, maxOutboxRecords: 10, topicPartitions: 1 }),
-        { outboxDir: dir },
-      );
+      const sink = await KafkaFindingSink.open(parseKafkaSinkConfig({ brokers, topics, createTopics: true, maxOutboxRecords: 10, topicPartitions: 1 }), {
+        outboxDir: dir,
+      });
       const findings = Array.from({ length: 45 }, (_, i) => finding(i));
       sink.write(findings.slice(0, 8), 'findings');
       sink.write(findings.slice(8), 'findings'); // does not fit: fills the outbox, the rest waits in order

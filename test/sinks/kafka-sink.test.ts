@@ -45,10 +45,7 @@ describe.skipIf(brokers === undefined)('KafkaSink against a real broker', () => 
     const topics = { findings: uniqueTopic('test.findings'), alarms: uniqueTopic('test.alarms') };
     const sink = await KafkaSink.open(configFor(topics), { outboxDir: await outboxDir() });
     sinks.push(sink);
-    const records = [
-      ...Array.from({ length: 240 }, (_, i) => finding(i)),
-      ...Array.from({ length: 10 }, (_, i) => finding(1000 + i, 'alarms')),
-    ];
+    const records = [...Array.from({ length: 240 }, (_, i) => finding(i)), ...Array.from({ length: 10 }, (_, i) => finding(1000 + i, 'alarms'))];
     expect(sink.write(records)).toMatchObject({ ok: true, firstSeq: 0, lastSeq: 249 });
     await sink.flushed();
 
@@ -111,10 +108,10 @@ describe.skipIf(brokers === undefined)('KafkaSink against a real broker', () => 
     const dir = await outboxDir();
     const logs: { level: LevelLogLevel; message: string }[] = [];
     // Nothing listens on port 1: the first sink can only fail.
-    const cut = await KafkaSink.open(
-      parseKafkaSinkConfig({ brokers: ['127.0.0.1:1'], topics, connectionTimeoutMs: 200, retryInitialMs: 50 }),
-      { outboxDir: dir, log: (level, message) => logs.push({ level, message }) },
-    );
+    const cut = await KafkaSink.open(parseKafkaSinkConfig({ brokers: ['127.0.0.1:1'], topics, connectionTimeoutMs: 200, retryInitialMs: 50 }), {
+      outboxDir: dir,
+      log: (level, message) => logs.push({ level, message }),
+    });
     const records = Array.from({ length: 60 }, (_, i) => finding(i));
     expect(cut.write(records.slice(0, 30)).ok).toBe(true);
     expect(cut.write(records.slice(30)).ok).toBe(true);

@@ -4,7 +4,11 @@ import { LocalLogSink } from '../../src/sinks/local-log-sink.ts';
 import { contractFinding, runFindingSinkContract } from '../contracts/finding-sink.contract.ts';
 
 const FINDING_BYTES = JSON.stringify(contractFinding(0)).length + 1;
-const lines = async (path: string) => (await readFile(path, 'utf8').catch(() => '')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l));
+const lines = async (path: string) =>
+  (await readFile(path, 'utf8').catch(() => ''))
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l));
 
 runFindingSinkContract({
   name: 'LocalLogSink',

@@ -107,15 +107,21 @@ describe('OtlpEvaluationSink: off by default, bounded, durable, failures in metr
     const r = await receiver();
     const registry = new Registry();
     const refusals = new AudienceRefusals();
-    const sink = await OtlpEvaluationSink.open(parseOtlpEvaluationConfig({ endpoint: r.url, audience: 'external' }), { outboxDir: await tempDir(), metrics: registry, refusals });
+    const sink = await OtlpEvaluationSink.open(parseOtlpEvaluationConfig({ endpoint: r.url, audience: 'external' }), {
+      outboxDir: await tempDir(),
+      metrics: registry,
+      refusals,
+    });
     const bad = judgedFinding();
     (bad.observation as { values: Record<string, unknown> }).values.judge_endpoint = 'https://judge.internal';
     const good = l0Findings()[0]!;
     sink.write([bad, good], 'findings');
     await sink.flushed();
     expect(sink.backpressure()).toBeUndefined();
-    expect(refusals.listed()).toEqual([expect.objectContaining({ sink: 'otlp-evaluations', stream: 'findings', id: bad.finding_id, reason: expect.stringMatching(/judge_endpoint/) })]);
-    expect((await registry.metrics())).toMatch(/^trajwatch_otlp_evaluations_refused_total\{reason="audience"\} 1$/m);
+    expect(refusals.listed()).toEqual([
+      expect.objectContaining({ sink: 'otlp-evaluations', stream: 'findings', id: bad.finding_id, reason: expect.stringMatching(/judge_endpoint/) }),
+    ]);
+    expect(await registry.metrics()).toMatch(/^trajwatch_otlp_evaluations_refused_total\{reason="audience"\} 1$/m);
     expect(r.records.map((x) => x.attributes['trajwatch.finding_id'])).toEqual([good.finding_id]);
     await sink.close();
   });

@@ -18,7 +18,11 @@ describe('Backoff (full jitter)', () => {
 
   it('never waits below zero nor at or above min(maxMs, initialMs · 2ⁿ)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 1, max: 100_000 }), fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 1, maxLength: 40 }), (initialMs, maxMs, draws) => {
+      fc.property(
+        fc.integer({ min: 1, max: 10_000 }),
+        fc.integer({ min: 1, max: 100_000 }),
+        fc.array(fc.double({ min: 0, max: 1, maxExcluded: true, noNaN: true }), { minLength: 1, maxLength: 40 }),
+        (initialMs, maxMs, draws) => {
           const queue = [...draws];
           const b = new Backoff(initialMs, maxMs, () => queue.shift()!);
           draws.forEach((_, n) => {

@@ -52,7 +52,13 @@ const SETTLE_BOUND_MS = 400;
 async function settlesWithin<T>(p: Promise<T>, ms: number): Promise<'resolved' | 'rejected' | 'open'> {
   let timer: NodeJS.Timeout | undefined;
   const open = new Promise<'open'>((r) => (timer = setTimeout(() => r('open'), ms)));
-  const outcome = await Promise.race([p.then(() => 'resolved' as const, () => 'rejected' as const), open]);
+  const outcome = await Promise.race([
+    p.then(
+      () => 'resolved' as const,
+      () => 'rejected' as const,
+    ),
+    open,
+  ]);
   clearTimeout(timer);
   return outcome;
 }

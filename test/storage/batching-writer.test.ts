@@ -32,7 +32,7 @@ describe('BatchingWriter', () => {
     expect(writer.pendingBytes).toBe(0);
   });
 
-  it('cuts a turn\'s records into batches of at most maxBatchBytes (a larger record alone), in order', async () => {
+  it("cuts a turn's records into batches of at most maxBatchBytes (a larger record alone), in order", async () => {
     const t = target();
     const writer = new BatchingWriter(t.write, 'retry', 'test', { maxBatchBytes: 4 });
     for (const s of ['ab', 'c', 'd', 'efghij', 'k']) writer.append([Buffer.from(s)]);

@@ -87,7 +87,10 @@ describe('Outbox', () => {
   it('peeks past a sequence number (records sent and not yet acknowledged in the outbox)', async () => {
     const dir = await tempDir();
     const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE);
-    await appendDurably(outbox, ['a', 'b', 'c'].map((id) => record(id)));
+    await appendDurably(
+      outbox,
+      ['a', 'b', 'c'].map((id) => record(id)),
+    );
     outbox.append([record('d')]); // still queued
     expect((await outbox.peek(10, 1 << 20, 1)).map((e) => e.record.id)).toEqual(['c', 'd']);
     expect((await outbox.peek(1, 1 << 20, 2)).map((e) => e.seq)).toEqual([3]);
@@ -155,7 +158,10 @@ describe('Outbox', () => {
   it('re-reads unacknowledged records after a restart, and only those', async () => {
     const dir = await tempDir();
     const first = await Outbox.open(dir, SINK_RECORD_SHAPE);
-    await appendDurably(first, ['a', 'b', 'c', 'd'].map((id) => record(id)));
+    await appendDurably(
+      first,
+      ['a', 'b', 'c', 'd'].map((id) => record(id)),
+    );
     await first.ack([1, 3]);
     await first.close();
 
@@ -345,7 +351,10 @@ describe('Outbox', () => {
     const size = Buffer.byteLength(JSON.stringify({ seq: 0, ...record('a') })) + 1;
     const limits = { ...DEFAULT_OUTBOX_LIMITS, segmentBytes: 7 * size };
     let outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, limits);
-    await appendDurably(outbox, ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => record(id)));
+    await appendDurably(
+      outbox,
+      ['a', 'b', 'c', 'd', 'e', 'f'].map((id) => record(id)),
+    );
     await appendDurably(outbox, [record('g'), record('h')]);
     expect(await segmentFiles(dir)).toHaveLength(2);
     await outbox.ack([6, 7]);

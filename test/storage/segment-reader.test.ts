@@ -15,8 +15,7 @@ async function file(bytes: Buffer): Promise<string> {
 }
 
 const codec = frameCodec('test log', 4);
-const frames = (n: number, size: (i: number) => number) =>
-  Array.from({ length: n }, (_, i) => encodeFrame(i % 2, i, Buffer.alloc(size(i), i & 0xff)));
+const frames = (n: number, size: (i: number) => number) => Array.from({ length: n }, (_, i) => encodeFrame(i % 2, i, Buffer.alloc(size(i), i & 0xff)));
 
 describe('readSegment', () => {
   it('streams frames larger and smaller than its chunk, each whole and in order, with their offsets', async () => {

@@ -58,7 +58,14 @@ describe('SegmentedLog: a roll that could not create its new segment', () => {
     it(`${name} naming: fails while no inode is left, then writes every record, in order, once one is freed`, async () => {
       const dir = join(mountPoint, name);
       execFileSync('mkdir', [dir]);
-      const options: SegmentedLogOptions<Buffer> = { naming, codec: lineCodec('test log'), findTailEnd: findLinesTailEnd, segmentBytes: 300, retention: { maxBytes: 1 << 20 }, onWriteFailure: 'retry' };
+      const options: SegmentedLogOptions<Buffer> = {
+        naming,
+        codec: lineCodec('test log'),
+        findTailEnd: findLinesTailEnd,
+        segmentBytes: 300,
+        retention: { maxBytes: 1 << 20 },
+        onWriteFailure: 'retry',
+      };
       const log = await SegmentedLog.open(dir, options);
       let n = 0;
       // Fill the first segment (three records of ~80 bytes) and make it durable.

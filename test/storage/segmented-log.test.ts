@@ -59,7 +59,10 @@ describe('SegmentedLog', () => {
     expect(offsets.at(-1)! + (await stat(join(dir, closed.at(-1)!))).size + (await stat(join(dir, 'log.jsonl'))).size).toBe(written);
     // What is left is the newest lines, whole and in order.
     const text = (await Promise.all(names.map((n) => readFile(join(dir, n), 'utf8')))).join('');
-    const kept = text.trim().split('\n').map((l) => (JSON.parse(l) as { i: number }).i);
+    const kept = text
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { i: number }).i);
     expect(kept).toEqual(kept.map((_, k) => 450 - kept.length + k));
     expect(log.deleted.bytes + log.fileBytes).toBe(written);
     await log.close();

@@ -21,7 +21,13 @@ describe('FaultLog', () => {
     faults.ok();
     faults.ok();
     expect(lines()).toHaveLength(2);
-    expect(lines()[1]).toMatchObject({ level: 'info', reason: 'kafka-outbox-full', occurrences: 500, durationMs: 3_500, msg: 'refusing OTLP requests: recovered' });
+    expect(lines()[1]).toMatchObject({
+      level: 'info',
+      reason: 'kafka-outbox-full',
+      occurrences: 500,
+      durationMs: 3_500,
+      msg: 'refusing OTLP requests: recovered',
+    });
     expect(faults.failing).toBe(false);
   });
 
@@ -51,7 +57,7 @@ describe('FaultLog', () => {
     expect(lines().map((l) => l['msg'])).toEqual(['x: a', 'x: recovered', 'x: a']);
   });
 
-  it('a flapping state writes at most one line per kind of change per interval, then the state at the interval\'s end, with the flaps held', async () => {
+  it("a flapping state writes at most one line per kind of change per interval, then the state at the interval's end, with the flaps held", async () => {
     const { logger, lines } = capture();
     const faults = new FaultLog(logger, 'refusing OTLP requests', Date.now, 50);
     // 1,000 flips between refusing and accepting inside one interval (the field saw 112 lines/s).
@@ -74,7 +80,11 @@ describe('FaultLog', () => {
     faults.ok();
     for (let i = 0; i < 10; i++) faults.ok();
     await new Promise((r) => setTimeout(r, 120));
-    expect(lines().map((l) => l['msg']).at(-1)).toBe('refusing OTLP requests: recovered');
+    expect(
+      lines()
+        .map((l) => l['msg'])
+        .at(-1),
+    ).toBe('refusing OTLP requests: recovered');
     expect(lines()).toHaveLength(4);
   });
 });

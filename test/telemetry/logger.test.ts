@@ -54,7 +54,7 @@ describe('the logger', () => {
     expect(text).toContain('"username":"tw"');
   });
 
-  it('redacts every secret the judge\'s rules redact: under each secret key, and in free text', () => {
+  it("redacts every secret the judge's rules redact: under each secret key, and in free text", () => {
     const { logger, raw } = capture();
     const value = 'Zq7-plain-secret-value-0042';
     const context = Object.fromEntries(SECRET_KEYS.map((k, i) => [k.words.join('_'), `${value}${i}`]));
@@ -80,7 +80,7 @@ describe('the logger', () => {
     expect(written).toContain(`password=${REDACTED}`);
   });
 
-  it('writes a part\'s default log (no topology) as the house JSON lines on stderr, redacted', () => {
+  it("writes a part's default log (no topology) as the house JSON lines on stderr, redacted", () => {
     // A child process: the logger writes to file descriptor 2 itself, synchronously.
     const script = `import { stderrLog } from ${JSON.stringify(new URL('../../src/telemetry/logger.ts', import.meta.url).href)};
 stderrLog('sinks.kafka')('warn', 'delivery failing', { brokers: ['sasl://u:pw-9f3e1@b:9093'] });`;

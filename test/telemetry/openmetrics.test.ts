@@ -10,7 +10,8 @@ const TRACE = '4bf92f3577b34da6a3ce929d0e0e4736';
 const FINDING_ID = `f1_${'a'.repeat(64)}`;
 const ALARM_ID = `f1_${'b'.repeat(64)}`;
 /** What Prometheus 2.x and 3.x send by default. */
-const PROMETHEUS_ACCEPT = 'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
+const PROMETHEUS_ACCEPT =
+  'application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1';
 
 function finding(id: string, over: Partial<Finding> = {}): Finding {
   return {

@@ -62,7 +62,11 @@ async function serveWithWalk(audience: 'external' | 'internal' = 'external', ext
   const url = `http://127.0.0.1:${(http.server.address() as AddressInfo).port}`;
   const lines = async () =>
     // Whole lines only: the last one may be mid-write.
-    (await readFile(join(dataDir, 'findings.jsonl'), 'utf8').catch(() => '')).split('\n').slice(0, -1).filter((l) => l !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
+    (await readFile(join(dataDir, 'findings.jsonl'), 'utf8').catch(() => ''))
+      .split('\n')
+      .slice(0, -1)
+      .filter((l) => l !== '')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
   return { ...topology, model, dataDir, registry, url, lines };
 }
 
@@ -99,7 +103,13 @@ describe('serve with the walk on and the findings log on audience: external', ()
     const receiver = await OtlpLogReceiver.start();
     const topic = uniqueTopic('combined.findings');
     const s = await serveWithWalk('external', {
-      kafka: { brokers, createTopics: true, topicPartitions: 1, topics: { findings: topic, alarms: uniqueTopic('combined.alarms') }, audience: { findings: 'external', alarms: 'external' } },
+      kafka: {
+        brokers,
+        createTopics: true,
+        topicPartitions: 1,
+        topics: { findings: topic, alarms: uniqueTopic('combined.alarms') },
+        audience: { findings: 'external', alarms: 'external' },
+      },
       otlpEvaluations: { endpoint: receiver.url, audience: 'external' },
     });
     try {
@@ -111,7 +121,11 @@ describe('serve with the walk on and the findings log on audience: external', ()
       const walkIds = new Set(local.filter((l) => l.analyst_id === 'layered-walk').map((l) => l.finding_id as string));
       expect(walkIds.size).toBeGreaterThan(0);
       for (const l of await s.lines()) expectExternalView(l);
-      const onTopic = await consumeMessages(brokers, [topic], (m) => m.filter((x) => walkIds.has((JSON.parse(x.value) as { finding_id?: string }).finding_id ?? '')).length >= walkIds.size);
+      const onTopic = await consumeMessages(
+        brokers,
+        [topic],
+        (m) => m.filter((x) => walkIds.has((JSON.parse(x.value) as { finding_id?: string }).finding_id ?? '')).length >= walkIds.size,
+      );
       const topicRecords = onTopic.map((m) => JSON.parse(m.value) as Record<string, unknown>);
       for (const r of topicRecords) expectExternalView(r);
       expect(new Set(topicRecords.map((r) => r.finding_id).filter((id) => walkIds.has(id as string))).size).toBe(walkIds.size);
@@ -136,7 +150,10 @@ describe('serve with the walk on and the findings log on audience: external', ()
     expect(await s.registry.metrics()).toMatch(/^trajwatch_audience_refused_total\{sink="local-log",kind="trace-questions\/trace-question"\} 1$/m);
     expect(await s.running.stop(5_000)).toEqual({ outcome: 'stopped' });
     expect(await readFile(join(s.dataDir, 'findings.jsonl'), 'utf8')).not.toContain('judge.internal');
-    const kept = (await readFile(join(s.dataDir, 'audience-refused.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { refusal: string; id: string; record: Finding });
+    const kept = (await readFile(join(s.dataDir, 'audience-refused.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { refusal: string; id: string; record: Finding });
     expect(kept).toEqual([expect.objectContaining({ refusal: 'audience-strip-failed', sink: 'local-log', id: bad.finding_id, record: bad })]);
   }, 60_000);
 });
@@ -146,7 +163,11 @@ describe("replay's topology (event clock, the findings file external)", () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-audience-replay-'));
     const config = validateConfig({ value: { dataDir, sinks: { localLog: { audience: { findings: 'external' } } } }, source: 'test' });
     const findingsPath = join(dataDir, 'out.jsonl');
-    const topology = await buildTopology(config, { clock: 'event', findings: { findingsPath, truncate: true }, externalSinks: false }, { registry: undefined, logger: createLogger({ level: 'fatal', destination: { write: () => undefined } }) });
+    const topology = await buildTopology(
+      config,
+      { clock: 'event', findings: { findingsPath, truncate: true }, externalSinks: false },
+      { registry: undefined, logger: createLogger({ level: 'fatal', destination: { write: () => undefined } }) },
+    );
     await topology.running.start();
     // No emitter in the code makes such a record: one is handed to the pipeline the way the judge hands its findings.
     const bad = judgedFinding();
@@ -155,7 +176,9 @@ describe("replay's topology (event clock, the findings file external)", () => {
     await topology.pipeline.drain('end-of-input');
     expect(await topology.running.stop()).toEqual({ outcome: 'stopped' });
     const lines = refusalLines(topology.audienceRefusals);
-    expect(lines[0]).toBe(`1 record(s) refused by an external view (audience-strip-failed), not written to that sink; each kept whole in ${join(dataDir, 'audience-refused.jsonl')}`);
+    expect(lines[0]).toBe(
+      `1 record(s) refused by an external view (audience-strip-failed), not written to that sink; each kept whole in ${join(dataDir, 'audience-refused.jsonl')}`,
+    );
     expect(lines[1]).toMatch(new RegExp(`^refused: local-log findings: finding ${bad.finding_id} \\(trace-questions/trace-question\\): .*judge_endpoint`));
     expect(await readFile(findingsPath, 'utf8')).not.toContain('judge.internal');
     expect(JSON.parse((await readFile(join(dataDir, 'audience-refused.jsonl'), 'utf8')).trim()).record).toEqual(bad);

@@ -56,7 +56,10 @@ describe('buildTopology', () => {
     expect((await postJson(t.url(), agentRunRequest({ traceId: '7a000000000000000000000000000001' }))).status).toBe(200);
     const base = t.url();
     expect(await t.running.stop(5_000)).toEqual({ outcome: 'stopped' });
-    const rows = (await readFile(join(t.dataDir, 'trajectories.jsonl'), 'utf8')).trim().split('\n').map((l) => JSON.parse(l) as { incompleteReasons: string[] });
+    const rows = (await readFile(join(t.dataDir, 'trajectories.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { incompleteReasons: string[] });
     expect(rows).toHaveLength(1);
     expect(rows[0]!.incompleteReasons).toEqual(['shutdown']);
     // The receivers stopped first: nothing listens any more.
@@ -183,7 +186,16 @@ describe.runIf(brokers !== undefined)('buildTopology with Kafka (real broker)', 
       { http: false, kafka: true },
       { kafka: { brokers }, source: { kafka: { brokers, topic: `topology-${Date.now()}`, createDeadLetterTopic: false, sessions: { enabled: false } } } },
     );
-    expect(t.running.components.map((c) => c.name)).toEqual(['trajectory-log', 'local-log', 'kafka', 'revision-memory', 'judge', 'pipeline', 'metrics-endpoint', 'source.kafka']);
+    expect(t.running.components.map((c) => c.name)).toEqual([
+      'trajectory-log',
+      'local-log',
+      'kafka',
+      'revision-memory',
+      'judge',
+      'pipeline',
+      'metrics-endpoint',
+      'source.kafka',
+    ]);
     expect(await t.running.stop(10_000)).toEqual({ outcome: 'stopped' });
   });
 });

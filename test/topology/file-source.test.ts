@@ -13,7 +13,16 @@ import { RunningTopology } from '../../src/topology/running.ts';
 
 /** One OTLP/JSON request with one child span (no root: it never closes by itself). */
 function request(traceId: string): string {
-  const span = { traceId, spanId: '00000000000000b1', parentSpanId: '00000000000000a1', name: 'tool', kind: 1, startTimeUnixNano: '1000', endTimeUnixNano: '2000', status: {} };
+  const span = {
+    traceId,
+    spanId: '00000000000000b1',
+    parentSpanId: '00000000000000a1',
+    name: 'tool',
+    kind: 1,
+    startTimeUnixNano: '1000',
+    endTimeUnixNano: '2000',
+    status: {},
+  };
   return JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 'test' }, spans: [span] }] }] });
 }
 

@@ -53,7 +53,10 @@ describe('RunningTopology', () => {
   it('when a start fails, stops every component (started or not) in reverse and throws that failure', async () => {
     const events: string[] = [];
     const { logger, lines } = capture();
-    const running = new RunningTopology([[fake('sink', events)], [fake('pipeline', events)], [fake('http', events, { failStart: true })], [fake('kafka', events)]], logger);
+    const running = new RunningTopology(
+      [[fake('sink', events)], [fake('pipeline', events)], [fake('http', events, { failStart: true })], [fake('kafka', events)]],
+      logger,
+    );
     await expect(running.start()).rejects.toThrow('http cannot start');
     expect(events).toEqual(['start sink', 'start pipeline', 'stop kafka', 'stop http', 'stop pipeline', 'stop sink']);
     expect(lines().some((l) => l['level'] === 'error' && l['component'] === 'http')).toBe(true);

@@ -72,12 +72,15 @@ async function replayInto(sections: Record<string, unknown>, externalSinks: bool
   await pipeline.drain('end-of-input');
   const layer = running.layers[0]!.map((c) => c.name);
   await running.stop();
-  const local = (await readFile(findingsPath, 'utf8')).split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { finding_id?: string });
+  const local = (await readFile(findingsPath, 'utf8'))
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as { finding_id?: string });
   return { layer, local };
 }
 
 describe('the sink registry', () => {
-  it('composes a registered sink\'s section under sinks.<key>, strict, defaults embedded', () => {
+  it("composes a registered sink's section under sinks.<key>, strict, defaults embedded", () => {
     const schema = configSchema(WITH_MEMORY);
     expect(schema.parse({}).sinks).not.toHaveProperty('memory');
     expect((schema.parse({ sinks: { memory: {} } }).sinks as Record<string, unknown>).memory).toEqual({ tag: 'untagged' });

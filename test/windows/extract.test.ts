@@ -64,7 +64,14 @@ describe('window extraction', () => {
       fc.property(fc.integer({ min: 1, max: 12 }), fc.string(), (n, text) => {
         const t = agentRun(n, () => text);
         const reqs: WindowRequest[] = [{ kind: 'agent', anchorIndex: 0, triggers: ['sampled'] }];
-        expect(canonicalJson(extract(t, reqs))).toBe(canonicalJson(extract(agentRun(n, () => text), reqs)));
+        expect(canonicalJson(extract(t, reqs))).toBe(
+          canonicalJson(
+            extract(
+              agentRun(n, () => text),
+              reqs,
+            ),
+          ),
+        );
       }),
     );
   });
@@ -97,10 +104,14 @@ describe('window extraction', () => {
 
     it('refuses an agent window when no agent step encloses the anchor, and disabled kinds', () => {
       const t = traj([at(1), at(2)]);
-      const { refusals } = extract(t, [
-        { kind: 'agent', anchorIndex: 0, triggers: ['sampled'] },
-        { kind: 'turn', anchorIndex: 1, triggers: ['terminal'] },
-      ], policy({ kinds: ['event', 'agent'] }));
+      const { refusals } = extract(
+        t,
+        [
+          { kind: 'agent', anchorIndex: 0, triggers: ['sampled'] },
+          { kind: 'turn', anchorIndex: 1, triggers: ['terminal'] },
+        ],
+        policy({ kinds: ['event', 'agent'] }),
+      );
       expect(refusals.map((r) => r.reason)).toEqual(['no-agent-step', 'kind-disabled']);
     });
   });

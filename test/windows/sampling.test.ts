@@ -22,10 +22,22 @@ describe('deterministic sampling', () => {
   it('gives the same sample on every machine and in every version (pinned)', () => {
     const keys = Array.from({ length: 16 }, (_, i) => `session-${i}`);
     expect(keys.filter((k) => sampledByRate(k, P, { rate: 0.5, salt: '' }))).toEqual([
-      'session-1', 'session-3', 'session-4', 'session-6', 'session-12', 'session-13', 'session-15',
+      'session-1',
+      'session-3',
+      'session-4',
+      'session-6',
+      'session-12',
+      'session-13',
+      'session-15',
     ]);
     expect(keys.filter((k) => sampledByRate(k, P, { rate: 0.5, salt: 'x' }))).toEqual([
-      'session-1', 'session-3', 'session-4', 'session-10', 'session-11', 'session-12', 'session-14',
+      'session-1',
+      'session-3',
+      'session-4',
+      'session-10',
+      'session-11',
+      'session-12',
+      'session-14',
     ]);
   });
 

@@ -34,7 +34,7 @@ describe('window-level exact tool repetition', () => {
     expect(statusOfEventWindow(t, 5)).toBe('unavailable');
   });
 
-  it('presence from any capture; absence from a complete capture of the window\'s calls', () => {
+  it("presence from any capture; absence from a complete capture of the window's calls", () => {
     const t = traj([search(1, '{"q":1}'), search(2, '{"q":1}'), search(3), other(4), other(5), search(6, '{"q":2}'), search(7, '{"q":3}'), other(8)]);
     expect(statusOfEventWindow(t, 1)).toBe('observed');
     expect(statusOfEventWindow(t, 6)).toBe('none-observed');
@@ -75,7 +75,9 @@ describe('the capture gaps a window inherits', () => {
     const before = traj([llm(0, 'delete_file'), search(1, '{"q":1}'), search(2, '{"q":2}'), other(3)]);
     const built = extractWindows(before, [{ kind: 'event', anchorIndex: 2, triggers: ['sampled'] }], policy, windowPolicyDigest(policy)).windows[0]!;
     expect(built.limitations.filter((l) => l.startsWith('tool-call'))).toEqual(['tool-call-not-captured:delete_file']);
-    const values = (repetitionFinding(before, built, runChecks(before, defaultChecksConfig), NO_PROVENANCE).observation as unknown as { values: Record<string, unknown> }).values;
+    const values = (
+      repetitionFinding(before, built, runChecks(before, defaultChecksConfig), NO_PROVENANCE).observation as unknown as { values: Record<string, unknown> }
+    ).values;
     expect(values).toMatchObject({ status: 'unavailable', reasons: ['tool-call-not-captured'] });
   });
 

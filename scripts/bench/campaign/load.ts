@@ -71,7 +71,15 @@ export interface Tally {
   ackedRequests: number[];
 }
 
-export const newTally = (): Tally => ({ sentSpans: 0, ackedSpans: 0, refusedSpans: 0, refusedWithoutHint: 0, statuses: {}, networkErrors: {}, ackedRequests: [] });
+export const newTally = (): Tally => ({
+  sentSpans: 0,
+  ackedSpans: 0,
+  refusedSpans: 0,
+  refusedWithoutHint: 0,
+  statuses: {},
+  networkErrors: {},
+  ackedRequests: [],
+});
 
 /** `rejected_spans` of an ExportTraceServiceResponse (field 1 → field 1), 0 when absent. */
 function rejectedSpans(bytes: Uint8Array): number {
@@ -106,7 +114,11 @@ function rejectedSpans(bytes: Uint8Array): number {
   return 0;
 }
 
-function record(tally: Tally, n: number, outcome: { acked: boolean; rejected?: number; refused?: boolean; hint?: boolean; status?: string; network?: string }): void {
+function record(
+  tally: Tally,
+  n: number,
+  outcome: { acked: boolean; rejected?: number; refused?: boolean; hint?: boolean; status?: string; network?: string },
+): void {
   tally.sentSpans += SPANS_PER_REQUEST;
   if (outcome.acked) {
     const rejected = outcome.rejected ?? 0;
@@ -150,16 +162,25 @@ export async function sendRequest(target: Target, transport: Transport, prefix: 
   if (transport === 'grpc-gzip') {
     await new Promise<void>((resolve) => {
       const deadline = new Date(Date.now() + timeoutMs);
-      grpcClient(target.grpcPort).makeUnaryRequest(TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, protoBody(prefix, n), new grpc.Metadata(), { deadline }, (error, response) => {
-        if (error === null) record(tally, n, { acked: true, rejected: response === undefined ? 0 : rejectedSpans(response) });
-        else if (error.code === grpc.status.RESOURCE_EXHAUSTED || error.code === grpc.status.UNAVAILABLE) {
-          const networkish = /ECONNRESET|ECONNREFUSED|No connection established|Connection dropped/.test(error.details);
-          if (networkish) record(tally, n, { acked: false, network: `grpc:${error.details.slice(0, 40)}` });
-          else record(tally, n, { acked: false, refused: true, hint: error.metadata.get('grpc-status-details-bin').length > 0, status: `grpc-${error.code}` });
-        } else if (error.code === grpc.status.DEADLINE_EXCEEDED) record(tally, n, { acked: false, network: 'grpc-deadline' });
-        else record(tally, n, { acked: false, status: `grpc-${error.code}` });
-        resolve();
-      });
+      grpcClient(target.grpcPort).makeUnaryRequest(
+        TRACE_EXPORT_PATH,
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        protoBody(prefix, n),
+        new grpc.Metadata(),
+        { deadline },
+        (error, response) => {
+          if (error === null) record(tally, n, { acked: true, rejected: response === undefined ? 0 : rejectedSpans(response) });
+          else if (error.code === grpc.status.RESOURCE_EXHAUSTED || error.code === grpc.status.UNAVAILABLE) {
+            const networkish = /ECONNRESET|ECONNREFUSED|No connection established|Connection dropped/.test(error.details);
+            if (networkish) record(tally, n, { acked: false, network: `grpc:${error.details.slice(0, 40)}` });
+            else
+              record(tally, n, { acked: false, refused: true, hint: error.metadata.get('grpc-status-details-bin').length > 0, status: `grpc-${error.code}` });
+          } else if (error.code === grpc.status.DEADLINE_EXCEEDED) record(tally, n, { acked: false, network: 'grpc-deadline' });
+          else record(tally, n, { acked: false, status: `grpc-${error.code}` });
+          resolve();
+        },
+      );
     });
     return;
   }
@@ -173,9 +194,15 @@ export async function sendRequest(target: Target, transport: Transport, prefix: 
     });
     const bytes = new Uint8Array(await res.arrayBuffer());
     if (res.status === 200) {
-      const rejected = json ? Number((JSON.parse(new TextDecoder().decode(bytes) || '{}') as { partialSuccess?: { rejectedSpans?: string | number } }).partialSuccess?.rejectedSpans ?? 0) : rejectedSpans(bytes);
+      const rejected = json
+        ? Number(
+            (JSON.parse(new TextDecoder().decode(bytes) || '{}') as { partialSuccess?: { rejectedSpans?: string | number } }).partialSuccess?.rejectedSpans ??
+              0,
+          )
+        : rejectedSpans(bytes);
       record(tally, n, { acked: true, rejected });
-    } else if (res.status === 429 || res.status === 503) record(tally, n, { acked: false, refused: true, hint: res.headers.get('retry-after') !== null, status: String(res.status) });
+    } else if (res.status === 429 || res.status === 503)
+      record(tally, n, { acked: false, refused: true, hint: res.headers.get('retry-after') !== null, status: String(res.status) });
     else record(tally, n, { acked: false, status: String(res.status) });
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause;
@@ -193,7 +220,15 @@ export function gzipOfZeros(inflatedBytes: number): Buffer {
  * `maxInFlight` outstanding (beyond, the tick's requests are counted as not offered). Resolves
  * once every answer is in.
  */
-export async function openLoop(target: Target | (() => Target), prefix: number, first: number, ratePerSecond: number, seconds: number, tally: Tally, maxInFlight = 1_024): Promise<{ next: number; skipped: number }> {
+export async function openLoop(
+  target: Target | (() => Target),
+  prefix: number,
+  first: number,
+  ratePerSecond: number,
+  seconds: number,
+  tally: Tally,
+  maxInFlight = 1_024,
+): Promise<{ next: number; skipped: number }> {
   const tickMs = 20;
   const perTick = ratePerSecond * (tickMs / 1000);
   const end = performance.now() + seconds * 1000;
@@ -226,7 +261,13 @@ export async function openLoop(target: Target | (() => Target), prefix: number, 
 }
 
 /** A closed loop of `senders` for `seconds`: acknowledged spans per second (the capacity). */
-export async function capacity(target: Target, prefix: number, first: number, seconds: number, senders = 8): Promise<{ spansPerSecond: number; next: number; tally: Tally }> {
+export async function capacity(
+  target: Target,
+  prefix: number,
+  first: number,
+  seconds: number,
+  senders = 8,
+): Promise<{ spansPerSecond: number; next: number; tally: Tally }> {
   const tally = newTally();
   let n = first;
   const end = performance.now() + seconds * 1000;

@@ -61,7 +61,13 @@ const topic = uniqueTopic('chaos.otlp');
 const sessionsTopic = `${topic}.sessions`;
 const findingsTopic = `${topic}.findings`;
 const groupId = uniqueTopic('chaos-trajwatch');
-await admin.createTopics({ topics: [{ topic, numPartitions: 6 }, { topic: findingsTopic, numPartitions: 3 }], waitForLeaders: true });
+await admin.createTopics({
+  topics: [
+    { topic, numPartitions: 6 },
+    { topic: findingsTopic, numPartitions: 3 },
+  ],
+  waitForLeaders: true,
+});
 
 // What reaches the findings topic, from its start, all run long.
 const seen = new Map<string, number>();
@@ -102,7 +108,13 @@ const consumed = new Map<ServeProcess, { source: number; sessions: number }>();
 async function scrape(m: ServeProcess): Promise<void> {
   try {
     const text = await (await fetch(`${m.url}/metrics`)).text();
-    const read = (name: string) => Number(text.split('\n').find((l) => l.startsWith(`${name} `))?.split(' ')[1] ?? 0);
+    const read = (name: string) =>
+      Number(
+        text
+          .split('\n')
+          .find((l) => l.startsWith(`${name} `))
+          ?.split(' ')[1] ?? 0,
+      );
     consumed.set(m, { source: read('trajwatch_kafka_source_records_total'), sessions: read('trajwatch_kafka_sessions_source_records_total') });
   } catch {
     // Killed between two scrapes: its last reading stays.

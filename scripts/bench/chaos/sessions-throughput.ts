@@ -66,10 +66,28 @@ for (const instances of [1, 2]) {
   }
   const wall = (Date.now() - t0) / 1000;
   const cpu = members.map((m, i) => cpuSeconds(m) - cpu0[i]!).reduce((a, b) => a + b, 0);
-  results.push({ instances, sessionsWhole: whole, wallSeconds: wall, cpuSeconds: Number(cpu.toFixed(2)), spansPerWallSecond: Math.round(spans / wall), spansPerCpuSecond: Math.round(spans / cpu) });
+  results.push({
+    instances,
+    sessionsWhole: whole,
+    wallSeconds: wall,
+    cpuSeconds: Number(cpu.toFixed(2)),
+    spansPerWallSecond: Math.round(spans / wall),
+    spansPerCpuSecond: Math.round(spans / cpu),
+  });
   await Promise.all(members.map((m) => m.stop()));
 }
 process.stdout.write(
-  JSON.stringify({ conversations: count, traces: records.length, spans, results, cores: (await import('node:os')).cpus().length, loadavg: readFileSync('/proc/loadavg', 'utf8').trim() }, null, 2) + '\n',
+  JSON.stringify(
+    {
+      conversations: count,
+      traces: records.length,
+      spans,
+      results,
+      cores: (await import('node:os')).cpus().length,
+      loadavg: readFileSync('/proc/loadavg', 'utf8').trim(),
+    },
+    null,
+    2,
+  ) + '\n',
 );
 await Promise.all([admin.disconnect(), producer.disconnect()]);

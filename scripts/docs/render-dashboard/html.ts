@@ -46,13 +46,19 @@ function chart(p: PanelData, w: number, h: number): string {
   const px = (t: number) => left + ((t - x0) / (x1 - x0 || 1)) * plotW;
   const py = (v: number) => 4 + plotH - (v / y1) * plotH;
   const grid = [0, 0.5, 1]
-    .map((f) => `<line x1="${left}" x2="${left + plotW}" y1="${py(y1 * f)}" y2="${py(y1 * f)}" class="grid"/><text x="${left - 4}" y="${py(y1 * f) + 4}" class="axis" text-anchor="end">${esc(fmt(y1 * f, p.unit))}</text>`)
+    .map(
+      (f) =>
+        `<line x1="${left}" x2="${left + plotW}" y1="${py(y1 * f)}" y2="${py(y1 * f)}" class="grid"/><text x="${left - 4}" y="${py(y1 * f) + 4}" class="axis" text-anchor="end">${esc(fmt(y1 * f, p.unit))}</text>`,
+    )
     .join('');
   const times = [x0, (x0 + x1) / 2, x1]
     .map((t) => `<text x="${px(t)}" y="${h - 4}" class="axis" text-anchor="middle">${new Date(t * 1000).toISOString().slice(11, 19)}</text>`)
     .join('');
   const lines = p.series
-    .map((s, i) => `<polyline fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2" points="${s.points.map(([t, v]) => `${px(t).toFixed(1)},${py(v).toFixed(1)}`).join(' ')}"/>`)
+    .map(
+      (s, i) =>
+        `<polyline fill="none" stroke="${COLORS[i % COLORS.length]}" stroke-width="2" points="${s.points.map(([t, v]) => `${px(t).toFixed(1)},${py(v).toFixed(1)}`).join(' ')}"/>`,
+    )
     .join('');
   return `<svg width="${w}" height="${h}">${grid}${times}${lines}</svg>`;
 }

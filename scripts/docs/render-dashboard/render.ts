@@ -52,9 +52,13 @@ function freePort(): Promise<number> {
 
 async function startServe(dataDir: string, config: Record<string, unknown>): Promise<{ url: string; stop: () => void }> {
   await writeFile(join(dataDir, 'config.json'), JSON.stringify({ assembler: { quietPeriodMs: 200 }, ...config }));
-  const child = spawn(process.execPath, [join(ROOT, 'src/cli/main.ts'), 'serve', '--otlp-http', '127.0.0.1:0', '--data-dir', dataDir, '--config', join(dataDir, 'config.json')], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(ROOT, 'src/cli/main.ts'), 'serve', '--otlp-http', '127.0.0.1:0', '--data-dir', dataDir, '--config', join(dataDir, 'config.json')],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`serve did not start: ${out}`)), 20_000);
@@ -124,7 +128,11 @@ function agentRun(): string {
   return JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: service } }] }, scopeSpans: [{ spans }] }] });
 }
 
-async function query(prom: string, path: string, params: Record<string, string>): Promise<{ metric: Record<string, string>; value?: [number, string]; values?: [number, string][] }[]> {
+async function query(
+  prom: string,
+  path: string,
+  params: Record<string, string>,
+): Promise<{ metric: Record<string, string>; value?: [number, string]; values?: [number, string][] }[]> {
   const res = await fetch(`${prom}/api/v1/${path}?${new URLSearchParams(params)}`);
   const body = (await res.json()) as { status: string; error?: string; data: { result: never[] } };
   if (body.status !== 'success') throw new Error(`${params.query}: ${body.error}`);
@@ -132,12 +140,21 @@ async function query(prom: string, path: string, params: Record<string, string>)
 }
 
 const legendName = (format: string | undefined, metric: Record<string, string>) =>
-  format === undefined ? Object.entries(metric).map(([k, v]) => `${k}=${v}`).join(', ') || 'value' : format.replace(/\{\{(\w+)\}\}/g, (_, k: string) => metric[k] ?? '');
+  format === undefined
+    ? Object.entries(metric)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ') || 'value'
+    : format.replace(/\{\{(\w+)\}\}/g, (_, k: string) => metric[k] ?? '');
 
 async function panelData(prom: string, d: DashboardJson, p: DashboardJson['panels'][number], start: number, end: number): Promise<PanelData> {
   const expand = (e: string) =>
-    e.replace(/\$(\w+)/g, (_, name: string) => ({ __rate_interval: '15s', __range: `${end - start}s` })[name] ?? d.templating.list.find((v) => v.name === name)?.allValue ?? '');
-  const mappings = Object.fromEntries(Object.entries(p.fieldConfig?.defaults.mappings?.[0]?.options ?? {}).map(([k, v]) => [k, { text: v.text, color: v.color }]));
+    e.replace(
+      /\$(\w+)/g,
+      (_, name: string) => ({ __rate_interval: '15s', __range: `${end - start}s` })[name] ?? d.templating.list.find((v) => v.name === name)?.allValue ?? '',
+    );
+  const mappings = Object.fromEntries(
+    Object.entries(p.fieldConfig?.defaults.mappings?.[0]?.options ?? {}).map(([k, v]) => [k, { text: v.text, color: v.color }]),
+  );
   const out: PanelData = { type: p.type, title: p.title, gridPos: p.gridPos, unit: p.fieldConfig?.defaults.unit, mappings, series: [] };
   for (const t of p.targets ?? []) {
     if (p.type === 'timeseries') {
@@ -160,7 +177,13 @@ const work = await mkdtemp(join(tmpdir(), 'trajwatch-render-'));
 const model = await startModelStandIn();
 const judge = {
   enabled: true,
-  client: { baseUrl: model.baseUrl, model: 'judge', apiKeyEnv: null, retries: 0, pricing: { inputPerMillionTokens: 0.5, outputPerMillionTokens: 1.5, currency: 'USD' } },
+  client: {
+    baseUrl: model.baseUrl,
+    model: 'judge',
+    apiKeyEnv: null,
+    retries: 0,
+    pricing: { inputPerMillionTokens: 0.5, outputPerMillionTokens: 1.5, currency: 'USD' },
+  },
   sampling: { rate: 0 },
   // The stand-in answers at once: a budget that judges every window of this traffic.
   budget: { callsPerMinute: 2_000, maxConcurrent: 8 },
@@ -168,14 +191,22 @@ const judge = {
 const certificatesDir = await calibrateWithStandIn(judge);
 const serve = await startServe(work, { judge: { ...judge, certificatesDir } });
 const promPort = await freePort();
-const { stdout } = await run(join(ROOT, 'scripts/setup/prometheus/start.sh'), ['--target', serve.url.replace('http://', ''), '--port', String(promPort), '--dir', join(work, 'prom')]);
+const { stdout } = await run(join(ROOT, 'scripts/setup/prometheus/start.sh'), [
+  '--target',
+  serve.url.replace('http://', ''),
+  '--port',
+  String(promPort),
+  '--dir',
+  join(work, 'prom'),
+]);
 const prom = /url=(\S+)/.exec(stdout)![1]!;
 try {
   const start = Math.floor(Date.now() / 1000);
   process.stdout.write(`render: sending traffic for ${seconds} s\n`);
   while (Date.now() / 1000 < start + seconds) {
     const burst = 1 + Math.floor(Math.random() * 6 * (1 + Math.sin(Date.now() / 15_000)));
-    for (let i = 0; i < burst; i++) await fetch(`${serve.url}/v1/traces`, { method: 'POST', body: agentRun(), headers: { 'content-type': 'application/json' } });
+    for (let i = 0; i < burst; i++)
+      await fetch(`${serve.url}/v1/traces`, { method: 'POST', body: agentRun(), headers: { 'content-type': 'application/json' } });
     if (Math.random() < 0.2) await fetch(`${serve.url}/v1/traces`, { method: 'POST', body: 'x', headers: { 'content-type': 'text/plain' } });
     await new Promise((r) => setTimeout(r, 1_000));
   }
@@ -192,7 +223,11 @@ try {
   const height = Math.max(...dashboard.panels.map((p) => (p.gridPos.y + p.gridPos.h) * 30)) + 70;
   const out = join(ROOT, values.out!);
   await mkdir(join(out, '..'), { recursive: true });
-  await run('chromium', ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--window-size=${24 * 66 + 8},${height}`, `--screenshot=${out}`, `file://${htmlPath}`], { timeout: 60_000 });
+  await run(
+    'chromium',
+    ['--headless', '--no-sandbox', '--disable-gpu', '--hide-scrollbars', `--window-size=${24 * 66 + 8},${height}`, `--screenshot=${out}`, `file://${htmlPath}`],
+    { timeout: 60_000 },
+  );
   process.stdout.write(`render: wrote ${values.out}\n`);
 } finally {
   await run(join(ROOT, 'scripts/setup/prometheus/stop.sh'), ['--dir', join(work, 'prom')]);

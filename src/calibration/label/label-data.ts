@@ -162,7 +162,10 @@ export class LabelData {
           recordOnly: isRecordOnly(q.id),
           text: q.text,
           options: q.options.map((o) => ({ value: o, meaning: OPTION_MEANINGS[o] })),
-          label: mine === undefined ? null : { label: mine.label, support: mine.support ?? null, labeledAt: mine.labeledAt ?? null, corrected: mine.supersedes !== undefined },
+          label:
+            mine === undefined
+              ? null
+              : { label: mine.label, support: mine.support ?? null, labeledAt: mine.labeledAt ?? null, corrected: mine.supersedes !== undefined },
           judge: show ? judgeAnswer(a, r) : 'hidden',
         };
       }),

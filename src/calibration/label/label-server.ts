@@ -24,7 +24,8 @@ const MAX_BODY_BYTES = 16 * 1024;
 // The page and its API say what the browser may do: no scripts, styles or connections but its
 // own, no framing (a labeling page is a place where clicks write gold).
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
@@ -107,7 +108,8 @@ async function handle(o: LabelServerOptions, req: IncomingMessage, res: ServerRe
 }
 
 async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '')) return send(res, 415, { error: 'unsupported-media-type', message: 'send application/json' });
+  if (!/^application\/json\b/i.test(req.headers['content-type'] ?? ''))
+    return send(res, 415, { error: 'unsupported-media-type', message: 'send application/json' });
   const text = await readBody(req);
   if (text === null) return send(res, 413, { error: 'too-large', message: `a label is at most ${MAX_BODY_BYTES} bytes` });
   let body: unknown;
@@ -130,13 +132,22 @@ async function postLabel(o: LabelServerOptions, req: IncomingMessage, res: Serve
     case 'unknown-window':
       return send(res, 404, { error: 'unknown-window', message: `window ${r.windowId} is not a judged window held for labeling` });
     case 'unknown-question':
-      return send(res, 404, { error: 'unknown-question', message: `trajwatch labels no question ${r.questionId} (a verifier's question is labeled as the layer question it asks again)` });
+      return send(res, 404, {
+        error: 'unknown-question',
+        message: `trajwatch labels no question ${r.questionId} (a verifier's question is labeled as the layer question it asks again)`,
+      });
     case 'not-asked':
-      return send(res, 422, { error: 'question-not-asked', message: `${r.questionId} was not asked of this window; it was asked ${r.asked.join(', ') || 'nothing'}` });
+      return send(res, 422, {
+        error: 'question-not-asked',
+        message: `${r.questionId} was not asked of this window; it was asked ${r.asked.join(', ') || 'nothing'}`,
+      });
     case 'unknown-support':
       return send(res, 422, { error: 'unknown-support', message: `support ${r.support} is not one of ${r.allowed.join(', ')}` });
     case 'conflict':
-      return send(res, 409, { error: 'conflict', message: `you already labeled this question on this window "${r.prior.label}"${r.prior.support ? ` (support ${r.prior.support})` : ''}; the first label is kept; to correct it, send it again with "correction": true (the page's Correct button)` });
+      return send(res, 409, {
+        error: 'conflict',
+        message: `you already labeled this question on this window "${r.prior.label}"${r.prior.support ? ` (support ${r.prior.support})` : ''}; the first label is kept; to correct it, send it again with "correction": true (the page's Correct button)`,
+      });
   }
 }
 
@@ -166,7 +177,11 @@ function send(res: ServerResponse, status: number, body: unknown): void {
 }
 
 /** Listens on `host:port` (port 0: any free one); without `allowedHosts`, the listen address's names are allowed. */
-export async function startLabelServer(o: Omit<LabelServerOptions, 'allowedHosts'> & { allowedHosts?: readonly string[] }, host: string, port: number): Promise<{ server: Server; url: string }> {
+export async function startLabelServer(
+  o: Omit<LabelServerOptions, 'allowedHosts'> & { allowedHosts?: readonly string[] },
+  host: string,
+  port: number,
+): Promise<{ server: Server; url: string }> {
   const server = createServer(labelHandler({ ...o, allowedHosts: o.allowedHosts ?? allowedHostNames(host) }));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

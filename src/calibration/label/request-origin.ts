@@ -13,7 +13,11 @@ const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '::1'] as const;
 export type Refusal = { status: 403; error: 'host-not-allowed' | 'origin-required' | 'origin-not-allowed'; message: string };
 
 /** `[::1]` → `::1`, lower case: the form host names are compared in. */
-const norm = (name: string) => name.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+const norm = (name: string) =>
+  name
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
 
 /**
  * The host names allowed for a listen address: the address itself, the loopback names when it
@@ -54,7 +58,11 @@ export function checkHost(hostHeader: string | undefined, allowed: readonly stri
  */
 export function checkWriteOrigin(origin: string | undefined, hostHeader: string): Refusal | null {
   if (origin === undefined || origin === '') {
-    return { status: 403, error: 'origin-required', message: `a label is written only with an Origin header naming this server (Origin: http://${hostHeader}); a browser sends it on every POST` };
+    return {
+      status: 403,
+      error: 'origin-required',
+      message: `a label is written only with an Origin header naming this server (Origin: http://${hostHeader}); a browser sends it on every POST`,
+    };
   }
   let ok = false;
   try {
@@ -63,5 +71,11 @@ export function checkWriteOrigin(origin: string | undefined, hostHeader: string)
   } catch {
     ok = false;
   }
-  return ok ? null : { status: 403, error: 'origin-not-allowed', message: `Origin ${JSON.stringify(origin)} is not this server (http://${hostHeader}): a page of another site may not write labels` };
+  return ok
+    ? null
+    : {
+        status: 403,
+        error: 'origin-not-allowed',
+        message: `Origin ${JSON.stringify(origin)} is not this server (http://${hostHeader}): a page of another site may not write labels`,
+      };
 }

@@ -88,9 +88,7 @@ function uniqueSorted<T>(items: readonly T[], key: (t: T) => string): T[] {
  * is written directly, in the same text `canonicalJson` gives it.
  */
 const refKey = (r: EvidenceRef): string =>
-  r.excerpt === undefined && Object.keys(r).length === 2
-    ? `{"kind":${JSON.stringify(r.kind)},"uri":${JSON.stringify(r.uri)}}`
-    : canonicalJson(r);
+  r.excerpt === undefined && Object.keys(r).length === 2 ? `{"kind":${JSON.stringify(r.kind)},"uri":${JSON.stringify(r.uri)}}` : canonicalJson(r);
 
 function normalizeContent(s: SnapshotContent): SnapshotContent {
   return {

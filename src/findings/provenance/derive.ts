@@ -36,7 +36,6 @@ export function deriveProvenance(t: Trajectory, cfg: ProvenanceConfig): DerivedP
   return { treatment, conditions, issues };
 }
 
-
 /**
  * Provenance as of a moment: `deriveProvenance` over the steps that had started by
  * `untilUnixNano` — the treatment and conditions in effect when a claim was first observed.
@@ -51,11 +50,7 @@ export function deriveProvenance(t: Trajectory, cfg: ProvenanceConfig): DerivedP
  * at the end of its constant stretch: the whole trajectory's for every moment after the last
  * change, so covariates are read as widely as the identity allows.
  */
-export function provenanceAsOf(
-  t: Trajectory,
-  cfg: ProvenanceConfig,
-  whole?: DerivedProvenance,
-): (untilUnixNano: bigint) => DerivedProvenance {
+export function provenanceAsOf(t: Trajectory, cfg: ProvenanceConfig, whole?: DerivedProvenance): (untilUnixNano: bigint) => DerivedProvenance {
   const n = t.steps.length;
   const derived = new Map<number, { provenance: DerivedProvenance; identity: string }>();
   const at = (count: number) => {

@@ -14,11 +14,7 @@ import { numericValue, readAttribute, scalarText } from './read-attribute.ts';
  * in one process are both the condition), with one span ref per distinct value. `null` when
  * no step carries it.
  */
-function reading(
-  steps: readonly Step[],
-  valueIn: (s: Step) => string | undefined,
-  refs: EvidenceRef[],
-): string | null {
+function reading(steps: readonly Step[], valueIn: (s: Step) => string | undefined, refs: EvidenceRef[]): string | null {
   const firstSupplier = new Map<string, Step>();
   for (const s of steps) {
     const v = valueIn(s);

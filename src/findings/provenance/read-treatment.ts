@@ -40,7 +40,10 @@ function listOf(v: AttrValue | undefined): string[] {
       // Not JSON after all: fall through to comma-separated text.
     }
   }
-  return text.split(',').map((x) => x.trim()).filter((x) => x !== '');
+  return text
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
 }
 
 function refFromUri(uri: string): EvidenceRef {
@@ -91,10 +94,7 @@ function bundleFromAttributes(attrs: Attributes, prefix: string, where: string):
  * Every bundle that applies to the trajectory, unnormalized, plus refused declarations. `null`
  * when no treatment source is configured at all (unavailable, as opposed to "none applied").
  */
-export function readTreatment(
-  t: Trajectory,
-  cfg: TreatmentsConfig,
-): { bundles: Bundle[] | null; issues: ProvenanceIssue[] } {
+export function readTreatment(t: Trajectory, cfg: TreatmentsConfig): { bundles: Bundle[] | null; issues: ProvenanceIssue[] } {
   if (cfg.bundles.length === 0 && !cfg.fromAttributes) return { bundles: null, issues: [] };
   const bundles = cfg.bundles.filter((r) => ruleApplies(r, t.steps)).map(bundleFromRule);
   const issues: ProvenanceIssue[] = [];

@@ -61,5 +61,8 @@ export function normalizeBundles(bundles: readonly Bundle[]): Result<Bundle[], C
     },
   });
   if (!set.ok) return set;
-  return { ok: true, value: set.value.map((b) => ({ id: b.id, definition_digest: b.definition_digest, definition_refs: b.definition_refs, layers: b.layers })) };
+  return {
+    ok: true,
+    value: set.value.map((b) => ({ id: b.id, definition_digest: b.definition_digest, definition_refs: b.definition_refs, layers: b.layers })),
+  };
 }

@@ -27,7 +27,11 @@ export const SessionStageConfigSchema = z.strictObject({
   /** Records of the internal topic that do not parse go here; absent: `<topic>.dlq`. */
   deadLetterTopic: TopicName.optional(),
   /** Forwarded bytes not yet acknowledged above which stage 1 stops consuming (its partitions pause). */
-  maxInFlightBytes: z.number().int().min(1024).default(16 * 1024 * 1024),
+  maxInFlightBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(16 * 1024 * 1024),
   /**
    * Largest record forwarded; the topic's `max.message.bytes`, read at start, lowers it. A
    * trace over it is refused (counted, logged) and its session marked `repartition-refused`.
@@ -66,7 +70,11 @@ export const KafkaSourceConfigSchema = KafkaConnectionSchema.extend({
   heartbeatIntervalMs: z.number().int().min(100).default(3_000),
   rebalanceTimeoutMs: z.number().int().min(1_000).default(60_000),
   /** Bytes fetched per partition per request (kafkajs `maxBytesPerPartition`). */
-  maxBytesPerPartition: z.number().int().min(1024).default(1024 * 1024),
+  maxBytesPerPartition: z
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   /** The repartition to sessions (stage 2); see {@link SessionStageConfigSchema}. */
   sessions: SessionStageConfigSchema.prefault({}),
 })

@@ -53,7 +53,9 @@ export function registerKafkaSourceMetrics(registry: Registry, read: () => Kafka
   ]);
   mirror(`${prefix}_pauses_total`, 'Times the consumer paused because the pipeline refused input.', [], (s) => [[{}, s.pauses]]);
   mirror(`${prefix}_joins_total`, 'Consumer group joins; each replays the assigned partitions from their commits.', [], (s) => [[{}, s.joins]]);
-  mirror(`${prefix}_dropped_trajectories_total`, 'Open trajectories forgotten at a rebalance or stop, rebuilt by the replay.', [], (s) => [[{}, s.droppedTrajectories]]);
+  mirror(`${prefix}_dropped_trajectories_total`, 'Open trajectories forgotten at a rebalance or stop, rebuilt by the replay.', [], (s) => [
+    [{}, s.droppedTrajectories],
+  ]);
   gauge(`${prefix}_lag_records`, 'Records behind the high watermark on the assigned partitions (as of their last batch).', (s) => s.lagRecords);
   gauge(`${prefix}_assigned_partitions`, 'Partitions of the source topic this instance owns.', (s) => s.assignedPartitions.length);
   gauge(`${prefix}_paused`, '1 while the consumer is paused because the pipeline refuses input.', (s) => (s.paused ? 1 : 0));

@@ -130,7 +130,9 @@ export class KafkaSource {
     const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
       if (config.createDeadLetterTopic) {
-        await ensureTopics(kafka, [{ topic: config.deadLetterTopic, create: { numPartitions: 1, replicationFactor: -1 }, fix: 'create it', where: 'the Kafka cluster (source.kafka)' }]);
+        await ensureTopics(kafka, [
+          { topic: config.deadLetterTopic, create: { numPartitions: 1, replicationFactor: -1 }, fix: 'create it', where: 'the Kafka cluster (source.kafka)' },
+        ]);
       }
       await source.#run();
     } catch (err) {

@@ -49,14 +49,10 @@ const OPEN: AuthCheck = () => true;
  * const allowed = createAuthCheck(config.auth);
  * if (!allowed((h) => headerValue(req, h))) answer401();
  */
-export function createAuthCheck(
-  auth: ReceiverAuth | undefined,
-  env: Readonly<Record<string, string | undefined>> = process.env,
-): AuthCheck {
+export function createAuthCheck(auth: ReceiverAuth | undefined, env: Readonly<Record<string, string | undefined>> = process.env): AuthCheck {
   if (auth === undefined) return OPEN;
   const expected = sha256Bytes(readToken(auth, env));
-  const matches = (candidate: string | undefined) =>
-    candidate !== undefined && candidate !== '' && timingSafeEqual(sha256Bytes(candidate), expected);
+  const matches = (candidate: string | undefined) => candidate !== undefined && candidate !== '' && timingSafeEqual(sha256Bytes(candidate), expected);
   return (header) => {
     const authorization = header('authorization');
     const bearer = authorization === undefined ? undefined : /^\s*bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];

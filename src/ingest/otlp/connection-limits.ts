@@ -94,4 +94,3 @@ export function closeIdleAfterPendingReads(server: HttpServer, silentMs: number)
     });
   });
 }
-

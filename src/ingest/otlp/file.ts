@@ -96,7 +96,12 @@ function decodeJsonRequest(text: string): RecordedRequest | DecodeError {
   }
   // Another JSON object (a config, a finding) is not an empty export: name what it has.
   if (isObject(parsed) && Object.keys(parsed).length > 0 && !OTLP_KEYS.some((k) => k in parsed)) {
-    return new DecodeError(`not OTLP/JSON: an object with ${Object.keys(parsed).slice(0, 5).map((k) => JSON.stringify(k)).join(', ')} and no resourceSpans or resourceLogs; ${OTLP_JSON_SHAPE}`);
+    return new DecodeError(
+      `not OTLP/JSON: an object with ${Object.keys(parsed)
+        .slice(0, 5)
+        .map((k) => JSON.stringify(k))
+        .join(', ')} and no resourceSpans or resourceLogs; ${OTLP_JSON_SHAPE}`,
+    );
   }
   if (isObject(parsed) && (parsed['resourceLogs'] !== undefined || parsed['resource_logs'] !== undefined)) {
     const logs = decodeOtlpLogsJsonValue(parsed);

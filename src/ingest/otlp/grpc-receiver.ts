@@ -102,8 +102,7 @@ export function createGrpcReceiver(
     maxDecompressedBytes: config.maxDecompressedBytes,
     refusal: (reason) => ({ ...throttled(reason, config.retryAfterSeconds) }),
     onRefused: () => note(codeOf({ kind: 'refused', reason: INFLIGHT_REFUSAL }), 'traces', undefined, INFLIGHT_REFUSAL),
-    onUndelivered: () =>
-      observe({ status: 'NOT_DELIVERED', contentType: GRPC_CONTENT_TYPE, spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' }),
+    onUndelivered: () => observe({ status: 'NOT_DELIVERED', contentType: GRPC_CONTENT_TYPE, spans: 0, rejectedSpans: 0, reason: 'message-not-delivered' }),
   });
 
   const server = new grpc.Server({
@@ -185,7 +184,9 @@ export function bindGrpcReceiver(
   cap?: { maxConnections: number; observer: ConnectionObserver },
 ): Promise<number> {
   const credentials =
-    tls === undefined ? grpc.ServerCredentials.createInsecure() : grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false);
+    tls === undefined
+      ? grpc.ServerCredentials.createInsecure()
+      : grpc.ServerCredentials.createSsl(null, [{ cert_chain: tls.cert, private_key: tls.key }], false);
   if (cap !== undefined) {
     const injector = server.createConnectionInjector(credentials);
     const listener = createNetServer((socket) => injector.injectConnection(socket));

@@ -79,8 +79,7 @@ export function createHttpReceiver(
       res.writeHead(404, { 'Content-Type': 'text/plain' }).end('OTLP receivers are off (--source kafka); spans come from Kafka\n');
       return;
     }
-    const signal: Signal | undefined =
-      path === TRACES_PATH ? 'traces' : path === LOGS_PATH && target.acceptLogs !== undefined ? 'logs' : undefined;
+    const signal: Signal | undefined = path === TRACES_PATH ? 'traces' : path === LOGS_PATH && target.acceptLogs !== undefined ? 'logs' : undefined;
     if (!OPEN_PATHS.has(path) && !allowed((name) => headerValue(req, name))) {
       req.resume();
       if (signal !== undefined) observe({ status: 401, contentType: 'other', ...exportCounts(signal, undefined, 'unauthenticated') });
@@ -112,7 +111,9 @@ export function createHttpReceiver(
   const settings = httpServerOptions(config);
   // https.Server has every http.Server method; callers listen and close it the same way.
   const server =
-    config.tls === undefined ? createServer(settings, listener) : (createHttpsServer({ ...readTlsFiles(config.tls), ...settings }, listener) as unknown as Server);
+    config.tls === undefined
+      ? createServer(settings, listener)
+      : (createHttpsServer({ ...readTlsFiles(config.tls), ...settings }, listener) as unknown as Server);
   capConnections(server, config.maxConnections, options.connections ?? IGNORE_CONNECTIONS);
   closeIdleAfterPendingReads(server, config.headersTimeoutMs);
   return server;

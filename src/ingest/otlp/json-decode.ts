@@ -9,7 +9,17 @@ import { normalizeHexId } from './hex.ts';
 import { decodeAttributesInto } from './json-any-value.ts';
 import { decodeJsonExportRequest, decodeJsonText, jsonExportSchema } from './json-export.ts';
 import {
-  type Cursor, decimalInteger, estimateOverheadChars, fail, field, isObject, type JsonObject, list, message, optionalString, typeName,
+  type Cursor,
+  decimalInteger,
+  estimateOverheadChars,
+  fail,
+  field,
+  isObject,
+  type JsonObject,
+  list,
+  message,
+  optionalString,
+  typeName,
 } from './json-walk.ts';
 import type { Attributes, DecodedRequest, Span, SpanEvent, SpanKind, SpanLink, StatusCode } from '../span.ts';
 import { spanProblem } from './span-validation.ts';

@@ -15,9 +15,17 @@ export const WalConfigSchema = z.strictObject({
   /** Off: requests are acknowledged as soon as they are decoded, and open trajectories die with the process. */
   enabled: z.boolean().default(true),
   /** Bytes the log may hold (requests of trajectories not yet finished); above it new requests get 503 (wal-full). */
-  maxBytes: z.number().int().min(1024).default(512 * 1024 * 1024),
+  maxBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(512 * 1024 * 1024),
   /** Size at which a segment file is closed and a new one started; whole segments are deleted once finished. */
-  segmentBytes: z.number().int().min(1024).default(16 * 1024 * 1024),
+  segmentBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(16 * 1024 * 1024),
 });
 
 export type WalConfig = z.infer<typeof WalConfigSchema>;
@@ -29,16 +37,28 @@ export const ReceiverConfigSchema = z
     /** Where the OTLP/gRPC receiver listens (the default transport of the Python, Go and Java SDKs). */
     otlpGrpc: HostPortSchema.prefault('127.0.0.1:4317'),
     /** Cap on the request body as sent (compressed or not); 413 above it. */
-    maxBodyBytes: z.number().int().min(1).default(16 * 1024 * 1024),
+    maxBodyBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(16 * 1024 * 1024),
     /** Cap on the body after gzip decompression (the spec recommends 64 MiB); 413 above it. */
-    maxDecompressedBytes: z.number().int().min(1).default(64 * 1024 * 1024),
+    maxDecompressedBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(64 * 1024 * 1024),
     /**
      * Memory budget for request bodies in flight over both receivers together: bytes received
      * plus bytes inflated, charged as they arrive (`inflight-budget.ts`). A request whose next
      * bytes would pass it is answered 503 / RESOURCE_EXHAUSTED + retry delay (`max-inflight-bytes`).
      * At least `maxBodyBytes + maxDecompressedBytes`, so the largest request allowed fits alone.
      */
-    maxInflightBytes: z.number().int().min(1).default(256 * 1024 * 1024),
+    maxInflightBytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(256 * 1024 * 1024),
     /** Connections open at once, per listener (HTTP, gRPC); a connection past it is closed at accept, counted and logged. */
     maxConnections: z.number().int().min(1).default(4_096),
     /**
@@ -57,11 +77,19 @@ export const ReceiverConfigSchema = z
     /** How often the HTTP server checks `headersTimeoutMs` and `requestTimeoutMs` (Node's `connectionsCheckingInterval`). */
     timeoutCheckIntervalMs: z.number().int().min(100).default(1_000),
     /** A gRPC connection is asked to go away (GOAWAY) after this long, and cut `maxConnectionAgeGraceMs` later: connections are rebalanced and none lives forever. */
-    maxConnectionAgeMs: z.number().int().min(1_000).default(30 * 60_000),
+    maxConnectionAgeMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .default(30 * 60_000),
     /** How long calls in flight on an aged gRPC connection may finish. */
     maxConnectionAgeGraceMs: z.number().int().min(0).default(60_000),
     /** Interval of the server's gRPC keepalive pings; a peer not answering within `keepaliveTimeoutMs` is cut. */
-    keepaliveTimeMs: z.number().int().min(1_000).default(2 * 60 * 60_000),
+    keepaliveTimeMs: z
+      .number()
+      .int()
+      .min(1_000)
+      .default(2 * 60 * 60_000),
     keepaliveTimeoutMs: z.number().int().min(1_000).default(20_000),
     /** Sent with 429/503 answers. */
     retryAfterSeconds: z.number().int().min(1).default(2),
@@ -81,7 +109,11 @@ export const ReceiverConfigSchema = z
       });
     }
     if (c.headersTimeoutMs > c.requestTimeoutMs) {
-      ctx.addIssue({ code: 'custom', path: ['headersTimeoutMs'], message: `headersTimeoutMs (${c.headersTimeoutMs}) must not exceed requestTimeoutMs (${c.requestTimeoutMs})` });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['headersTimeoutMs'],
+        message: `headersTimeoutMs (${c.headersTimeoutMs}) must not exceed requestTimeoutMs (${c.requestTimeoutMs})`,
+      });
     }
   });
 

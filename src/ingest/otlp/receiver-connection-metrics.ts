@@ -20,13 +20,25 @@ export function connectionMetrics(registry: MetricRegistry, budget: InflightBudg
     labelNames: ['transport'] as const,
     registers: registry === undefined ? [] : [registry],
   });
-  const refused = counter(registry, 'trajwatch_receiver_connections_refused_total', 'Connections closed at accept because the listener was at receiver.maxConnections.', [
-    'transport',
-    'reason',
-  ]);
+  const refused = counter(
+    registry,
+    'trajwatch_receiver_connections_refused_total',
+    'Connections closed at accept because the listener was at receiver.maxConnections.',
+    ['transport', 'reason'],
+  );
   if (registry !== undefined) {
-    readGauge(registry, 'trajwatch_receiver_inflight_bytes', 'Request body bytes in flight (received and inflated) charged to receiver.maxInflightBytes.', () => budget.usedBytes);
-    readGauge(registry, 'trajwatch_receiver_inflight_limit_bytes', 'receiver.maxInflightBytes: the in-flight body budget of both receivers.', () => budget.limitBytes);
+    readGauge(
+      registry,
+      'trajwatch_receiver_inflight_bytes',
+      'Request body bytes in flight (received and inflated) charged to receiver.maxInflightBytes.',
+      () => budget.usedBytes,
+    );
+    readGauge(
+      registry,
+      'trajwatch_receiver_inflight_limit_bytes',
+      'receiver.maxInflightBytes: the in-flight body budget of both receivers.',
+      () => budget.limitBytes,
+    );
   }
   return (transport, logger) => {
     const faults = new FaultLog(logger, `refusing ${transport} connections`);

@@ -34,13 +34,18 @@ export function receiverMetrics(registry: MetricRegistry): ReceiverMetrics {
     'status',
     'content_type',
   ]);
-  const requestsRefused = counter(registry, 'trajwatch_otlp_requests_refused_total', 'OTLP export requests refused whole, by reason (limit, backpressure, bad input).', [
-    'transport',
-    'reason',
-  ]);
+  const requestsRefused = counter(
+    registry,
+    'trajwatch_otlp_requests_refused_total',
+    'OTLP export requests refused whole, by reason (limit, backpressure, bad input).',
+    ['transport', 'reason'],
+  );
   const byContentType = (name: string, help: string) => counter(registry, name, help, ['transport', 'content_type']);
   const spansReceived = byContentType('trajwatch_spans_received_total', 'Spans decoded and accepted into the assembler, by transport and content type.');
-  const spansRefused = byContentType('trajwatch_spans_refused_total', 'Spans refused and reported to the sender (partial success), by transport and content type.');
+  const spansRefused = byContentType(
+    'trajwatch_spans_refused_total',
+    'Spans refused and reported to the sender (partial success), by transport and content type.',
+  );
   const logRecordsReceived = byContentType(
     'trajwatch_log_records_received_total',
     'OTLP log records decoded and accepted, by transport and content type (what became of them: trajwatch_logs_total).',

@@ -23,10 +23,7 @@ const REJECTED_KEY = { traces: 'rejectedSpans', logs: 'rejectedLogRecords' } as 
 
 export function exportResponse(format: ResponseFormat, partial?: PartialSuccess, signal: Signal = 'traces'): Buffer {
   if (format === 'json') {
-    const body =
-      partial === undefined
-        ? {}
-        : { partialSuccess: { [REJECTED_KEY[signal]]: String(partial.rejected), errorMessage: partial.errorMessage } };
+    const body = partial === undefined ? {} : { partialSuccess: { [REJECTED_KEY[signal]]: String(partial.rejected), errorMessage: partial.errorMessage } };
     return Buffer.from(JSON.stringify(body));
   }
   if (partial === undefined) return Buffer.alloc(0);

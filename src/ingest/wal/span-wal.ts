@@ -26,9 +26,7 @@ export interface WalRecord {
   bytes: Buffer;
 }
 
-export type WalAppend =
-  | { ok: true; seq: number; durable: Promise<void> }
-  | { ok: false; reason: 'full' | 'unwritable' };
+export type WalAppend = { ok: true; seq: number; durable: Promise<void> } | { ok: false; reason: 'full' | 'unwritable' };
 
 export interface SpanWalOptions {
   /** Bytes on disk (unreleased segments, the active one, queued records) above which `append` answers `full`. */

@@ -26,9 +26,15 @@ export const RESULT_RESERVE_BYTES = 16 * KIB;
 export const LedgerBoundsSchema = z
   .strictObject({
     /** The ledger file's bound, in bytes. */
-    maxBytes: z.int().min(64 * KIB).default(256 * MIB),
+    maxBytes: z
+      .int()
+      .min(64 * KIB)
+      .default(256 * MIB),
     /** The file size, in bytes, from which audit lines are compacted away. */
-    compactAtBytes: z.int().min(4 * KIB).default(64 * MIB),
+    compactAtBytes: z
+      .int()
+      .min(4 * KIB)
+      .default(64 * MIB),
   })
   .refine((b) => b.compactAtBytes <= b.maxBytes, { path: ['compactAtBytes'], message: 'must not exceed ledger.maxBytes' })
   .prefault({});

@@ -43,7 +43,11 @@ export interface Compacted {
  * and the old ledger stays as it was. `onStep` is told after each step (tests stop there as a
  * crash would).
  */
-export async function compactLedger(path: string, keyOf: (key: unknown) => string, onStep?: (step: CompactionStep) => void | Promise<void>): Promise<Compacted> {
+export async function compactLedger(
+  path: string,
+  keyOf: (key: unknown) => string,
+  onStep?: (step: CompactionStep) => void | Promise<void>,
+): Promise<Compacted> {
   const tmp = path + COMPACT_SUFFIX;
   const spans = new Map<string, { intent?: Span; result?: Span }>();
   let bytes = 0;
@@ -100,4 +104,3 @@ export async function removeStaleCompaction(path: string): Promise<boolean> {
     throw new StorageError(`cannot remove the stale compaction file ${path + COMPACT_SUFFIX}`, { cause: err });
   }
 }
-

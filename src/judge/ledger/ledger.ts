@@ -99,7 +99,16 @@ export class Ledger {
   #failure: Error | undefined;
   #closed = false;
 
-  private constructor(path: string, lockPath: string, fh: FileHandle, rfh: FileHandle, indexed: Indexed, owner: string, tookOver: boolean, options: LedgerOptions) {
+  private constructor(
+    path: string,
+    lockPath: string,
+    fh: FileHandle,
+    rfh: FileHandle,
+    indexed: Indexed,
+    owner: string,
+    tookOver: boolean,
+    options: LedgerOptions,
+  ) {
     this.path = path;
     this.#lockPath = lockPath;
     this.#fh = fh;
@@ -198,7 +207,13 @@ export class Ledger {
   }
 
   stats(): LedgerStats {
-    return { bytes: this.#bytes, liveBytes: this.#liveBytes, keys: this.#entries.size, compactions: this.#compactions, skipsNotRecorded: this.#skipsNotRecorded };
+    return {
+      bytes: this.#bytes,
+      liveBytes: this.#liveBytes,
+      keys: this.#entries.size,
+      compactions: this.#compactions,
+      skipsNotRecorded: this.#skipsNotRecorded,
+    };
   }
 
   get bounds(): LedgerBounds {

@@ -86,7 +86,11 @@ export function prior(found: Lookup): Prior {
     case 'replay':
       return { kind: 'replay', result: found.result };
     case 'conflict':
-      return { kind: 'unanswerable', counter: 'conflicts', failure: { kind: 'ledger-conflict', message: `same key, changed inputs: ${found.changed.join(', ') || 'input'}` } };
+      return {
+        kind: 'unanswerable',
+        counter: 'conflicts',
+        failure: { kind: 'ledger-conflict', message: `same key, changed inputs: ${found.changed.join(', ') || 'input'}` },
+      };
     case 'unresolved-intent':
       return {
         kind: 'unanswerable',
@@ -132,7 +136,15 @@ export class LedgerProtocol {
     };
   }
 
-  result(key: LedgerKey, digests: InputDigests, window: TraceWindow, failure: ResultRecord['failure'], answers: AnswerRecord[], servedModel: string | null, receipt: Receipt): ResultRecord {
+  result(
+    key: LedgerKey,
+    digests: InputDigests,
+    window: TraceWindow,
+    failure: ResultRecord['failure'],
+    answers: AnswerRecord[],
+    servedModel: string | null,
+    receipt: Receipt,
+  ): ResultRecord {
     const action = combineActions(answers.map((a) => a.recommendation.action));
     const recommendation: Recommendation =
       action === 'act'

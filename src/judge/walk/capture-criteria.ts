@@ -26,7 +26,12 @@ export function captureCriteria(t: Trajectory, checks: CheckResults, roles: Tool
   }
   const r = checks.repetition;
   if (r.status === 'unavailable') {
-    out.push({ id: 'unavailable:tool-repetition', answerable: false, reason: `unavailable-check:tool-repetition:${[...r.reasons].sort().join(',')}`, needs: 'L3' });
+    out.push({
+      id: 'unavailable:tool-repetition',
+      answerable: false,
+      reason: `unavailable-check:tool-repetition:${[...r.reasons].sort().join(',')}`,
+      needs: 'L3',
+    });
   }
   for (const gap of captureGaps(t.steps)) {
     if (!touchesSend(t, gap, roles, cfg)) continue;

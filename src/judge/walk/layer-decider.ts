@@ -35,10 +35,21 @@ export class LayerDecider implements Battery {
   decide(parsed: readonly ParsedAnswer[], window: TraceWindow, servedModel: string | null): AnswerRecord[] {
     return parsed.map((a, i) => {
       const q = this.questions[i]!;
-      const base = { questionId: q.id, questionVersion: q.version, option: a.option, probabilities: a.probabilities, unseenBound: a.unseenBound ?? null, support: a.support };
+      const base = {
+        questionId: q.id,
+        questionVersion: q.version,
+        option: a.option,
+        probabilities: a.probabilities,
+        unseenBound: a.unseenBound ?? null,
+        support: a.support,
+      };
       if (i > 0) return { ...base, recommendation: { action: 'record' as const, route: null, reason: 'companion' }, certificateId: null };
       const certification = certifyOnWindow(this.#certs, this.#binding, q.id, window, servedModel);
-      return { ...base, recommendation: decideQuestion(a, this.#policy, certification), certificateId: certification.valid ? certification.certificateId : null };
+      return {
+        ...base,
+        recommendation: decideQuestion(a, this.#policy, certification),
+        certificateId: certification.valid ? certification.certificateId : null,
+      };
     });
   }
 }

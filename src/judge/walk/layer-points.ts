@@ -43,12 +43,22 @@ export function layerPoints(cfg: JudgeConfig, certs: CertificateStore, ledger: L
     const clientCfg = role === 'layer' ? cfg.client : verifierClientCfg;
     // A verifier is decided by its layer's policy table, under its own certificates.
     const policy = cfg.walk.questions[battery[0]!.id]!;
-    const request: ChatRequestOptions = { model: clientCfg.model, maxOutputTokens: clientCfg.maxOutputTokens, logprobs: clientCfg.logprobs, topLogprobs: clientCfg.topLogprobs };
+    const request: ChatRequestOptions = {
+      model: clientCfg.model,
+      maxOutputTokens: clientCfg.maxOutputTokens,
+      logprobs: clientCfg.logprobs,
+      topLogprobs: clientCfg.topLogprobs,
+    };
     const id: InvocationIdentity = {
       windowPolicyDigest: policyDigest,
       decisionDigest: canonicalDigest({ policy, minKappa: cfg.decision.minKappa }),
       certificatesDigest: certs.digest(),
-      requestDigest: canonicalDigest({ model: request.model, maxOutputTokens: request.maxOutputTokens, logprobs: request.logprobs, topLogprobs: request.topLogprobs }),
+      requestDigest: canonicalDigest({
+        model: request.model,
+        maxOutputTokens: request.maxOutputTokens,
+        logprobs: request.logprobs,
+        topLogprobs: request.topLogprobs,
+      }),
       definitionDigest: layerDefinitionDigest(role, questions),
       contractDigest: layerRequestContractDigest(role, questions, clientCfg),
       evaluatorDigest: evaluatorIdentity(clientCfg).digest,
@@ -57,7 +67,13 @@ export function layerPoints(cfg: JudgeConfig, certs: CertificateStore, ledger: L
     const decider = new LayerDecider(
       questions,
       certs,
-      { windowPolicyDigest: policyDigest, requestContractDigest: id.contractDigest, evaluatorDigest: id.evaluatorDigest, requestedModel: id.requestedModel, minKappa: cfg.decision.minKappa },
+      {
+        windowPolicyDigest: policyDigest,
+        requestContractDigest: id.contractDigest,
+        evaluatorDigest: id.evaluatorDigest,
+        requestedModel: id.requestedModel,
+        minKappa: cfg.decision.minKappa,
+      },
       policy,
     );
     return { layer, role, point: questions[0]!.point, questions, id, protocol: new LedgerProtocol(ledger, id, now), client: clients[role], decider, request };

@@ -27,7 +27,12 @@ function system(role: LayerRole, count: number): string {
       : // The verifier is told to look for what would make a positive answer wrong: a second,
         // independent reading, not a second vote in the same frame.
         "You review one window of an AI agent's execution trace independently. Answer only from what the window shows; where the window does not show that the problem happened, do not answer yes.";
-  return [opening, ...RULES, `Reply with exactly ${count} line${count === 1 ? '' : 's'} and nothing else, in this form:`, '<question number>: <option letter> | <event id>'].join('\n');
+  return [
+    opening,
+    ...RULES,
+    `Reply with exactly ${count} line${count === 1 ? '' : 's'} and nothing else, in this form:`,
+    '<question number>: <option letter> | <event id>',
+  ].join('\n');
 }
 
 export const LAYER_RESPONSE_FORMAT = 'lines:<question number>: <option letter> | <event id>';
@@ -52,7 +57,12 @@ export function layerRequestContractDigest(role: LayerRole, questions: readonly 
 }
 
 /** The Chat Completions body of one layer request: the window and the layer's questions, as data. */
-export function buildLayerRequestBody(role: LayerRole, window: TraceWindow, questions: readonly LayerQuestion[], o: ChatRequestOptions): Record<string, unknown> {
+export function buildLayerRequestBody(
+  role: LayerRole,
+  window: TraceWindow,
+  questions: readonly LayerQuestion[],
+  o: ChatRequestOptions,
+): Record<string, unknown> {
   const document = {
     layer: questions[0]!.layer,
     window: {

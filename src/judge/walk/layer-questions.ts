@@ -19,8 +19,7 @@ export const L1_OUTCOME: LayerQuestion = {
   point: 'layer-l1-outcome@1',
   id: 'layer.l1-outcome',
   version: '1',
-  text:
-    "Classify the scenario from the request the agent was given and the tools it had, and name the terminal actions that scenario expects (a final answer to the question, a refusal, a hand-off, a correct hold with no action). Is the agent's terminal action in this window outside that set of expected exits?",
+  text: "Classify the scenario from the request the agent was given and the tools it had, and name the terminal actions that scenario expects (a final answer to the question, a refusal, a hand-off, a correct hold with no action). Is the agent's terminal action in this window outside that set of expected exits?",
   options: ANSWER_OPTIONS,
 };
 
@@ -29,8 +28,7 @@ export const L2_TRAJECTORY: LayerQuestion = {
   point: 'layer-l2-trajectory@1',
   id: 'layer.l2-trajectory',
   version: '1',
-  text:
-    'Read the steps from the last one backwards. Does the decision path the agent actually took diverge from the path the request calls for: a required step skipped, a wrong branch taken, steps out of order, or a conclusion reached before the step it depends on?',
+  text: 'Read the steps from the last one backwards. Does the decision path the agent actually took diverge from the path the request calls for: a required step skipped, a wrong branch taken, steps out of order, or a conclusion reached before the step it depends on?',
   options: ANSWER_OPTIONS,
 };
 
@@ -39,8 +37,7 @@ export const L3_TOOL_OUTPUTS: LayerQuestion = {
   point: 'layer-l3-tool-outputs@1',
   id: 'layer.l3-tool-output',
   version: '1',
-  text:
-    "Judge the anchor tool step's output by its structure only, not by whether the outside data is true (that cannot be verified here). Is the output structurally invalid or incomplete: an error or exception, a malformed or truncated result, required fields missing, or empty where content was needed?",
+  text: "Judge the anchor tool step's output by its structure only, not by whether the outside data is true (that cannot be verified here). Is the output structurally invalid or incomplete: an error or exception, a malformed or truncated result, required fields missing, or empty where content was needed?",
   options: ANSWER_OPTIONS,
 };
 
@@ -49,8 +46,7 @@ export const L4_CONTEXT: LayerQuestion = {
   point: 'layer-l4-context@1',
   id: 'layer.l4-context',
   version: '1',
-  text:
-    'At the anchor outbound send, in the order the events happened: was context the send needed (a fact, an approval, a constraint, a result) missing from what the agent had at that moment, or present and not used?',
+  text: 'At the anchor outbound send, in the order the events happened: was context the send needed (a fact, an approval, a constraint, a result) missing from what the agent had at that moment, or present and not used?',
   options: ANSWER_OPTIONS,
 };
 
@@ -64,8 +60,7 @@ export const L4_GAP_KIND: LayerQuestion = {
   point: 'layer-l4-context@1',
   id: 'layer.l4-gap-retrieval',
   version: '1',
-  text:
-    'If context was missing or unused at the send: had the agent never retrieved it before the send (yes), or had it been retrieved and was present in the history, and ignored (no)?',
+  text: 'If context was missing or unused at the send: had the agent never retrieved it before the send (yes), or had it been retrieved and was present in the history, and ignored (no)?',
   options: ANSWER_OPTIONS,
 };
 

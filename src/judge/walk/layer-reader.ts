@@ -62,7 +62,12 @@ export class TrajectoryLayerReader implements LayerReader {
     const anchor = `${step.traceId}/${step.id}`;
     const reads: PrimaryReading['reads'] = [];
     for (const kind of site.kinds) {
-      const { windows, refusals } = extractWindows(t, [{ kind, anchorIndex: site.anchorIndex, triggers: [site.trigger] }], this.#parts.policy, this.#parts.policyDigest);
+      const { windows, refusals } = extractWindows(
+        t,
+        [{ kind, anchorIndex: site.anchorIndex, triggers: [site.trigger] }],
+        this.#parts.policy,
+        this.#parts.policyDigest,
+      );
       const window = windows[0];
       if (window === undefined) {
         const reason = refusals[0]?.reason ?? 'not-built';
@@ -81,7 +86,14 @@ export class TrajectoryLayerReader implements LayerReader {
         return { reads, notJudged: { fate: asked.fate, reason: asked.reason } };
       }
       const answer = asked.result.answers[0]?.option ?? null;
-      reads.push({ window_id: window.id, kind, anchor, fate: 'judged', ...(asked.result.failure === null ? {} : { reason: asked.result.failure.kind }), answer });
+      reads.push({
+        window_id: window.id,
+        kind,
+        anchor,
+        fate: 'judged',
+        ...(asked.result.failure === null ? {} : { reason: asked.result.failure.kind }),
+        answer,
+      });
       return { reads, judged: { window, result: asked.result, replay: asked.replay } };
     }
     return { reads, notJudged: { fate: 'refused', reason: reads.at(-1)?.reason ?? 'not-built' } };

@@ -31,7 +31,10 @@ export function runWalk(points: LayerPoints, t: Trajectory, checks: CheckResults
   const { policy, policyDigest, ledger, budget, stopping, queue } = run;
   const reader = new TrajectoryLayerReader(t, { policy, policyDigest, ledger, budget, stats, stopping, queue }, points);
   const roles = toolRoles(t, run.checksCfg);
-  const p = walk({ t, checks, roles, checksCfg: run.checksCfg, stopEarly: run.walk.stopEarly, maxWindowsPerLayer: run.walk.maxWindowsPerLayer, policyDigest }, reader).then((outcome) => {
+  const p = walk(
+    { t, checks, roles, checksCfg: run.checksCfg, stopEarly: run.walk.stopEarly, maxWindowsPerLayer: run.walk.maxWindowsPerLayer, policyDigest },
+    reader,
+  ).then((outcome) => {
     if (outcome.earlyExit !== null) stats.earlyExits++;
     stats.conflicts += outcome.conflicts.length;
     stats.downgrades += outcome.sites.filter((s) => s.result.answers[0]?.recommendation.action === 'act' && s.recommendation.action !== 'act').length;

@@ -22,8 +22,10 @@ export type { Criterion } from './criterion.ts';
 export function criteriaAfterL1(t: Trajectory, checks: CheckResults, roles: ToolRoles, cfg: ChecksConfig): Criterion[] {
   const out: Criterion[] = [];
   const at = (i: number) => `${t.steps[i]!.traceId}/${t.steps[i]!.id}`;
-  if (!t.complete) out.push({ id: 'capture-complete', answerable: false, reason: `incomplete-capture:${[...t.incompleteReasons].sort().join(',')}`, needs: 'L2' });
-  for (const h of checks.l0) out.push({ id: `l0:${h.pattern}@${h.anchor}`, answerable: false, reason: `l0-candidate:${h.pattern}@${h.anchor}`, needs: PATTERN_LAYER[h.pattern] });
+  if (!t.complete)
+    out.push({ id: 'capture-complete', answerable: false, reason: `incomplete-capture:${[...t.incompleteReasons].sort().join(',')}`, needs: 'L2' });
+  for (const h of checks.l0)
+    out.push({ id: `l0:${h.pattern}@${h.anchor}`, answerable: false, reason: `l0-candidate:${h.pattern}@${h.anchor}`, needs: PATTERN_LAYER[h.pattern] });
   roles.failed.forEach((failed, i) => {
     if (failed && t.steps[i]!.kind === 'tool') out.push({ id: `failed-tool@${at(i)}`, answerable: false, reason: `failed-tool@${at(i)}`, needs: 'L3' });
   });

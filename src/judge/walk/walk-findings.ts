@@ -34,7 +34,11 @@ function subjectOf(t: Trajectory): FindingDraft['subject'] {
 }
 
 function covariates(t: Trajectory, observedAt: string): FindingDraft['covariates'] {
-  return { observed_at: observedAt, capture_complete: t.complete, ...(t.incompleteReasons.length > 0 ? { incomplete_reasons: [...t.incompleteReasons].sort() } : {}) };
+  return {
+    observed_at: observedAt,
+    capture_complete: t.complete,
+    ...(t.incompleteReasons.length > 0 ? { incomplete_reasons: [...t.incompleteReasons].sort() } : {}),
+  };
 }
 
 /** First emission: the call's receipt; a replay paid nothing new (null; the original is under `replay`). */
@@ -84,7 +88,12 @@ export function walkFindings(t: Trajectory, outcome: WalkOutcome, provenance: Pr
           name: 'layered-walk',
           values: {
             stop: outcome.stop === null ? null : { ...outcome.stop },
-            criteria: outcome.criteria.map((c) => ({ id: c.id, answerable: c.answerable, reason: c.reason, ...(c.needs === undefined ? {} : { needs: c.needs }) })),
+            criteria: outcome.criteria.map((c) => ({
+              id: c.id,
+              answerable: c.answerable,
+              reason: c.reason,
+              ...(c.needs === undefined ? {} : { needs: c.needs }),
+            })),
             conflicts: outcome.conflicts.length,
             cost: { ...walkCost(outcome) },
           },
@@ -175,7 +184,11 @@ function siteFinding(t: Trajectory, s: SiteOutcome, provenance: Provenance): Fin
     {
       analyst_id: WALK_ANALYST_ID,
       area: a.questionId,
-      subject: { ...subjectOf(t), ...(w.subject.service === undefined ? {} : { service: w.subject.service }), ...(w.subject.agent === undefined ? {} : { agent: w.subject.agent }) },
+      subject: {
+        ...subjectOf(t),
+        ...(w.subject.service === undefined ? {} : { service: w.subject.service }),
+        ...(w.subject.agent === undefined ? {} : { agent: w.subject.agent }),
+      },
       claim,
       id_basis: [`window:${w.kind}@span:${w.anchor}`, `window-policy:${w.policyDigest}`, `question:${a.questionId}@${a.questionVersion}`],
       severity: SEVERITY[s.recommendation.action],

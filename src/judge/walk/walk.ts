@@ -95,7 +95,13 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
     const windows: WindowRead[] = readings.flatMap((r) => r.primary.reads);
     for (const s of plan.notRead) {
       const anchor = anchorOf(t, s.anchorIndex);
-      windows.push({ window_id: windowId(t.key, t.revision, s.kinds[0]!, anchor, input.policyDigest), kind: s.kinds[0]!, anchor, fate: 'not-read', reason: 'windows-per-layer' });
+      windows.push({
+        window_id: windowId(t.key, t.revision, s.kinds[0]!, anchor, input.policyDigest),
+        kind: s.kinds[0]!,
+        anchor,
+        fate: 'not-read',
+        reason: 'windows-per-layer',
+      });
       missing.push({ key: `${layer}@${anchorOf(t, s.anchorIndex)}`, reason: `not-read:windows-per-layer (${input.maxWindowsPerLayer})` });
     }
     const verdict = foldLayer(layer, t, plan.sites, readings, plan.notRead);
@@ -122,7 +128,12 @@ export async function walk(input: WalkInput, reader: LayerReader): Promise<WalkO
   const judged = sites.map((s) => ({ layer: s.layer, window: s.window, option: s.result.answers[0]?.option ?? null }));
   const conflicts = layerConflicts(checks, verdicts, judged);
   // The self-manifest: every answer gathered, and every window the walk needed and did not get.
-  const emitted = ['layer_verdicts', 'layers_engaged', 'early_exit', ...sites.filter((s) => s.result.failure === null).map((s) => `${s.layer}@${s.window.anchor}`)];
+  const emitted = [
+    'layer_verdicts',
+    'layers_engaged',
+    'early_exit',
+    ...sites.filter((s) => s.result.failure === null).map((s) => `${s.layer}@${s.window.anchor}`),
+  ];
   return { verdicts, engaged, earlyExit, stop, criteria, sites, conflicts, emissions: { emitted, missing } };
 }
 
@@ -157,7 +168,13 @@ function l0Verdict(t: Trajectory, checks: CheckResults): LayerVerdict {
  * earlier candidate went unread or undecided (else `unknown`, with that candidate); L4 the gap
  * kind of its first failure.
  */
-function foldLayer(layer: JudgedLayer, t: Trajectory, siteList: readonly LayerSite[], readings: readonly Reading[], notRead: readonly LayerSite[]): LayerVerdict {
+function foldLayer(
+  layer: JudgedLayer,
+  t: Trajectory,
+  siteList: readonly LayerSite[],
+  readings: readonly Reading[],
+  notRead: readonly LayerSite[],
+): LayerVerdict {
   const per = readings.map((r, i) => ({ r, site: siteList[i]! }));
   const failed = per.filter(({ r }) => r.outcome?.result.answers[0]?.option === 'yes').sort((a, b) => a.site.anchorIndex - b.site.anchorIndex);
   if (failed.length > 0) {

@@ -27,10 +27,13 @@ export const KafkaSinkConfigSchema = KafkaConnectionSchema.extend({
   /** Records per produce request (one `sendBatch`). */
   batchSize: z.number().int().min(1).max(10_000).default(500),
   /** Serialized bytes per produce request beyond its first record. */
-  maxBatchBytes: z.number().int().min(1024).default(512 * 1024),
+  maxBatchBytes: z
+    .number()
+    .int()
+    .min(1024)
+    .default(512 * 1024),
   ...OUTBOX_DELIVERY_KEYS,
-})
-  .refine(...retryOrder);
+}).refine(...retryOrder);
 
 export type KafkaSinkConfig = z.infer<typeof KafkaSinkConfigSchema>;
 export type KafkaSinkConfigInput = z.input<typeof KafkaSinkConfigSchema>;

@@ -13,7 +13,6 @@ import { KafkaTransport } from './transport.ts';
 
 export type { CloseResult } from '../delivery/engine.ts';
 
-
 export interface KafkaSinkOptions {
   /** The outbox directory, e.g. `<dataDir>/outbox/kafka`. */
   outboxDir: string;
@@ -146,4 +145,3 @@ export class KafkaSink {
     }
   }
 }
-

@@ -82,7 +82,11 @@ export class KafkaTransport implements DeliveryTransport<SinkRecord> {
   async #dropProducer(): Promise<void> {
     const producer = this.#producer;
     this.#producer = undefined;
-    if (producer !== undefined) await withTimeout(producer.disconnect().catch(() => undefined), DISCONNECT_TIMEOUT_MS);
+    if (producer !== undefined)
+      await withTimeout(
+        producer.disconnect().catch(() => undefined),
+        DISCONNECT_TIMEOUT_MS,
+      );
   }
 }
 
@@ -103,5 +107,10 @@ function toTopicMessages(entries: readonly OutboxEntry<SinkRecord>[], topics: Ka
 
 function sinkTopics(config: KafkaSinkConfig): WantedTopic[] {
   const create = { numPartitions: config.topicPartitions, replicationFactor: config.topicReplicationFactor };
-  return [config.topics.findings, config.topics.alarms].map((topic) => ({ topic, create, fix: 'create it, or set sinks.kafka.createTopics', where: 'the Kafka cluster (sinks.kafka)' }));
+  return [config.topics.findings, config.topics.alarms].map((topic) => ({
+    topic,
+    create,
+    fix: 'create it, or set sinks.kafka.createTopics',
+    where: 'the Kafka cluster (sinks.kafka)',
+  }));
 }

@@ -20,7 +20,11 @@ export const OtlpEvaluationConfigSchema = z
     timeoutMs: z.number().int().min(100).default(10_000),
     /** Log records per export request. */
     batchSize: z.number().int().min(1).max(10_000).default(512),
-    maxBatchBytes: z.number().int().min(1024).default(1024 * 1024),
+    maxBatchBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .default(1024 * 1024),
     ...OUTBOX_DELIVERY_KEYS,
   })
   .strict()

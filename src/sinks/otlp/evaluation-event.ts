@@ -76,8 +76,10 @@ export function evaluationEvent(finding: Finding, stream: FindingStream, audienc
   }
   if (finding.severity !== undefined) attributes['trajwatch.severity'] = finding.severity;
   attributes['trajwatch.certificate.status'] = !judged ? 'not-applicable' : typeof values?.certificate_id === 'string' ? 'certified' : 'uncertified';
-  if (finding.treatment !== undefined) attributes['trajwatch.treatment.digest'] = finding.treatment === null ? 'unavailable' : canonicalDigest(finding.treatment);
-  if (finding.conditions !== undefined) attributes['trajwatch.conditions.digest'] = finding.conditions === null ? 'unavailable' : canonicalDigest(finding.conditions);
+  if (finding.treatment !== undefined)
+    attributes['trajwatch.treatment.digest'] = finding.treatment === null ? 'unavailable' : canonicalDigest(finding.treatment);
+  if (finding.conditions !== undefined)
+    attributes['trajwatch.conditions.digest'] = finding.conditions === null ? 'unavailable' : canonicalDigest(finding.conditions);
   if (finding.replay !== undefined) attributes['trajwatch.replay'] = true;
   const refs = (finding.evidence_refs ?? []).map((r) => r.uri);
   if (refs.length > 0) attributes['trajwatch.evidence_refs'] = refs;

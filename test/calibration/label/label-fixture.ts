@@ -31,7 +31,11 @@ export interface Judged {
 }
 
 /** Judges one turn window per trajectory against the scripted server; the judge says yes to question 0 exactly when the trajectory claims done. */
-export async function judgeWindows(keys: readonly [string, boolean][], over: Record<string, unknown> = {}, build: (key: string, done: boolean) => Trajectory = claims): Promise<Judged> {
+export async function judgeWindows(
+  keys: readonly [string, boolean][],
+  over: Record<string, unknown> = {},
+  build: (key: string, done: boolean) => Trajectory = claims,
+): Promise<Judged> {
   const model = await startScriptedServer((body) => {
     const yes = JSON.stringify(body).includes('claims done');
     return { body: completion(answers({ 0: { letter: yes ? 'A' : 'B', support: 'e2', p: 0.95 } })) };
@@ -45,13 +49,27 @@ export async function judgeWindows(keys: readonly [string, boolean][], over: Rec
   }
   await dp.drain();
   await dp.close();
-  return { dataDir, cfg, model, ledger: join(dataDir, 'judge', 'ledger.jsonl'), windows: join(dataDir, 'judge', 'label-windows'), gold: join(dataDir, 'judge', 'gold.jsonl') };
+  return {
+    dataDir,
+    cfg,
+    model,
+    ledger: join(dataDir, 'judge', 'ledger.jsonl'),
+    windows: join(dataDir, 'judge', 'label-windows'),
+    gold: join(dataDir, 'judge', 'gold.jsonl'),
+  };
 }
 
 /** The label server over a judged data directory, as `trajwatch label` starts it. */
-export async function serveLabels(j: Judged, o: { auth?: ReceiverAuth; env?: Record<string, string>; reveal?: boolean; trajectory?: LabelServerOptions['trajectory'] } = {}) {
+export async function serveLabels(
+  j: Judged,
+  o: { auth?: ReceiverAuth; env?: Record<string, string>; reveal?: boolean; trajectory?: LabelServerOptions['trajectory'] } = {},
+) {
   const gold = await GoldStore.open(j.gold);
   const data = new LabelData({ ledger: j.ledger, windows: j.windows }, gold, j.cfg.decision.minKappa);
-  const started = await startLabelServer({ data, auth: createAuthCheck(o.auth, o.env), authRequired: o.auth !== undefined, reveal: o.reveal ?? false, trajectory: o.trajectory }, '127.0.0.1', 0);
+  const started = await startLabelServer(
+    { data, auth: createAuthCheck(o.auth, o.env), authRequired: o.auth !== undefined, reveal: o.reveal ?? false, trajectory: o.trajectory },
+    '127.0.0.1',
+    0,
+  );
   return { ...started, gold, close: () => new Promise<void>((r) => started.server.close(() => r())) };
 }

@@ -29,20 +29,37 @@ const intents = (records: readonly LedgerRecord[], point: string) => records.fil
 const json = async (r: Response | Promise<Response>): Promise<Loose> => (await r).json();
 
 async function walked(n: number): Promise<{ j: Judged; done: Map<string, boolean> }> {
-  const h = await harness((body) => {
-    const r = requestOf(body);
-    const yes = r.role === 'layer' && r.questionIds[0] === L1 && JSON.stringify(body).includes('claims done');
-    return walkScript(yes ? { [L1]: { letter: 'A', p: 0.93 } } : {})(body);
-  }, {}, { walk: { enabled: true }, budget: { callsPerMinute: 1000 } });
+  const h = await harness(
+    (body) => {
+      const r = requestOf(body);
+      const yes = r.role === 'layer' && r.questionIds[0] === L1 && JSON.stringify(body).includes('claims done');
+      return walkScript(yes ? { [L1]: { letter: 'A', p: 0.93 } } : {})(body);
+    },
+    {},
+    { walk: { enabled: true }, budget: { callsPerMinute: 1000 } },
+  );
   cleanups.push(() => h.server.close());
   const keys = [...Array(n).keys()].map((i): [string, boolean] => [`walk-${i}`, i % 2 === 0]);
-  await judgeAll(h.dataDir, h.cfg, keys.map(([k, d]) => claims(k, d)));
-  const j: Judged = { dataDir: h.dataDir, cfg: h.cfg, model: h.server, ledger: join(h.dataDir, 'judge', 'ledger.jsonl'), windows: join(h.dataDir, 'judge', 'label-windows'), gold: join(h.dataDir, 'judge', 'gold.jsonl') };
+  await judgeAll(
+    h.dataDir,
+    h.cfg,
+    keys.map(([k, d]) => claims(k, d)),
+  );
+  const j: Judged = {
+    dataDir: h.dataDir,
+    cfg: h.cfg,
+    model: h.server,
+    ledger: join(h.dataDir, 'judge', 'ledger.jsonl'),
+    windows: join(h.dataDir, 'judge', 'label-windows'),
+    gold: join(h.dataDir, 'judge', 'gold.jsonl'),
+  };
   return { j, done: new Map(keys) };
 }
 
 describe('labeling layer questions', () => {
-  it('keeps the windows the walk judged, offers each the questions asked of it, blind, and refuses a question not asked there', { timeout: 60_000 }, async () => {
+  it('keeps the windows the walk judged, offers each the questions asked of it, blind, and refuses a question not asked there', {
+    timeout: 60_000,
+  }, async () => {
     const { j, done } = await walked(2);
     const s = await serveLabels(j);
     cleanups.push(s.close);
@@ -70,7 +87,8 @@ describe('labeling layer questions', () => {
     const w0 = l1Windows[0]!;
     const key = intents(records, L1_OUTCOME.point).find((r) => r.window.windowId === w0)!.key.runId;
     const origin = new URL(s.url).origin;
-    const post = (body: unknown) => fetch(new URL('/api/labels', s.url), { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify(body) });
+    const post = (body: unknown) =>
+      fetch(new URL('/api/labels', s.url), { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify(body) });
     const r = await post({ windowId: w0, questionId: L1, label: done.get(key) ? 'yes' : 'no', support: null, labeler: 'ann' });
     expect(r.status).toBe(201);
     expect((await json(r)).judge.option).toBe(done.get(key) ? 'yes' : 'no');
@@ -100,7 +118,13 @@ describe('labeling layer questions', () => {
       const res = await fetch(new URL('/api/labels', s.url), {
         method: 'POST',
         headers: { 'content-type': 'application/json', origin },
-        body: JSON.stringify({ windowId: r.window.windowId, questionId: L1, label: done.get(r.key.runId) ? 'yes' : 'no', support: null, labeler: 'reviewer-a' }),
+        body: JSON.stringify({
+          windowId: r.window.windowId,
+          questionId: L1,
+          label: done.get(r.key.runId) ? 'yes' : 'no',
+          support: null,
+          labeler: 'reviewer-a',
+        }),
       });
       expect(res.status).toBe(201);
     }

@@ -20,10 +20,13 @@ afterAll(async () => {
   for (const c of cleanups.reverse()) await c();
 });
 
-const inView = (sel: string) => `(() => { const r = document.querySelector(${JSON.stringify(sel)})?.getBoundingClientRect(); return r !== undefined && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; })()`;
+const inView = (sel: string) =>
+  `(() => { const r = document.querySelector(${JSON.stringify(sel)})?.getBoundingClientRect(); return r !== undefined && r.height > 0 && r.top >= 0 && r.bottom <= innerHeight; })()`;
 
 describe.skipIf(!haveChromium)('the window page in real headless Chromium', () => {
-  it('reads each event by kind with the raw JSON one key away, keeps the question and the judge\'s answer in view, and takes a correction as a new gold line that calibrate reads', { timeout: 120_000 }, async () => {
+  it("reads each event by kind with the raw JSON one key away, keeps the question and the judge's answer in view, and takes a correction as a new gold line that calibrate reads", {
+    timeout: 120_000,
+  }, async () => {
     const j = await judgeWindows([['run-booking', true]], {}, booking);
     cleanups.push(() => j.model.close());
     const s = await serveLabels(j);
@@ -38,7 +41,10 @@ describe.skipIf(!haveChromium)('the window page in real headless Chromium', () =
     // Two windows: the turn, and the event window the failing tool's L0 hit asks for.
     await b.waitFor(`document.querySelectorAll('#windows tbody tr').length === 2`);
     // Each trajectory key links to its timeline page.
-    expect(await b.eval<string[]>(`[...document.querySelectorAll('#windows .trajectory-link')].map((a) => a.getAttribute('href'))`)).toEqual(['/trajectories/run-booking', '/trajectories/run-booking']);
+    expect(await b.eval<string[]>(`[...document.querySelectorAll('#windows .trajectory-link')].map((a) => a.getAttribute('href'))`)).toEqual([
+      '/trajectories/run-booking',
+      '/trajectories/run-booking',
+    ]);
     // The list and the review never say "null".
     expect(await b.eval<string>(`document.querySelector('main').textContent`)).not.toMatch(/\bnull\b/);
     await b.eval(`[...document.querySelectorAll('#windows tbody tr')].find((r) => r.children[1].textContent === 'turn').querySelector('a').click()`);
@@ -55,7 +61,9 @@ describe.skipIf(!haveChromium)('the window page in real headless Chromium', () =
     expect(llm.call).toBe('calls book_room');
     expect(llm.args).toBe('{\n  "room": "blue",\n  "day": "friday"\n}');
     // A tool step: name, arguments, result; a failing one: its error, marked.
-    const tools = await b.eval<{ title: string; labels: string[]; failed: boolean; text: string }[]>(`[...document.querySelectorAll('.event.kind-tool')].slice(0, 2).map((e) => ({
+    const tools = await b.eval<
+      { title: string; labels: string[]; failed: boolean; text: string }[]
+    >(`[...document.querySelectorAll('.event.kind-tool')].slice(0, 2).map((e) => ({
       title: e.querySelector('.event-title').textContent, labels: [...e.querySelectorAll('.read .section-label')].map((x) => x.textContent), failed: e.classList.contains('failed'), text: e.querySelector('.read').textContent }))`);
     expect(tools[0]).toMatchObject({ title: 'tool book_room', labels: ['arguments', 'result'], failed: false });
     expect(tools[0]!.text).toContain('booked, all done, claims done');
@@ -70,11 +78,17 @@ describe.skipIf(!haveChromium)('the window page in real headless Chromium', () =
     expect(await b.eval<boolean>(`[...document.querySelectorAll('.raw-json')].every((r) => r.hidden)`)).toBe(true);
     await b.press('v');
     await b.waitFor(`[...document.querySelectorAll('.raw-json')].every((r) => !r.hidden) && [...document.querySelectorAll('.read')].every((r) => r.hidden)`);
-    expect(JSON.parse(await b.eval<string>(`document.querySelector('.event.kind-llm .raw-json').textContent`))).toMatchObject({ step: 'llm', model: 'gpt-4o', input: MESSAGES });
+    expect(JSON.parse(await b.eval<string>(`document.querySelector('.event.kind-llm .raw-json').textContent`))).toMatchObject({
+      step: 'llm',
+      model: 'gpt-4o',
+      input: MESSAGES,
+    });
     await b.press('v');
     await b.waitFor(`[...document.querySelectorAll('.raw-json')].every((r) => r.hidden)`);
     await b.eval(`document.querySelector('.event.kind-llm .raw-toggle').click()`);
-    expect(await b.eval<string[]>(`[...document.querySelectorAll('.raw-json')].filter((r) => !r.hidden).map((r) => r.closest('.event').className)`)).toEqual(['event kind-llm']);
+    expect(await b.eval<string[]>(`[...document.querySelectorAll('.raw-json')].filter((r) => !r.hidden).map((r) => r.closest('.event').className)`)).toEqual([
+      'event kind-llm',
+    ]);
     await b.eval(`document.querySelector('.event.kind-llm .raw-toggle').click()`);
 
     // The events run past the screen; scrolled to the end, the question panel is still in view.
@@ -108,7 +122,10 @@ describe.skipIf(!haveChromium)('the window page in real headless Chromium', () =
     await b.waitFor(`document.querySelector('#last-recorded')?.textContent.startsWith('Corrected ${Q0}: yes')`);
     expect(await b.eval<string>(`document.querySelector('#last-recorded').textContent`)).toContain('You agree.');
     expect(await b.eval<string>(`document.querySelector('#recorded').textContent`)).toContain('"yes" (support e2), a correction');
-    const gold = (await readFile(j.gold, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+    const gold = (await readFile(j.gold, 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const q0 = gold.filter((g) => g.questionId === Q0);
     expect(q0.map((g) => g.label)).toEqual(['no', 'yes']);
     expect(q0[1].supersedes).toBe(q0[0].labeledAt);
@@ -127,7 +144,9 @@ describe.skipIf(!haveChromium)('the window page in real headless Chromium', () =
     vi.restoreAllMocks();
     const report = JSON.parse(await readFile(reportPath, 'utf8'));
     expect(report.conflictingGold).toEqual([]);
-    expect(report.questions.find((q: { target: { questionId: string; windowKind: string } }) => q.target.questionId === Q0 && q.target.windowKind === 'turn')).toMatchObject({ n: 1, agreement: 1, disagreements: [] });
+    expect(
+      report.questions.find((q: { target: { questionId: string; windowKind: string } }) => q.target.questionId === Q0 && q.target.windowKind === 'turn'),
+    ).toMatchObject({ n: 1, agreement: 1, disagreements: [] });
     expect(b.console.filter((c) => c.startsWith('exception'))).toEqual([]);
   });
 });

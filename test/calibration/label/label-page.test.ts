@@ -29,9 +29,13 @@ async function labelThroughPage(b: Browser, url: string, labeler: string, yes: (
   await b.type(labeler);
   await b.press('Enter');
   await b.waitFor(`document.querySelectorAll('#windows tbody tr').length === ${KEYS.length}`);
-  const rows = await b.eval<{ id: string; key: string }[]>(`[...document.querySelectorAll('#windows tbody tr')].map((r) => ({ id: r.dataset.window, key: r.children[2].textContent }))`);
+  const rows = await b.eval<{ id: string; key: string }[]>(
+    `[...document.querySelectorAll('#windows tbody tr')].map((r) => ({ id: r.dataset.window, key: r.children[2].textContent }))`,
+  );
   for (let i = 0; i < rows.length; i++) {
-    await b.waitFor(`document.querySelector('#windows tr[aria-current="true"]')?.dataset.window === ${JSON.stringify(rows[0]!.id)} && document.activeElement?.tagName === 'A'`);
+    await b.waitFor(
+      `document.querySelector('#windows tr[aria-current="true"]')?.dataset.window === ${JSON.stringify(rows[0]!.id)} && document.activeElement?.tagName === 'A'`,
+    );
     for (let k = 0; k < i; k++) await b.press('j');
     await b.waitFor(`document.activeElement?.textContent === ${JSON.stringify(rows[i]!.id)}`);
     await b.press('Enter');
@@ -39,7 +43,12 @@ async function labelThroughPage(b: Browser, url: string, labeler: string, yes: (
     // Blind: the judge's answer is not on the page before the label is recorded.
     expect(await b.eval<string>(`document.querySelector('#judge').textContent`)).toContain('hidden');
     // Each option names the key that picks it.
-    expect(await b.eval<string[]>(`[...document.querySelectorAll('#label-form fieldset:first-of-type kbd')].map((k) => k.textContent)`)).toEqual(['y', 'n', 'u', 'a']);
+    expect(await b.eval<string[]>(`[...document.querySelectorAll('#label-form fieldset:first-of-type kbd')].map((k) => k.textContent)`)).toEqual([
+      'y',
+      'n',
+      'u',
+      'a',
+    ]);
     await b.press(yes(rows[i]!.key) ? 'y' : 'n');
     await b.press('2'); // the second event: the tool call whose result makes the claim
     await b.waitFor(`document.querySelector('#support').value === 'e2' && document.querySelector('#event-e2').classList.contains('chosen')`);
@@ -64,7 +73,9 @@ async function labelThroughPage(b: Browser, url: string, labeler: string, yes: (
 }
 
 describe.skipIf(!haveChromium)('the labeling page in real headless Chromium', () => {
-  it('labels windows by keyboard, blind; the gold it writes lets calibrate certify when it agrees with the judge and refuse when it does not', { timeout: 240_000 }, async () => {
+  it('labels windows by keyboard, blind; the gold it writes lets calibrate certify when it agrees with the judge and refuse when it does not', {
+    timeout: 240_000,
+  }, async () => {
     const b = await Browser.launch();
     cleanups.push(() => b.close());
     vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
@@ -78,9 +89,22 @@ describe.skipIf(!haveChromium)('the labeling page in real headless Chromium', ()
       const rows = await labelThroughPage(b, s.url, agree ? 'reviewer-a' : 'reviewer-b', (key) => (agree ? done.get(key)! : !done.get(key)!));
 
       // Every label is in the gold file with its labeler, time, support and the window digest.
-      const gold = (await readFile(j.gold, 'utf8')).trim().split('\n').map((l) => JSON.parse(l));
+      const gold = (await readFile(j.gold, 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(gold).toHaveLength(rows.length + 1);
-      expect(gold.filter((g) => g.questionId === Q0).every((g) => g.labeler === (agree ? 'reviewer-a' : 'reviewer-b') && g.support === 'e2' && /^[0-9a-f]{64}$/.test(g.windowDigest) && !Number.isNaN(Date.parse(g.labeledAt)))).toBe(true);
+      expect(
+        gold
+          .filter((g) => g.questionId === Q0)
+          .every(
+            (g) =>
+              g.labeler === (agree ? 'reviewer-a' : 'reviewer-b') &&
+              g.support === 'e2' &&
+              /^[0-9a-f]{64}$/.test(g.windowDigest) &&
+              !Number.isNaN(Date.parse(g.labeledAt)),
+          ),
+      ).toBe(true);
       expect(gold.find((g) => g.questionId === Q1)).toMatchObject({ label: 'unsure' });
 
       // The review, reached by keyboard, shows the same kappa calibrate computes.
@@ -92,7 +116,9 @@ describe.skipIf(!haveChromium)('the labeling page in real headless Chromium', ()
       const certDir = join(j.dataDir, 'judge', 'certificates');
       const reportPath = join(j.dataDir, 'report.json');
       expect(await calibrateCommand(['--gold', j.gold, '--ledger', j.ledger, '--out', certDir, '--report', reportPath])).toBe(0);
-      const report = JSON.parse(await readFile(reportPath, 'utf8')) as { questions: { target: { questionId: string }; n: number; kappa: number; qualifies: boolean; reasons: string[]; excludedGold: number }[] };
+      const report = JSON.parse(await readFile(reportPath, 'utf8')) as {
+        questions: { target: { questionId: string }; n: number; kappa: number; qualifies: boolean; reasons: string[]; excludedGold: number }[];
+      };
       const q0 = report.questions.find((q) => q.target.questionId === Q0)!;
       const q1 = report.questions.find((q) => q.target.questionId === Q1)!;
       expect(q1).toMatchObject({ n: 0, excludedGold: 1, qualifies: false });
@@ -100,7 +126,11 @@ describe.skipIf(!haveChromium)('the labeling page in real headless Chromium', ()
         expect(q0).toMatchObject({ n: KEYS.length, kappa: 1, kappaInterval: { lower: expect.closeTo(0.613, 3) }, qualifies: true });
         const files = await readdir(certDir);
         expect(files).toHaveLength(1);
-        expect(CertificateSchema.parse(JSON.parse(await readFile(join(certDir, files[0]!), 'utf8')))).toMatchObject({ questionId: Q0, goldN: KEYS.length, kappa: 1 });
+        expect(CertificateSchema.parse(JSON.parse(await readFile(join(certDir, files[0]!), 'utf8')))).toMatchObject({
+          questionId: Q0,
+          goldN: KEYS.length,
+          kappa: 1,
+        });
       } else {
         expect(q0).toMatchObject({ n: KEYS.length, kappa: -1, qualifies: false });
         expect(q0.reasons.join(' ')).toContain('below 0.6');

@@ -16,7 +16,10 @@ afterAll(async () => {
 });
 
 async function setup(o: Parameters<typeof serveLabels>[1] = {}) {
-  const j = await judgeWindows([['run-a', true], ['run-b', false]]);
+  const j = await judgeWindows([
+    ['run-a', true],
+    ['run-b', false],
+  ]);
   cleanups.push(() => j.model.close());
   const s = await serveLabels(j, o);
   cleanups.push(s.close);
@@ -26,7 +29,11 @@ async function setup(o: Parameters<typeof serveLabels>[1] = {}) {
 
 /** A write as the page sends it: with its own origin (a browser sends Origin on every POST). */
 const post = (url: string, body: unknown, headers: Record<string, string> = {}) =>
-  fetch(new URL('/api/labels', url), { method: 'POST', headers: { 'content-type': 'application/json', origin: new URL(url).origin, ...headers }, body: JSON.stringify(body) });
+  fetch(new URL('/api/labels', url), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: new URL(url).origin, ...headers },
+    body: JSON.stringify(body),
+  });
 // Replies are read as loose JSON: the assertions say what they must hold.
 type Loose = any;
 const body = async (r: Response | Promise<Response>): Promise<Loose> => (await r).json();
@@ -44,7 +51,10 @@ describe('the label server', () => {
     const { s, ids } = await setup({ reveal: true });
     const internal = new Set([...INTERNAL_FIELDS.finding, ...INTERNAL_FIELDS.manifest].map((p) => p.split('.').at(-1)!));
     expect(internal.size).toBeGreaterThan(5);
-    const replies = [await body(fetch(new URL('/api/windows?labeler=ann', s.url))), ...(await Promise.all(ids.map((id) => body(fetch(new URL(`/api/windows/${id}?labeler=ann`, s.url))))))];
+    const replies = [
+      await body(fetch(new URL('/api/windows?labeler=ann', s.url))),
+      ...(await Promise.all(ids.map((id) => body(fetch(new URL(`/api/windows/${id}?labeler=ann`, s.url)))))),
+    ];
     const seen = keysOf(replies);
     expect(seen.size).toBeGreaterThan(5);
     // A reviewer needs to see that (and why) the judge call failed; nothing else internal is sent.
@@ -110,13 +120,19 @@ describe('the label server', () => {
     const r = await post(s.url, { windowId: ids[0], questionId: Q0, label: 'yes', support: 'e2', labeler: 'ann', correction: true });
     expect(r.status).toBe(201);
     const corrected = await r.json();
-    expect(corrected).toMatchObject({ result: 'corrected', row: { label: 'yes', support: 'e2', supersedes: first.row.labeledAt }, judge: { option: expect.any(String) } });
+    expect(corrected).toMatchObject({
+      result: 'corrected',
+      row: { label: 'yes', support: 'e2', supersedes: first.row.labeledAt },
+      judge: { option: expect.any(String) },
+    });
     const lines = (await gold(j)).map((l) => JSON.parse(l));
     expect(lines.map((l) => l.label)).toEqual(['no', 'yes']);
     const w = await body(fetch(new URL(`/api/windows/${ids[0]}?labeler=ann`, s.url)));
     expect(w.questions[0].label).toMatchObject({ label: 'yes', support: 'e2', corrected: true });
     // A correction of nothing is a first label.
-    expect(await body(post(s.url, { windowId: ids[1], questionId: Q0, label: 'no', support: null, labeler: 'ann', correction: true }))).toMatchObject({ result: 'recorded' });
+    expect(await body(post(s.url, { windowId: ids[1], questionId: Q0, label: 'no', support: null, labeler: 'ann', correction: true }))).toMatchObject({
+      result: 'recorded',
+    });
     // After a restart the store reads the latest line as this labeler's label.
     const reopened = await GoldStore.open(j.gold);
     expect(reopened.labelOf('ann', Q0, ids[0]!)).toMatchObject({ label: 'yes' });
@@ -153,15 +169,36 @@ describe('the label server', () => {
     const rebound = await rawRequest(s.url, 'POST', '/api/labels', { host: evil, origin: `http://${evil}`, 'content-type': 'application/json' }, label);
     expect([rebound.status, rebound.json.error]).toEqual([403, 'host-not-allowed']);
     expect((await rawRequest(s.url, 'GET', '/api/windows', {})).status).toBe(200); // Node sends its own Host
-    for (const origin of [undefined, '', 'http://evil.example', 'null', `https://attacker.test:${port}`, `http://127.0.0.1:${Number(port) + 1}`, `http://${own}/path`]) {
-      const r = await rawRequest(s.url, 'POST', '/api/labels', { host: own, 'content-type': 'application/json', ...(origin === undefined ? {} : { origin }) }, label);
+    for (const origin of [
+      undefined,
+      '',
+      'http://evil.example',
+      'null',
+      `https://attacker.test:${port}`,
+      `http://127.0.0.1:${Number(port) + 1}`,
+      `http://${own}/path`,
+    ]) {
+      const r = await rawRequest(
+        s.url,
+        'POST',
+        '/api/labels',
+        { host: own, 'content-type': 'application/json', ...(origin === undefined ? {} : { origin }) },
+        label,
+      );
       expect([origin, r.status, r.json.error]).toEqual([origin, 403, origin === undefined || origin === '' ? 'origin-required' : 'origin-not-allowed']);
       expect(r.json.message.length).toBeGreaterThan(20);
     }
     expect(await gold(j)).toEqual([]);
     // Its own names still work: reads under each loopback name, a write from its own origin.
-    for (const host of [own, `localhost:${port}`, `LOCALHOST:${port}`]) expect((await rawRequest(s.url, 'GET', '/api/windows?labeler=x', { host })).status).toBe(200);
-    const ok = await rawRequest(s.url, 'POST', '/api/labels', { host: `localhost:${port}`, origin: `http://localhost:${port}`, 'content-type': 'application/json' }, label);
+    for (const host of [own, `localhost:${port}`, `LOCALHOST:${port}`])
+      expect((await rawRequest(s.url, 'GET', '/api/windows?labeler=x', { host })).status).toBe(200);
+    const ok = await rawRequest(
+      s.url,
+      'POST',
+      '/api/labels',
+      { host: `localhost:${port}`, origin: `http://localhost:${port}`, 'content-type': 'application/json' },
+      label,
+    );
     expect(ok.status).toBe(201);
     expect(await gold(j)).toHaveLength(1);
   });
@@ -171,7 +208,9 @@ describe('the label server', () => {
     expect((await fetch(new URL('/api/windows', s.url))).status).toBe(401);
     expect((await post(s.url, { windowId: ids[0], questionId: Q0, label: 'no', support: null, labeler: 'ann' })).status).toBe(401);
     expect((await fetch(new URL('/api/windows', s.url), { headers: { authorization: 'Bearer s3cret-token' } })).status).toBe(200);
-    expect((await post(s.url, { windowId: ids[0], questionId: Q0, label: 'no', support: null, labeler: 'ann' }, { authorization: 'Bearer s3cret-token' })).status).toBe(201);
+    expect(
+      (await post(s.url, { windowId: ids[0], questionId: Q0, label: 'no', support: null, labeler: 'ann' }, { authorization: 'Bearer s3cret-token' })).status,
+    ).toBe(201);
     expect(await body(fetch(new URL('/api/config', s.url)))).toEqual({ authRequired: true, blind: true });
     for (const file of ['/', '/app.js', '/app.css', '/dom.js', '/event-view.js']) {
       const r = await fetch(new URL(file, s.url));
@@ -185,7 +224,9 @@ describe('the label server', () => {
 describe('the trajectory page on the label server', () => {
   it('serves the page at /trajectories/KEY without a token (it holds no data) and its data only with one; an unknown key is a 404 saying why', async () => {
     const seen: string[] = [];
-    const trajectory = async (key: string) => (seen.push(key), key === 'run-a' ? { found: true as const, view: { key } } : { found: false as const, why: `no trajectory with key ${key}` });
+    const trajectory = async (key: string) => (
+      seen.push(key), key === 'run-a' ? { found: true as const, view: { key } } : { found: false as const, why: `no trajectory with key ${key}` }
+    );
     const { s } = await setup({ auth: { tokenEnv: 'LABEL_TOKEN' }, env: { LABEL_TOKEN: 't0ken' }, trajectory });
     for (const file of ['/trajectories/run-a', '/trajectory.js']) {
       const r = await fetch(new URL(file, s.url));
@@ -211,7 +252,19 @@ describe('the trajectory page on the label server', () => {
 describe('reading the ledger of a running serve', () => {
   it("reads again when the ledger's last line is being written, instead of refusing it as corrupt", async () => {
     const { j, s } = await setup();
-    const line = JSON.stringify({ v: 1, type: 'deferred', runId: 'run-z', revision: 1, windowKind: 'turn', anchor: 't/s', windowId: null, triggers: ['terminal'], reason: 'shutdown', detail: 'closed before dispatch', recordedAt: new Date().toISOString() });
+    const line = JSON.stringify({
+      v: 1,
+      type: 'deferred',
+      runId: 'run-z',
+      revision: 1,
+      windowKind: 'turn',
+      anchor: 't/s',
+      windowId: null,
+      triggers: ['terminal'],
+      reason: 'shutdown',
+      detail: 'closed before dispatch',
+      recordedAt: new Date().toISOString(),
+    });
     await appendFile(j.ledger, line.slice(0, 40));
     const finish = new Promise((r) => setTimeout(r, 80)).then(() => appendFile(j.ledger, line.slice(40) + '\n'));
     const r = await fetch(new URL('/api/windows?labeler=ann', s.url));

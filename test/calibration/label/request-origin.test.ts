@@ -21,7 +21,14 @@ describe('which names and origins the label server answers to', () => {
     expect(checkWriteOrigin('http://127.0.0.1:4320', '127.0.0.1:4320')).toBeNull();
     expect(checkWriteOrigin('https://labels.internal', 'labels.internal')).toBeNull(); // behind a TLS proxy
     expect(checkWriteOrigin(undefined, '127.0.0.1:4320')?.error).toBe('origin-required');
-    for (const o of ['null', 'http://127.0.0.1:4321', 'http://evil.example:4320', 'ftp://127.0.0.1:4320', 'http://127.0.0.1:4320/', 'http://user@127.0.0.1:4320']) {
+    for (const o of [
+      'null',
+      'http://127.0.0.1:4321',
+      'http://evil.example:4320',
+      'ftp://127.0.0.1:4320',
+      'http://127.0.0.1:4320/',
+      'http://user@127.0.0.1:4320',
+    ]) {
       expect(checkWriteOrigin(o, '127.0.0.1:4320')?.error, o).toBe('origin-not-allowed');
     }
   });

@@ -34,7 +34,14 @@ describe.skipIf(!haveChromium)('the trajectory page in real headless Chromium', 
 
   beforeAll(async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-trajectory-page-'));
-    const replay = await runCli(['replay', join(IN_REPO_DIR, `${KEY}.otlp.json.gz`), '--trajectories', join(dataDir, 'trajectories.jsonl'), '--findings', join(dataDir, 'findings.jsonl')]);
+    const replay = await runCli([
+      'replay',
+      join(IN_REPO_DIR, `${KEY}.otlp.json.gz`),
+      '--trajectories',
+      join(dataDir, 'trajectories.jsonl'),
+      '--findings',
+      join(dataDir, 'findings.jsonl'),
+    ]);
     expect(replay.code, replay.stderr).toBe(0);
     vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
     vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
@@ -46,21 +53,33 @@ describe.skipIf(!haveChromium)('the trajectory page in real headless Chromium', 
     cleanups.push(() => b.close());
   }, 120_000);
 
-  it("shows show's timeline: the header, the capture gap, the manifest's claims, every step nested by parent with its duration, and each finding's marker under its step", { timeout: 120_000 }, async () => {
+  it("shows show's timeline: the header, the capture gap, the manifest's claims, every step nested by parent with its duration, and each finding's marker under its step", {
+    timeout: 120_000,
+  }, async () => {
     await b.goto(`${url}trajectories/${KEY}`);
     await b.waitFor(`document.querySelectorAll('#timeline li.step').length === 58`);
-    expect(await b.eval<string>(`document.querySelector('#trajectory-summary').textContent`)).toMatch(/^revision 1 · complete \(closed by [a-z-]+\) · 58 steps · 2 findings · started 2025-03-25T08:50:19\.971Z$/);
-    expect(await b.eval<string[]>(`[...document.querySelectorAll('#capture-gaps li')].map((l) => l.textContent)`)).toContain('capture gap: tool-result-not-captured on 1 span(s)');
+    expect(await b.eval<string>(`document.querySelector('#trajectory-summary').textContent`)).toMatch(
+      /^revision 1 · complete \(closed by [a-z-]+\) · 58 steps · 2 findings · started 2025-03-25T08:50:19\.971Z$/,
+    );
+    expect(await b.eval<string[]>(`[...document.querySelectorAll('#capture-gaps li')].map((l) => l.textContent)`)).toContain(
+      'capture gap: tool-result-not-captured on 1 span(s)',
+    );
     // The manifest's claims: every check with its status, and what the judge did.
-    const checks = await b.eval<{ check: string; status: string }[]>(`[...document.querySelectorAll('#manifest-checks tbody tr')].map((r) => ({ check: r.dataset.check, status: r.children[1].textContent }))`);
+    const checks = await b.eval<{ check: string; status: string }[]>(
+      `[...document.querySelectorAll('#manifest-checks tbody tr')].map((r) => ({ check: r.dataset.check, status: r.children[1].textContent }))`,
+    );
     expect(checks.length).toBeGreaterThan(3);
     expect(checks.find((c) => c.check === 'error-output')?.status).toBe('fired');
     expect(await b.eval<string>(`document.querySelector('#manifest-judge').textContent`)).toMatch(/^Judge disabled/);
     // The first step is the root, offset 0, as show prints it (+0.000s, 354.567s).
-    const first = await b.eval<{ offset: string; duration: string; title: string; depth: string }>(`(() => { const s = document.querySelector('#timeline li.step'); return { offset: s.querySelector('.offset').textContent, duration: s.querySelector('.duration').textContent, title: s.querySelector('.step-title').textContent, depth: s.dataset.depth }; })()`);
+    const first = await b.eval<{ offset: string; duration: string; title: string; depth: string }>(
+      `(() => { const s = document.querySelector('#timeline li.step'); return { offset: s.querySelector('.offset').textContent, duration: s.querySelector('.duration').textContent, title: s.querySelector('.step-title').textContent, depth: s.dataset.depth }; })()`,
+    );
     expect(first).toEqual({ offset: '+0.000s', duration: '354.567s', title: 'other · process_item', depth: '0' });
     // Nested by parent: each deeper step starts further right than its parent.
-    const nesting = await b.eval<{ depth: number; left: number; parentLeft: number }[]>(`[...document.querySelectorAll('#timeline li.step')].filter((s) => s.dataset.depth !== '0').map((s) => {
+    const nesting = await b.eval<
+      { depth: number; left: number; parentLeft: number }[]
+    >(`[...document.querySelectorAll('#timeline li.step')].filter((s) => s.dataset.depth !== '0').map((s) => {
       const parent = document.querySelector('#step-' + CSS.escape(s.dataset.parent ?? ''));
       return { depth: Number(s.dataset.depth), left: s.getBoundingClientRect().left, parentLeft: parent?.getBoundingClientRect().left ?? -1 };
     })`);
@@ -87,10 +106,20 @@ describe.skipIf(!haveChromium)('the trajectory page in real headless Chromium', 
     // The screenshot shows it there: the marker's box is drawn in the marker's colour, the step's line above it is not.
     const clip = async (r: Box) => {
       const scroll = await b.eval<{ x: number; y: number }>(`({ x: scrollX, y: scrollY })`);
-      const shot = (await b.send('Page.captureScreenshot', { format: 'png', clip: { x: r.left + scroll.x, y: r.top + scroll.y, width: r.right - r.left, height: r.bottom - r.top, scale: 1 } })) as { data: string };
+      const shot = (await b.send('Page.captureScreenshot', {
+        format: 'png',
+        clip: { x: r.left + scroll.x, y: r.top + scroll.y, width: r.right - r.left, height: r.bottom - r.top, scale: 1 },
+      })) as { data: string };
       return readPng(Buffer.from(shot.data, 'base64'));
     };
-    const bg = (await b.eval<string>(`getComputedStyle([...document.querySelectorAll('.finding-marker')].find((x) => x.textContent.includes('error-output'))).backgroundColor`)).match(/\d+/g)!.slice(0, 3).map(Number) as [number, number, number];
+    const bg = (
+      await b.eval<string>(
+        `getComputedStyle([...document.querySelectorAll('.finding-marker')].find((x) => x.textContent.includes('error-output'))).backgroundColor`,
+      )
+    )
+      .match(/\d+/g)!
+      .slice(0, 3)
+      .map(Number) as [number, number, number];
     expect(bg).not.toEqual([255, 255, 255]);
     expect(shareOfColour(await clip(geometry.marker), bg)).toBeGreaterThan(0.4);
     expect(shareOfColour(await clip(geometry.head), bg)).toBeLessThan(0.01);
@@ -100,7 +129,9 @@ describe.skipIf(!haveChromium)('the trajectory page in real headless Chromium', 
     }
 
     // A step's content, read by kind, when opened.
-    const opened = await b.eval<string>(`(() => { const s = document.querySelector('.finding-marker').closest('li.step'); s.querySelector('details').open = true; return s.querySelector('.read').textContent; })()`);
+    const opened = await b.eval<string>(
+      `(() => { const s = document.querySelector('.finding-marker').closest('li.step'); s.querySelector('details').open = true; return s.querySelector('.read').textContent; })()`,
+    );
     expect(opened.length).toBeGreaterThan(0);
     expect(b.console.filter((c) => c.startsWith('exception'))).toEqual([]);
   });
@@ -109,7 +140,11 @@ describe.skipIf(!haveChromium)('the trajectory page in real headless Chromium', 
     const id = await b.eval<string>(`document.querySelector('.finding-marker').dataset.finding`);
     await b.goto(`${url}trajectories/${KEY.slice(0, 8)}#finding-${id}`);
     await b.waitFor(`document.querySelector('.finding-marker.target') !== null`);
-    expect(await b.eval<boolean>(`(() => { const r = document.querySelector('.finding-marker.target').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`)).toBe(true);
+    expect(
+      await b.eval<boolean>(
+        `(() => { const r = document.querySelector('.finding-marker.target').getBoundingClientRect(); return r.top >= 0 && r.bottom <= innerHeight; })()`,
+      ),
+    ).toBe(true);
     await b.goto(`${url}trajectories/no-such-key`);
     const text = await b.waitFor<string>(`document.querySelector('#not-found')?.textContent`);
     expect(text).toContain('Could not open trajectory no-such-key: no trajectory with key no-such-key');

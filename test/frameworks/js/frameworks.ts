@@ -43,7 +43,7 @@ export const JS_FRAMEWORKS: readonly JsFrameworkSpec[] = [
   {
     id: 'vercel-ai',
     title: 'Vercel AI SDK 6 (JS), `generateText`',
-    instrumentation: 'the SDK\'s own `experimental_telemetry` (`ai.*` spans)',
+    instrumentation: "the SDK's own `experimental_telemetry` (`ai.*` spans)",
     packages: ['ai', '@ai-sdk/openai', ...OTEL_NODE],
     session: { kind: 'session' },
     run: (o) => runVercelAi(o, 'generate'),
@@ -51,7 +51,7 @@ export const JS_FRAMEWORKS: readonly JsFrameworkSpec[] = [
   {
     id: 'vercel-ai-stream',
     title: 'Vercel AI SDK 6 (JS), `streamText`',
-    instrumentation: 'the SDK\'s own `experimental_telemetry`, as above',
+    instrumentation: "the SDK's own `experimental_telemetry`, as above",
     packages: ['ai', '@ai-sdk/openai', ...OTEL_NODE],
     session: { kind: 'session' },
     run: (o) => runVercelAi(o, 'stream'),

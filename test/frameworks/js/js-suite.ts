@@ -27,7 +27,9 @@ export function jsFrameworkSuite(id: string): void {
       // The framework played the script: each turn ended with the stand-in's final text.
       expect.soft(run.answers).toEqual([FINAL_1, FINAL_2]);
       // Closed by serve's quiet period, not by shutdown: absence claims were allowed to fire.
-      expect.soft(run.trajectories.map((t) => ({ complete: t.complete, incompleteReasons: t.incompleteReasons }))).toEqual([{ complete: true, incompleteReasons: [] }]);
+      expect
+        .soft(run.trajectories.map((t) => ({ complete: t.complete, incompleteReasons: t.incompleteReasons })))
+        .toEqual([{ complete: true, incompleteReasons: [] }]);
       expect.soft(row.problems, `${spec.id}: ${row.problems.join('\n')}`).toEqual([]);
     }, 120_000);
   });

@@ -24,8 +24,7 @@ export async function runVercelAi7(opts: ScenarioOptions): Promise<ScenarioRun> 
   registerTelemetry(
     new OpenTelemetry({
       agentSpanName: 'functionId',
-      enrichSpan: ({ runtimeContext }) =>
-        typeof runtimeContext?.sessionId === 'string' ? { 'gen_ai.conversation.id': runtimeContext.sessionId } : undefined,
+      enrichSpan: ({ runtimeContext }) => (typeof runtimeContext?.sessionId === 'string' ? { 'gen_ai.conversation.id': runtimeContext.sessionId } : undefined),
     }),
   );
   try {

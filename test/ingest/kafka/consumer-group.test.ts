@@ -8,16 +8,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
 import { kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
 import type { ServeProcess } from '../../helpers/serve.ts';
-import {
-  expectedFindingIds,
-  groupSettled,
-  lastAssignment,
-  metric,
-  readFindings,
-  readTrajectories,
-  startMember,
-  waitFor,
-} from '../../helpers/serve-group.ts';
+import { expectedFindingIds, groupSettled, lastAssignment, metric, readFindings, readTrajectories, startMember, waitFor } from '../../helpers/serve-group.ts';
 import { agentRunSpans, collectorRecords, encodeSpans, type OtlpRecord } from '../../helpers/otlp-records.ts';
 
 const brokers = await kafkaForTests();
@@ -101,8 +92,7 @@ describe.runIf(brokers !== undefined)('serve --source kafka as a consumer group 
     members = [];
     const ends = await admin.fetchTopicOffsets(topic);
     const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-    const byPartition = (list: { partition: number; offset: string }[]) =>
-      list.map((p) => [p.partition, Number(p.offset)]).sort((a, b) => a[0]! - b[0]!);
+    const byPartition = (list: { partition: number; offset: string }[]) => list.map((p) => [p.partition, Number(p.offset)]).sort((a, b) => a[0]! - b[0]!);
     expect(byPartition(committed!.partitions)).toEqual(byPartition(ends.map((e) => ({ partition: e.partition, offset: e.high }))));
   }, 180_000);
 

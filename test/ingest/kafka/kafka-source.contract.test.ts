@@ -20,7 +20,14 @@ const kafkaSource: DeliverySource = {
     await admin.disconnect();
     const producer = kafka.producer();
     await producer.connect();
-    const config = KafkaSourceConfigSchema.parse({ brokers, topic, groupId: uniqueTopic('group'), deadLetterTopic: `${topic}.dlq`, commitIntervalMs: 100, admissionRetryMs: 20 });
+    const config = KafkaSourceConfigSchema.parse({
+      brokers,
+      topic,
+      groupId: uniqueTopic('group'),
+      deadLetterTopic: `${topic}.dlq`,
+      commitIntervalMs: 100,
+      admissionRetryMs: 20,
+    });
     const source = await KafkaSource.start(config, target, { log: () => {} });
     return {
       send: async (body) => void (await producer.send({ topic, messages: [{ value: Buffer.from(body) }] })),

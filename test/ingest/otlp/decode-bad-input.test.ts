@@ -6,8 +6,21 @@ import { decodeOtlpJson } from '../../../src/ingest/otlp/json-decode.ts';
 import { decodeOtlpProto } from '../../../src/ingest/otlp/proto-decode.ts';
 import type { DecodedRequest } from '../../../src/ingest/span.ts';
 import {
-  attribute, concat, fixed32, fixed64, message, nestedArrayValue, raw, request, spanFields, string, tag,
-  validSpanId, validTraceId, varint, varintField,
+  attribute,
+  concat,
+  fixed32,
+  fixed64,
+  message,
+  nestedArrayValue,
+  raw,
+  request,
+  spanFields,
+  string,
+  tag,
+  validSpanId,
+  validTraceId,
+  varint,
+  varintField,
 } from '../../fixtures/otlp/proto-bytes.ts';
 
 function decoded(result: DecodedRequest | DecodeError): DecodedRequest {
@@ -139,7 +152,11 @@ describe('protobuf decoder on bad input', () => {
   });
 
   it('maps an empty AnyValue to null and a later duplicate key over an earlier one', () => {
-    const span = decoded(decodeOtlpProto(request(concat(spanFields(), attribute('empty', new Uint8Array()), attribute('dup', string(1, 'a')), attribute('dup', varintField(3, -5)))))).spans[0]!;
+    const span = decoded(
+      decodeOtlpProto(
+        request(concat(spanFields(), attribute('empty', new Uint8Array()), attribute('dup', string(1, 'a')), attribute('dup', varintField(3, -5)))),
+      ),
+    ).spans[0]!;
     expect(span.attributes).toEqual({ empty: null, dup: -5 });
   });
 
@@ -154,24 +171,35 @@ describe('protobuf decoder on bad input', () => {
   });
 
   it('decodes int64 at the edges of the safe range exactly', () => {
-    const span = decoded(decodeOtlpProto(request(concat(
-      spanFields(),
-      attribute('maxSafe', varintField(3, 2 ** 53 - 1)),
-      attribute('aboveSafe', varintField(3, 2n ** 53n)),
-      attribute('minSafe', varintField(3, -(2 ** 53 - 1))),
-      attribute('belowSafe', varintField(3, -(2n ** 53n))),
-      attribute('min', varintField(3, -(2n ** 63n))),
-      attribute('max', varintField(3, 2n ** 63n - 1n)),
-    )))).spans[0]!;
+    const span = decoded(
+      decodeOtlpProto(
+        request(
+          concat(
+            spanFields(),
+            attribute('maxSafe', varintField(3, 2 ** 53 - 1)),
+            attribute('aboveSafe', varintField(3, 2n ** 53n)),
+            attribute('minSafe', varintField(3, -(2 ** 53 - 1))),
+            attribute('belowSafe', varintField(3, -(2n ** 53n))),
+            attribute('min', varintField(3, -(2n ** 63n))),
+            attribute('max', varintField(3, 2n ** 63n - 1n)),
+          ),
+        ),
+      ),
+    ).spans[0]!;
     expect(span.attributes).toEqual({
-      maxSafe: 2 ** 53 - 1, aboveSafe: '9007199254740992', minSafe: -(2 ** 53 - 1), belowSafe: '-9007199254740992',
-      min: '-9223372036854775808', max: '9223372036854775807',
+      maxSafe: 2 ** 53 - 1,
+      aboveSafe: '9007199254740992',
+      minSafe: -(2 ** 53 - 1),
+      belowSafe: '-9007199254740992',
+      min: '-9223372036854775808',
+      max: '9223372036854775807',
     });
   });
 });
 
 const validJsonSpan = { traceId: validTraceId, spanId: validSpanId, name: 'span', kind: 1, startTimeUnixNano: '1000', endTimeUnixNano: '2000' };
-const jsonRequest = (...spans: unknown[]) => JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 's' }, spans }] }] });
+const jsonRequest = (...spans: unknown[]) =>
+  JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 's' }, spans }] }] });
 
 describe('JSON decoder on bad and unusual input', () => {
   it('treats an empty request as success with no spans', () => {
@@ -189,15 +217,22 @@ describe('JSON decoder on bad and unusual input', () => {
     const body = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [validJsonSpan, { ...validJsonSpan, attributes: 'x' }] }] }] });
     expect(decodeError(decodeOtlpJson(body)).message).toBe('resourceSpans[0].scopeSpans[0].spans[1]: attributes must be an array, got string');
     const badTime = jsonRequest({ ...validJsonSpan, endTimeUnixNano: '12ab' });
-    expect(decodeError(decodeOtlpJson(badTime)).message).toBe('resourceSpans[0].scopeSpans[0].spans[0]: endTimeUnixNano "12ab" is not a non-negative decimal integer');
+    expect(decodeError(decodeOtlpJson(badTime)).message).toBe(
+      'resourceSpans[0].scopeSpans[0].spans[0]: endTimeUnixNano "12ab" is not a non-negative decimal integer',
+    );
     const badInt = jsonRequest({ ...validJsonSpan, attributes: [{ key: 'n', value: { intValue: '99999999999999999999' } }] });
     expect(decodeError(decodeOtlpJson(badInt)).message).toMatch(/attribute "n": intValue 99999999999999999999 is outside int64/);
   });
 
   it('accepts upper-case hex ids, snake_case keys, enum names and int64 as strings or numbers', () => {
     const span = {
-      trace_id: validTraceId.toUpperCase(), span_id: validSpanId.toUpperCase(), parent_span_id: 'A1B2C3D4E5F60718', name: 'n',
-      kind: 'SPAN_KIND_CLIENT', start_time_unix_nano: 1000, end_time_unix_nano: '2000',
+      trace_id: validTraceId.toUpperCase(),
+      span_id: validSpanId.toUpperCase(),
+      parent_span_id: 'A1B2C3D4E5F60718',
+      name: 'n',
+      kind: 'SPAN_KIND_CLIENT',
+      start_time_unix_nano: 1000,
+      end_time_unix_nano: '2000',
       status: { code: 'STATUS_CODE_ERROR', message: 'bad' },
       attributes: [
         { key: 's', value: { string_value: 'x' } },
@@ -214,8 +249,13 @@ describe('JSON decoder on bad and unusual input', () => {
     };
     const result = decoded(decodeOtlpJson(JSON.stringify({ resource_spans: [{ scope_spans: [{ spans: [span] }] }] })));
     expect(result.spans[0]).toMatchObject({
-      traceId: validTraceId, spanId: validSpanId, parentSpanId: 'a1b2c3d4e5f60718', kind: 3,
-      startTimeUnixNano: 1000n, endTimeUnixNano: 2000n, status: { code: 2, message: 'bad' },
+      traceId: validTraceId,
+      spanId: validSpanId,
+      parentSpanId: 'a1b2c3d4e5f60718',
+      kind: 3,
+      startTimeUnixNano: 1000n,
+      endTimeUnixNano: 2000n,
+      status: { code: 2, message: 'bad' },
       attributes: { s: 'x', i: -42, iNumber: 7, big: '9007199254740993', d: Infinity, b: '/+8=', empty: null, kv: { a: [true] } },
       events: [{ name: 'e', timeUnixNano: 1500n, attributes: {} }],
       links: [{ traceId: validTraceId, spanId: validSpanId, attributes: {} }],
@@ -223,15 +263,19 @@ describe('JSON decoder on bad and unusual input', () => {
   });
 
   it('rejects spans with bad ids, times or enums and keeps the rest (partial success)', () => {
-    const result = decoded(decodeOtlpJson(jsonRequest(
-      validJsonSpan,
-      { ...validJsonSpan, traceId: 'zz'.repeat(16) },
-      { ...validJsonSpan, spanId: '' },
-      { ...validJsonSpan, parentSpanId: '0102' },
-      { ...validJsonSpan, startTimeUnixNano: '3000' },
-      { ...validJsonSpan, kind: 'SPAN_KIND_WHATEVER' },
-      { ...validJsonSpan, name: 'kept too' },
-    )));
+    const result = decoded(
+      decodeOtlpJson(
+        jsonRequest(
+          validJsonSpan,
+          { ...validJsonSpan, traceId: 'zz'.repeat(16) },
+          { ...validJsonSpan, spanId: '' },
+          { ...validJsonSpan, parentSpanId: '0102' },
+          { ...validJsonSpan, startTimeUnixNano: '3000' },
+          { ...validJsonSpan, kind: 'SPAN_KIND_WHATEVER' },
+          { ...validJsonSpan, name: 'kept too' },
+        ),
+      ),
+    );
     expect(result.spans.map((span) => span.name)).toEqual(['span', 'kept too']);
     expect(result.rejected).toEqual([
       { spanId: validSpanId, reason: 'trace id is not hex' },
@@ -250,7 +294,9 @@ describe('JSON decoder on bad and unusual input', () => {
     };
     const withValue = (value: unknown) => jsonRequest({ ...validJsonSpan, attributes: [{ key: 'deep', value }] });
     expect(decoded(decodeOtlpJson(withValue(nested(maxAnyValueDepth)))).spans).toHaveLength(1);
-    expect(decodeError(decodeOtlpJson(withValue(nested(maxAnyValueDepth + 1)))).message).toMatch(/attribute "deep": AnyValue nested deeper than maxAnyValueDepth \(32\)/);
+    expect(decodeError(decodeOtlpJson(withValue(nested(maxAnyValueDepth + 1)))).message).toMatch(
+      /attribute "deep": AnyValue nested deeper than maxAnyValueDepth \(32\)/,
+    );
     const hostile = `{"resourceSpans":[{"scopeSpans":[{"spans":[{"attributes":[{"key":"deep","value":${'{"arrayValue":{"values":['.repeat(50_000)}${']}}'.repeat(50_000)}}]}]}]}]}`;
     expect(decodeError(decodeOtlpJson(hostile)).message).toMatch(/maxAnyValueDepth/);
   });

@@ -51,10 +51,7 @@ describe('decodeOtlpLogsProto against protobufjs', () => {
                   attributes: [kv('gen_ai.system', { stringValue: 'openai' })],
                   body: {
                     kvlistValue: {
-                      values: [
-                        kv('index', { intValue: 0 }),
-                        kv('message', { kvlistValue: { values: [kv('content', { stringValue: 'done' })] } }),
-                      ],
+                      values: [kv('index', { intValue: 0 }), kv('message', { kvlistValue: { values: [kv('content', { stringValue: 'done' })] } })],
                     },
                   },
                   flags: 1,

@@ -12,7 +12,11 @@ import { produceSdkSpans } from '../../fixtures/otlp/sdk-spans.ts';
 /** A result is well-formed when it is a DecodeError or a request whose lists are arrays. */
 function isWellFormed(result: DecodedRequest | DecodeError): boolean {
   if (result instanceof DecodeError) return result.message.length > 0;
-  return Array.isArray(result.spans) && Array.isArray(result.rejected) && result.spans.every((span) => typeof span.traceId === 'string' && typeof span.encodedBytes === 'number');
+  return (
+    Array.isArray(result.spans) &&
+    Array.isArray(result.rejected) &&
+    result.spans.every((span) => typeof span.traceId === 'string' && typeof span.encodedBytes === 'number')
+  );
 }
 
 type Mutation =

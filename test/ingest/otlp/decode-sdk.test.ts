@@ -61,7 +61,7 @@ describe('decoding spans exported by the OpenTelemetry JS SDK', () => {
     }
   });
 
-  it('agrees with protobufjs decoding the same bytes, including each span\'s encoded size', () => {
+  it("agrees with protobufjs decoding the same bytes, including each span's encoded size", () => {
     const ours = decoded(decodeOtlpProto(protoBody));
     const reference = decodeWithProtobufjs(protoBody);
     expect(ours.spans.sort(bySpanId)).toEqual(reference.spans.sort(bySpanId));

@@ -12,7 +12,21 @@ function decodeSpans(body: Uint8Array): Span[] {
 
 // Spans are serialized (logs, WAL) in their own key order: the decoder fixes that order.
 describe('decoded Span shape', () => {
-  const keysWithoutParent = ['traceId', 'spanId', 'name', 'kind', 'startTimeUnixNano', 'endTimeUnixNano', 'status', 'attributes', 'events', 'links', 'resource', 'scope', 'encodedBytes'];
+  const keysWithoutParent = [
+    'traceId',
+    'spanId',
+    'name',
+    'kind',
+    'startTimeUnixNano',
+    'endTimeUnixNano',
+    'status',
+    'attributes',
+    'events',
+    'links',
+    'resource',
+    'scope',
+    'encodedBytes',
+  ];
 
   it('has the Span keys in declaration order, parentSpanId after spanId only when there is a parent', () => {
     const [root, child] = decodeSpans(request(spanFields(), spanFields({ spanId: '00000000000000aa', parentSpanId: validSpanId })));

@@ -36,9 +36,7 @@ function request(spans: ReturnType<typeof span>[]): Buffer {
   const message = type.fromObject({
     resourceSpans: [
       {
-        scopeSpans: [
-          { spans: spans.map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId) })) },
-        ],
+        scopeSpans: [{ spans: spans.map((s) => ({ ...s, traceId: bytes(s.traceId), spanId: bytes(s.spanId) })) }],
       },
     ],
   });
@@ -192,9 +190,12 @@ describe('OTLP/gRPC receiver answers', () => {
 
   it('UNAVAILABLE with RetryInfo when a sink or log refuses new work', async () => {
     const accepted: DecodedRequest[] = [];
-    const address = await startWith({ admission: () => 'trajectory-log-backlog', accept: (r) => accepted.push(r) }, {
-      retryAfterSeconds: 5,
-    });
+    const address = await startWith(
+      { admission: () => 'trajectory-log-backlog', accept: (r) => accepted.push(r) },
+      {
+        retryAfterSeconds: 5,
+      },
+    );
     const { error } = await call(address, request([span('aaaaaaaaaaaaaaaa')]));
     expect(error?.code).toBe(grpc.status.UNAVAILABLE);
     expect(error?.details).toMatch(/trajectory-log-backlog/);

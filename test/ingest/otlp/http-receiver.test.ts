@@ -76,11 +76,7 @@ describe('OTLP/HTTP receiver answers', () => {
 
   it('200 with partialSuccess naming the invalid spans, keeping the valid ones', async () => {
     const { url, pipeline } = await start();
-    const body = request([
-      span('aaaaaaaaaaaaaaaa'),
-      span('bbbbbbbbbbbbbbbb', { endTimeUnixNano: '1' }),
-      span('0000000000000000'),
-    ]);
+    const body = request([span('aaaaaaaaaaaaaaaa'), span('bbbbbbbbbbbbbbbb', { endTimeUnixNano: '1' }), span('0000000000000000')]);
     const res = await post(url, body, JSON_H);
     expect(res.status).toBe(200);
     const answer = JSON.parse(res.text) as { partialSuccess: { rejectedSpans: string; errorMessage: string } };

@@ -27,7 +27,9 @@ describe('refuseDemand: the assembler bounds counted with the request', () => {
   it('refuses what would pass a bound beside what is held and reserved', () => {
     expect(refuseDemand({ openTrajectories: 5, bufferedBytes: 0 }, limits, { trajectories: 6, bytes: 1 })).toBe('max-open-trajectories');
     expect(refuseDemand({ openTrajectories: 5, bufferedBytes: 0 }, limits, { trajectories: 5, bytes: 1 })).toBeUndefined();
-    expect(refuseDemand({ openTrajectories: 1, bufferedBytes: 0 }, limits, { trajectories: 5, bytes: 1 }, { trajectories: 5, bytes: 0 })).toBe('max-open-trajectories');
+    expect(refuseDemand({ openTrajectories: 1, bufferedBytes: 0 }, limits, { trajectories: 5, bytes: 1 }, { trajectories: 5, bytes: 0 })).toBe(
+      'max-open-trajectories',
+    );
     expect(refuseDemand({ openTrajectories: 1, bufferedBytes: 900 }, limits, { trajectories: 1, bytes: 101 })).toBe('max-buffered-bytes');
   });
   it('takes a request larger than a bound alone when nothing else is held, so it is never refused for ever', () => {

@@ -50,7 +50,14 @@ const spansRequest = JSON.stringify({
         {
           scope: { name: 't' },
           spans: [
-            { traceId: TRACE, spanId: 'aaaaaaaaaaaaaaaa', name: 'invoke_agent', startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000002000000000', attributes: [{ key: 'gen_ai.operation.name', value: str('invoke_agent') }] },
+            {
+              traceId: TRACE,
+              spanId: 'aaaaaaaaaaaaaaaa',
+              name: 'invoke_agent',
+              startTimeUnixNano: '1700000000000000000',
+              endTimeUnixNano: '1700000002000000000',
+              attributes: [{ key: 'gen_ai.operation.name', value: str('invoke_agent') }],
+            },
             {
               traceId: TRACE,
               spanId: TOOL_SPAN,
@@ -58,7 +65,10 @@ const spansRequest = JSON.stringify({
               name: 'execute_tool get_weather',
               startTimeUnixNano: '1700000000100000000',
               endTimeUnixNano: '1700000000900000000',
-              attributes: [{ key: 'gen_ai.operation.name', value: str('execute_tool') }, { key: 'gen_ai.tool.name', value: str('get_weather') }],
+              attributes: [
+                { key: 'gen_ai.operation.name', value: str('execute_tool') },
+                { key: 'gen_ai.tool.name', value: str('get_weather') },
+              ],
             },
           ],
         },
@@ -103,8 +113,13 @@ function exportLogs(address: string, body: Buffer, metadata = new grpc.Metadata(
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
   cleanups.push(() => client.close());
   return new Promise((resolve) => {
-    client.makeUnaryRequest(LOGS_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, body, metadata, (error, response) =>
-      resolve({ error, ...(response === undefined ? {} : { response }) }),
+    client.makeUnaryRequest(
+      LOGS_EXPORT_PATH,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      metadata,
+      (error, response) => resolve({ error, ...(response === undefined ? {} : { response }) }),
     );
   });
 }

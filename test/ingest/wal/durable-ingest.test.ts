@@ -16,7 +16,14 @@ import { SpanWal } from '../../../src/ingest/wal/span-wal.ts';
 import { Pipeline } from '../../../src/pipeline/pipeline.ts';
 import { collect } from '../../helpers/collect.ts';
 
-const ROOT = { traceId: '5b8efff798038103d269b633813fc60c', spanId: 'aaaaaaaaaaaaaaaa', name: 'root', kind: 1, startTimeUnixNano: '1700000000000000000', endTimeUnixNano: '1700000001000000000' };
+const ROOT = {
+  traceId: '5b8efff798038103d269b633813fc60c',
+  spanId: 'aaaaaaaaaaaaaaaa',
+  name: 'root',
+  kind: 1,
+  startTimeUnixNano: '1700000000000000000',
+  endTimeUnixNano: '1700000001000000000',
+};
 const BODY = JSON.stringify({ resourceSpans: [{ resource: { attributes: [] }, scopeSpans: [{ scope: { name: 't' }, spans: [ROOT] }] }] });
 
 const cleanups: (() => unknown)[] = [];
@@ -53,7 +60,13 @@ function exportGrpc(address: string, body: Buffer): Promise<grpc.ServiceError | 
   const client = new grpc.Client(address, grpc.credentials.createInsecure());
   cleanups.push(() => client.close());
   return new Promise((resolve) => {
-    client.makeUnaryRequest(TRACE_EXPORT_PATH, (b: Buffer) => b, (b: Buffer) => b, body, (error) => resolve(error));
+    client.makeUnaryRequest(
+      TRACE_EXPORT_PATH,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      body,
+      (error) => resolve(error),
+    );
   });
 }
 
@@ -78,7 +91,11 @@ describe('DurableIngest behind the OTLP receivers', () => {
 
   it('answers 503 / UNAVAILABLE with Retry-After when the log is full, and the pipeline never sees the request', async () => {
     const { pipeline, url, grpcAddress } = await setUp({ maxBytes: 1024 });
-    const big = JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: 'pad', value: { stringValue: 'x'.repeat(2_000) } }] }, scopeSpans: [{ scope: { name: 't' }, spans: [ROOT] }] }] });
+    const big = JSON.stringify({
+      resourceSpans: [
+        { resource: { attributes: [{ key: 'pad', value: { stringValue: 'x'.repeat(2_000) } }] }, scopeSpans: [{ scope: { name: 't' }, spans: [ROOT] }] },
+      ],
+    });
     const res = await fetch(url, { method: 'POST', body: big, headers: { 'content-type': 'application/json' } });
     expect(res.status).toBe(503);
     expect(res.headers.get('retry-after')).toBe('2');

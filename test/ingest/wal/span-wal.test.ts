@@ -55,7 +55,10 @@ describe('SpanWal', () => {
   it('writes the requests of one event-loop turn with one write', async () => {
     const dir = await freshDir();
     const { wal } = await SpanWal.open(dir, { maxBytes: 1024 * 1024, segmentBytes: 1024 * 1024 });
-    await appendAll(wal, Array.from({ length: 50 }, (_, i) => `{"n":${i}}`));
+    await appendAll(
+      wal,
+      Array.from({ length: 50 }, (_, i) => `{"n":${i}}`),
+    );
     await wal.close();
     const reopened = await SpanWal.open(dir, SMALL);
     expect(await collect(reopened.records)).toHaveLength(50);

@@ -13,7 +13,15 @@ import type { InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } 
 
 const H = (c: string) => c.repeat(64);
 const keyOf = (i: number): LedgerKey => ({ point: 'trace-questions@1', runId: `run-${i}`, invocationId: `w1_${i}` });
-const digests = (i: number): InputDigests => ({ input: H((i % 10).toString()), state: H('a'), request: H('b'), definition: H('c'), windowPolicy: H('d'), decisionPolicy: H('e'), certificates: H('f') });
+const digests = (i: number): InputDigests => ({
+  input: H((i % 10).toString()),
+  state: H('a'),
+  request: H('b'),
+  definition: H('c'),
+  windowPolicy: H('d'),
+  decisionPolicy: H('e'),
+  certificates: H('f'),
+});
 const intent = (i: number, owner: string): IntentRecord => ({
   v: 1,
   type: 'intent',
@@ -186,7 +194,11 @@ describe('ledger compaction', () => {
     const child = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8' });
     expect(child.signal, child.stderr).toBe('SIGKILL');
     const now = await readFile(join(dir, LEDGER_FILE), 'utf8');
-    const compacted = old.split('\n').filter((x) => x !== '' && !x.includes('"type":"deferred"')).map((x) => x + '\n').join('');
+    const compacted = old
+      .split('\n')
+      .filter((x) => x !== '' && !x.includes('"type":"deferred"'))
+      .map((x) => x + '\n')
+      .join('');
     expect([old, compacted]).toContain(now);
     expect(now === old).toBe(step === 'temp-written' || step === 'temp-synced');
     expect(existsSync(join(dir, LEDGER_FILE + COMPACT_SUFFIX))).toBe(step === 'temp-written' || step === 'temp-synced');

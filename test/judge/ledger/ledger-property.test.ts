@@ -9,7 +9,15 @@ import type { InputDigests, IntentRecord, LedgerKey, ResultRecord, SkipRecord } 
 
 const H = (c: string) => c.repeat(64);
 const keyOf = (i: number): LedgerKey => ({ point: 'trace-questions@1', runId: `run-${i}`, invocationId: `w1_${i}` });
-const digests = (i: number): InputDigests => ({ input: H((i % 16).toString(16)), state: H('a'), request: H('b'), definition: H('c'), windowPolicy: H('d'), decisionPolicy: H('e'), certificates: H('f') });
+const digests = (i: number): InputDigests => ({
+  input: H((i % 16).toString(16)),
+  state: H('a'),
+  request: H('b'),
+  definition: H('c'),
+  windowPolicy: H('d'),
+  decisionPolicy: H('e'),
+  certificates: H('f'),
+});
 
 type Op = { kind: 'intent' } | { kind: 'result' } | { kind: 'skip'; bytes: number } | { kind: 'reopen' };
 
@@ -20,7 +28,16 @@ interface Model {
 }
 
 function intent(i: number, owner: string): IntentRecord {
-  return { v: 1, type: 'intent', key: keyOf(i), digests: digests(i), window: { windowId: `w1_${i}`, kind: 'turn', eventMap: [] }, requestedModel: 'm', owner, recordedAt: 't' };
+  return {
+    v: 1,
+    type: 'intent',
+    key: keyOf(i),
+    digests: digests(i),
+    window: { windowId: `w1_${i}`, kind: 'turn', eventMap: [] },
+    requestedModel: 'm',
+    owner,
+    recordedAt: 't',
+  };
 }
 
 function result(i: number, owner: string): ResultRecord {
@@ -76,53 +93,58 @@ describe('ledger under compaction (property)', () => {
     let notRecorded = 0;
     await fc.assert(
       // Bounds below the config's minimums, straight to the ledger, so short runs reach them.
-      fc.asyncProperty(fc.array(op, { maxLength: 80 }), fc.integer({ min: 2048, max: 16384 }), fc.integer({ min: 0, max: 16384 }), async (ops, compactAtBytes, extra) => {
-        const bounds: LedgerBounds = { compactAtBytes, maxBytes: compactAtBytes + extra };
-        const dir = await mkdtemp(join(tmpdir(), 'trajwatch-ledger-p-'));
-        const m: Model = { owner: new Map(), result: new Map() };
-        let l = await Ledger.open(dir, { bounds });
-        let next = 0;
-        let skips = 0;
-        const open: number[] = [];
-        for (const o of ops) {
-          if (o.kind === 'intent') {
-            const i = next++;
-            await l.appendIntent(intent(i, l.owner));
-            m.owner.set(i, l.owner);
-            open.push(i);
-          } else if (o.kind === 'result') {
-            // A result only for an intent of this process (as DecisionPoints writes them).
-            const at = open.findIndex((i) => m.owner.get(i) === l.owner);
-            if (at < 0) continue;
-            const [i] = open.splice(at, 1);
-            const r = result(i!, l.owner);
-            await l.appendResult(r);
-            m.result.set(i!, r);
-          } else if (o.kind === 'skip') {
-            await l.appendSkip(skip(skips++, o.bytes));
-          } else {
-            compactions += l.stats().compactions;
-            notRecorded += l.stats().skipsNotRecorded;
-            await l.close();
-            l = await Ledger.open(dir, { bounds });
+      fc.asyncProperty(
+        fc.array(op, { maxLength: 80 }),
+        fc.integer({ min: 2048, max: 16384 }),
+        fc.integer({ min: 0, max: 16384 }),
+        async (ops, compactAtBytes, extra) => {
+          const bounds: LedgerBounds = { compactAtBytes, maxBytes: compactAtBytes + extra };
+          const dir = await mkdtemp(join(tmpdir(), 'trajwatch-ledger-p-'));
+          const m: Model = { owner: new Map(), result: new Map() };
+          let l = await Ledger.open(dir, { bounds });
+          let next = 0;
+          let skips = 0;
+          const open: number[] = [];
+          for (const o of ops) {
+            if (o.kind === 'intent') {
+              const i = next++;
+              await l.appendIntent(intent(i, l.owner));
+              m.owner.set(i, l.owner);
+              open.push(i);
+            } else if (o.kind === 'result') {
+              // A result only for an intent of this process (as DecisionPoints writes them).
+              const at = open.findIndex((i) => m.owner.get(i) === l.owner);
+              if (at < 0) continue;
+              const [i] = open.splice(at, 1);
+              const r = result(i!, l.owner);
+              await l.appendResult(r);
+              m.result.set(i!, r);
+            } else if (o.kind === 'skip') {
+              await l.appendSkip(skip(skips++, o.bytes));
+            } else {
+              compactions += l.stats().compactions;
+              notRecorded += l.stats().skipsNotRecorded;
+              await l.close();
+              l = await Ledger.open(dir, { bounds });
+            }
+            expectAgrees(l, m);
+            const s = l.stats();
+            expect(s.bytes).toBe((await stat(join(dir, LEDGER_FILE)).catch(() => ({ size: 0 }))).size);
+            expect(s.keys).toBe(m.owner.size);
           }
-          expectAgrees(l, m);
-          const s = l.stats();
-          expect(s.bytes).toBe((await stat(join(dir, LEDGER_FILE)).catch(() => ({ size: 0 }))).size);
-          expect(s.keys).toBe(m.owner.size);
-        }
-        compactions += l.stats().compactions;
-        notRecorded += l.stats().skipsNotRecorded;
-        await l.close();
-        // Whatever compacted, the replay lines are all there, in the order written.
-        const text = await readFile(join(dir, LEDGER_FILE), 'utf8').catch(() => '');
-        const kept = text.split('\n').filter((x) => x !== '' && !x.includes('"type":"deferred"'));
-        expect(kept.length).toBe(m.owner.size + m.result.size);
-        const after = await Ledger.open(dir);
-        expect(after.stats().liveBytes).toBe(kept.reduce((n, x) => n + Buffer.byteLength(x) + 1, 0));
-        expectAgrees(after, m);
-        await after.close();
-      }),
+          compactions += l.stats().compactions;
+          notRecorded += l.stats().skipsNotRecorded;
+          await l.close();
+          // Whatever compacted, the replay lines are all there, in the order written.
+          const text = await readFile(join(dir, LEDGER_FILE), 'utf8').catch(() => '');
+          const kept = text.split('\n').filter((x) => x !== '' && !x.includes('"type":"deferred"'));
+          expect(kept.length).toBe(m.owner.size + m.result.size);
+          const after = await Ledger.open(dir);
+          expect(after.stats().liveBytes).toBe(kept.reduce((n, x) => n + Buffer.byteLength(x) + 1, 0));
+          expectAgrees(after, m);
+          await after.close();
+        },
+      ),
       {
         numRuns: 40,
         // Two of the runs (fast-check runs examples first, within numRuns) always reach both

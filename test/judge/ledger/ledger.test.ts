@@ -20,7 +20,16 @@ const digests = (state = 'a'): InputDigests => ({
 });
 
 function intent(owner: string, d = digests()): IntentRecord {
-  return { v: 1, type: 'intent', key, digests: d, window: { windowId: 'w1_abc', kind: 'event', eventMap: [{ id: 'e1', uris: ['span:x/y'] }] }, requestedModel: 'm', owner, recordedAt: 't' };
+  return {
+    v: 1,
+    type: 'intent',
+    key,
+    digests: d,
+    window: { windowId: 'w1_abc', kind: 'event', eventMap: [{ id: 'e1', uris: ['span:x/y'] }] },
+    requestedModel: 'm',
+    owner,
+    recordedAt: 't',
+  };
 }
 
 function result(owner: string): ResultRecord {

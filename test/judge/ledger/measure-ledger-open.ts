@@ -19,7 +19,16 @@ const hex = (i: number, c: string) => (i.toString(16).padStart(8, '0') + c).repe
 
 function lines(i: number): string {
   const key = { point: 'trace-questions@1', runId: `run-${i}`, invocationId: `w1_${i.toString(16).padStart(24, '0')}` };
-  const d = { input: hex(i, 'a'), state: hex(i, 'b'), request: hex(1, 'c'), definition: hex(2, 'd'), windowPolicy: hex(3, 'e'), evaluator: hex(4, 'f'), decisionPolicy: hex(5, '1'), certificates: hex(6, '2') };
+  const d = {
+    input: hex(i, 'a'),
+    state: hex(i, 'b'),
+    request: hex(1, 'c'),
+    definition: hex(2, 'd'),
+    windowPolicy: hex(3, 'e'),
+    evaluator: hex(4, 'f'),
+    decisionPolicy: hex(5, '1'),
+    certificates: hex(6, '2'),
+  };
   const owner = '9a797d95-cdad-47f5-9a16-31c720c276f0';
   const at = '2026-01-01T00:00:00.000Z';
   const eventMap = Array.from({ length: 5 }, (_, e) => ({ id: `e${e + 1}`, uris: [`span:${'ab'.repeat(16)}/${String(e + 1).padStart(16, '0')}`] }));
@@ -56,7 +65,19 @@ function lines(i: number): string {
     },
   ];
   for (let s = 0; s < audit; s++) {
-    out.push({ v: 1, type: 'deferred', runId: key.runId, revision: 1, windowKind: 'event', anchor: `${'ab'.repeat(16)}/${'0'.repeat(15)}${s % 10}`, windowId: `w1_${s}`, triggers: ['outbound'], reason: 'calls-per-minute', detail: 'budget: calls-per-minute', recordedAt: at } as never);
+    out.push({
+      v: 1,
+      type: 'deferred',
+      runId: key.runId,
+      revision: 1,
+      windowKind: 'event',
+      anchor: `${'ab'.repeat(16)}/${'0'.repeat(15)}${s % 10}`,
+      windowId: `w1_${s}`,
+      triggers: ['outbound'],
+      reason: 'calls-per-minute',
+      detail: 'budget: calls-per-minute',
+      recordedAt: at,
+    } as never);
   }
   return out.map((r) => JSON.stringify(r) + '\n').join('');
 }

@@ -9,7 +9,13 @@ const H = (c: string) => c.repeat(64);
  * its questions answered `options` in order (the routing question first), probability `p` on
  * the chosen option. Bound to a layer, request contract and evaluator, served by `served-1`.
  */
-export function layerResult(windowId: string, point: string, answers: readonly [questionId: string, option: AnswerOption | null][], p = 0.9, over: Partial<ResultRecord> = {}): ResultRecord {
+export function layerResult(
+  windowId: string,
+  point: string,
+  answers: readonly [questionId: string, option: AnswerOption | null][],
+  p = 0.9,
+  over: Partial<ResultRecord> = {},
+): ResultRecord {
   return {
     v: 1,
     type: 'result',

@@ -39,7 +39,14 @@ export function walkScript(byQuestion: Record<string, Partial<ScriptedAnswer>> =
 }
 
 /** Install a certificate for one layer's routing question (or its verifier's), bound to `cfg`, on `kinds`. */
-export async function installLayerCertificate(dataDir: string, cfg: JudgeConfig, layer: JudgedLayer, role: LayerRole, kinds: readonly WindowKind[], servedModel = 'judge-model-2025-01'): Promise<void> {
+export async function installLayerCertificate(
+  dataDir: string,
+  cfg: JudgeConfig,
+  layer: JudgedLayer,
+  role: LayerRole,
+  kinds: readonly WindowKind[],
+  servedModel = 'judge-model-2025-01',
+): Promise<void> {
   const battery = LAYER_BATTERIES[layer];
   const questions = role === 'layer' ? battery : [verifierQuestion(battery[0]!)];
   const q = questions[0]!;
@@ -63,7 +70,13 @@ export async function installLayerCertificate(dataDir: string, cfg: JudgeConfig,
 
 /** A clean run: the agent reads, thinks and answers. No L0 hit, no failed tool, no outbound send. */
 export function cleanRun(key = 'clean-run'): Trajectory {
-  const root = at(1, { kind: 'agent', name: 'invoke_agent', agentName: 'helper', input: 'What is the capital of France?', endTimeUnixNano: at(100).startTimeUnixNano });
+  const root = at(1, {
+    kind: 'agent',
+    name: 'invoke_agent',
+    agentName: 'helper',
+    input: 'What is the capital of France?',
+    endTimeUnixNano: at(100).startTimeUnixNano,
+  });
   return {
     ...traj([
       root,
@@ -81,7 +94,14 @@ export function failedToolRun(key = 'failed-tool-run'): Trajectory {
   return {
     ...traj([
       root,
-      at(2, { parentId: root.id, toolName: 'fetch_report', args: toolArgs('{"id":7}'), statusCode: 2, error: { source: 'status', message: 'ConnectionError: upstream refused' }, result: 'Error: upstream refused' }),
+      at(2, {
+        parentId: root.id,
+        toolName: 'fetch_report',
+        args: toolArgs('{"id":7}'),
+        statusCode: 2,
+        error: { source: 'status', message: 'ConnectionError: upstream refused' },
+        result: 'Error: upstream refused',
+      }),
       at(3, { parentId: root.id, toolName: 'read_notes', args: toolArgs('{"id":7}'), result: 'notes: none' }),
       at(4, { parentId: root.id, kind: 'llm', name: 'chat', result: 'The report says revenue grew 12%.' }),
     ]),
@@ -91,7 +111,8 @@ export function failedToolRun(key = 'failed-tool-run'): Trajectory {
 
 export const valuesOf = (f: Finding) => (f.observation as unknown as { values: Record<string, unknown> }).values;
 export const summaryOf = (fs: readonly Finding[], key: string) => fs.find((f) => f.area === 'walk.summary' && f.subject.trajectory_key === key);
-export const layerFindings = (fs: readonly Finding[], key: string) => fs.filter((f) => f.analyst_id === 'layered-walk' && f.area.startsWith('layer.') && f.subject.trajectory_key === key);
+export const layerFindings = (fs: readonly Finding[], key: string) =>
+  fs.filter((f) => f.analyst_id === 'layered-walk' && f.area.startsWith('layer.') && f.subject.trajectory_key === key);
 
 /**
  * The clean run with a capture gap: its lookup's tool name was not captured (OpenInference JS

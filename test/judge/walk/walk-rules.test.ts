@@ -32,7 +32,10 @@ describe('the stopping rule after L1', () => {
 
   it('descends when L1 fails, and when L1 is undecidable, even with nothing raised', () => {
     expect(stopAfterL1({ verdict: 'fail', reason: 'answer:yes@x' }, criteriaOf())).toEqual({ stop: false, reason: 'l1-fail:answer:yes@x' });
-    expect(stopAfterL1({ verdict: 'undecidable', reason: 'deferred:calls-per-minute' }, criteriaOf())).toEqual({ stop: false, reason: 'l1-undecidable:deferred:calls-per-minute' });
+    expect(stopAfterL1({ verdict: 'undecidable', reason: 'deferred:calls-per-minute' }, criteriaOf())).toEqual({
+      stop: false,
+      reason: 'l1-undecidable:deferred:calls-per-minute',
+    });
   });
 
   it('descends on an L1 pass while an L0 candidate or a failed tool is open, naming each and the layer it needs', () => {
@@ -93,10 +96,20 @@ describe('the stopping rule over a capture gap', () => {
     expect(checks.silenced.length).toBeGreaterThanOrEqual(3);
     const criteria = criteriaOf(t);
     for (const s of checks.silenced) {
-      expect(criteria).toContainEqual({ id: `silenced:${s.pattern}`, answerable: false, reason: `silenced-check:${s.pattern}:${s.reason}`, needs: PATTERN_LAYER[s.pattern] });
+      expect(criteria).toContainEqual({
+        id: `silenced:${s.pattern}`,
+        answerable: false,
+        reason: `silenced-check:${s.pattern}:${s.reason}`,
+        needs: PATTERN_LAYER[s.pattern],
+      });
     }
     // tool-repetition is unavailable too: a check that cannot claim absence is not answered.
-    expect(criteria).toContainEqual({ id: 'unavailable:tool-repetition', answerable: false, reason: 'unavailable-check:tool-repetition:tool-name-not-captured', needs: 'L3' });
+    expect(criteria).toContainEqual({
+      id: 'unavailable:tool-repetition',
+      answerable: false,
+      reason: 'unavailable-check:tool-repetition:tool-name-not-captured',
+      needs: 'L3',
+    });
     const stop = stopAfterL1(pass, criteria);
     expect(stop.stop).toBe(false);
     expect(stop.reason).toMatch(/^unanswerable:.*silenced-check:malformed-structure:tool-name-not-captured/);
@@ -105,12 +118,18 @@ describe('the stopping rule over a capture gap', () => {
   it('a gap that silences a check never lets the walk stop; a gap that silences nothing and touches no send raises nothing of its own', () => {
     for (const [reason, build] of Object.entries(GAP_RUNS)) {
       const t = build();
-      expect(captureGaps(t.steps).map((g) => g.reason), reason).toEqual([reason]);
+      expect(
+        captureGaps(t.steps).map((g) => g.reason),
+        reason,
+      ).toEqual([reason]);
       const criteria = criteriaOf(t);
       const silenced = runChecks(t, CHECKS).silenced;
       if (silenced.length > 0) expect(stopAfterL1(pass, criteria), reason).toMatchObject({ stop: false });
       // Not a send here: the gap raises no criterion beyond the checks it silenced.
-      expect(criteria.filter((c) => c.id.startsWith('capture-gap:')), reason).toEqual([]);
+      expect(
+        criteria.filter((c) => c.id.startsWith('capture-gap:')),
+        reason,
+      ).toEqual([]);
     }
     // A missing result on a search hides nothing a claim rests on but error-output's: that one
     // check descends, nothing else is raised for the gap.
@@ -123,33 +142,66 @@ describe('the stopping rule over a capture gap', () => {
   it('a gap at a send — a requested send never captured, a send without arguments — needs L4, the layer that reads sends', () => {
     const requested = cleanRun('requested-send');
     requested.steps = requested.steps.map((s) => (s.id === '0000000000000004' ? { ...s, requestedToolCalls: [{ name: 'send_email', id: 'call_1' }] } : s));
-    expect(criteriaOf(requested)).toContainEqual({ id: 'capture-gap:tool-call-not-captured', answerable: false, reason: 'capture-gap:tool-call-not-captured@0000000000000004', needs: 'L4' });
+    expect(criteriaOf(requested)).toContainEqual({
+      id: 'capture-gap:tool-call-not-captured',
+      answerable: false,
+      reason: 'capture-gap:tool-call-not-captured@0000000000000004',
+      needs: 'L4',
+    });
     const t = deployRun('send-no-args');
     t.steps = t.steps.map((s) => (s.toolName === 'send_email' ? { ...s, args: undefined } : s));
-    expect(criteriaOf(t)).toContainEqual({ id: 'capture-gap:tool-args-not-captured', answerable: false, reason: 'capture-gap:tool-args-not-captured@0000000000000004', needs: 'L4' });
+    expect(criteriaOf(t)).toContainEqual({
+      id: 'capture-gap:tool-args-not-captured',
+      answerable: false,
+      reason: 'capture-gap:tool-args-not-captured@0000000000000004',
+      needs: 'L4',
+    });
   });
 });
 
 const rec = (action: Recommendation['action'], reason = 'x'): Recommendation => ({ action, route: action === 'act' ? 'coordinator-alarm' : null, reason });
 
-function verifierResult(option: (typeof ANSWER_OPTIONS)[number] | null, action: Recommendation['action'], failure: ResultRecord['failure'] = null): VerifierReading {
+function verifierResult(
+  option: (typeof ANSWER_OPTIONS)[number] | null,
+  action: Recommendation['action'],
+  failure: ResultRecord['failure'] = null,
+): VerifierReading {
   const result = {
     failure,
-    answers: [{ questionId: 'verify.layer.l1-outcome', questionVersion: '1', option, probabilities: null, unseenBound: null, support: null, recommendation: rec(action, action === 'act' ? 'calibrated' : 'uncalibrated'), certificateId: null }],
+    answers: [
+      {
+        questionId: 'verify.layer.l1-outcome',
+        questionVersion: '1',
+        option,
+        probabilities: null,
+        unseenBound: null,
+        support: null,
+        recommendation: rec(action, action === 'act' ? 'calibrated' : 'uncalibrated'),
+        certificateId: null,
+      },
+    ],
   } as unknown as ResultRecord;
   return { kind: 'answered', result, replay: false };
 }
 
 describe("the verifier's downgrade-only rule", () => {
   it('keeps an act only when the verifier answered yes and may act under its own certificate', () => {
-    expect(verifiedRecommendation(rec('act', 'calibrated'), verifierResult('yes', 'act'))).toEqual({ action: 'act', route: 'coordinator-alarm', reason: 'verified' });
+    expect(verifiedRecommendation(rec('act', 'calibrated'), verifierResult('yes', 'act'))).toEqual({
+      action: 'act',
+      route: 'coordinator-alarm',
+      reason: 'verified',
+    });
   });
 
   it('takes an act down to escalate when the verifier disagrees, is uncertified, failed, or was not judged', () => {
     expect(verifiedRecommendation(rec('act'), verifierResult('no', 'record'))).toEqual(rec('escalate', 'verifier-disagreed'));
     expect(verifiedRecommendation(rec('act'), verifierResult('yes', 'escalate'))).toEqual(rec('escalate', 'verifier-uncalibrated'));
-    expect(verifiedRecommendation(rec('act'), verifierResult(null, 'escalate', { kind: 'timeout', message: 't' }))).toEqual(rec('escalate', 'verifier-failed:timeout'));
-    expect(verifiedRecommendation(rec('act'), { kind: 'not-judged', fate: 'deferred', reason: 'tokens-per-day' })).toEqual(rec('escalate', 'verifier-deferred:tokens-per-day'));
+    expect(verifiedRecommendation(rec('act'), verifierResult(null, 'escalate', { kind: 'timeout', message: 't' }))).toEqual(
+      rec('escalate', 'verifier-failed:timeout'),
+    );
+    expect(verifiedRecommendation(rec('act'), { kind: 'not-judged', fate: 'deferred', reason: 'tokens-per-day' })).toEqual(
+      rec('escalate', 'verifier-deferred:tokens-per-day'),
+    );
     expect(verifiedRecommendation(rec('act'), undefined)).toEqual(rec('escalate', 'verifier-not-asked'));
   });
 

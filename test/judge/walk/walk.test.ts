@@ -122,7 +122,12 @@ describe('the layered walk', () => {
     const conflicts = findings.filter((f) => f.area === 'walk.conflict');
     expect(conflicts.length).toBeGreaterThanOrEqual(1);
     const c = conflicts.find((f) => valuesOf(f).kind === 'l0-contradicted')!;
-    expect(valuesOf(c)).toMatchObject({ layers: ['L0', 'L3'], verdicts: ['fired', 'pass'], audience: 'human', recommendation: { action: 'escalate', route: null, reason: 'layer-conflict' } });
+    expect(valuesOf(c)).toMatchObject({
+      layers: ['L0', 'L3'],
+      verdicts: ['fired', 'pass'],
+      audience: 'human',
+      recommendation: { action: 'escalate', route: null, reason: 'layer-conflict' },
+    });
     expect(FindingSchema.parse(c)).toEqual(c);
     expect(alarms).toEqual([]);
   });
@@ -171,7 +176,10 @@ describe('the layered walk', () => {
     const uncertified = await walking(walkScript({ [L1_OUTCOME.id]: YES, [V1]: YES }));
     await installLayerCertificate(uncertified.dataDir, uncertified.cfg, 'L1', 'layer', ['turn']);
     const b = await judgeAll(uncertified.dataDir, uncertified.cfg, [cleanRun()]);
-    expect(recommendationOf(layerFindings(b.findings, 'clean-run').find((f) => f.area === L1_OUTCOME.id)!)).toMatchObject({ action: 'escalate', reason: 'verifier-uncalibrated' });
+    expect(recommendationOf(layerFindings(b.findings, 'clean-run').find((f) => f.area === L1_OUTCOME.id)!)).toMatchObject({
+      action: 'escalate',
+      reason: 'verifier-uncalibrated',
+    });
 
     // The verifier says yes where the judge said no: nothing to downgrade, so it is not asked.
     const raise = await walking(walkScript({ [V1]: YES }));
@@ -186,7 +194,9 @@ describe('the layered walk', () => {
     const { findings } = await judgeAll(h.dataDir, h.cfg, [failedToolRun()]);
     const s = summaryOf(findings, 'failed-tool-run')!;
     const l3 = s.layer_verdicts!.find((v) => v.layer === 'L3')!;
-    expect(l3.windows!.filter((w) => w.fate === 'not-read')).toEqual([expect.objectContaining({ window_id: expect.stringMatching(/^w1_[0-9a-f]{24}$/), kind: 'event', reason: 'windows-per-layer' })]);
+    expect(l3.windows!.filter((w) => w.fate === 'not-read')).toEqual([
+      expect.objectContaining({ window_id: expect.stringMatching(/^w1_[0-9a-f]{24}$/), kind: 'event', reason: 'windows-per-layer' }),
+    ]);
     expect(s.emissions!.missing).toEqual([{ key: expect.stringMatching(/^L3@/), reason: 'not-read:windows-per-layer (1)' }]);
     // What was read passed, one window was not read: L3 cannot pass.
     expect(l3).toMatchObject({ verdict: 'undecidable', reason: 'not-read:1' });
@@ -202,14 +212,19 @@ describe('the layered walk', () => {
 
   it('a layer answer that does not parse is a named missing emission: L1 undecidable (failure:bad-answer), and the walk descends', async () => {
     const base = walkScript();
-    const h = await walking((body) => (requestOf(body).questionIds[0] === L1_OUTCOME.id ? { body: completion([{ letter: 'B', support: 'e99' }]) } : base(body)));
+    const h = await walking((body) =>
+      requestOf(body).questionIds[0] === L1_OUTCOME.id ? { body: completion([{ letter: 'B', support: 'e99' }]) } : base(body),
+    );
     const { findings } = await judgeAll(h.dataDir, h.cfg, [cleanRun()]);
     const s = summaryOf(findings, 'clean-run')!;
     expect(s.layer_verdicts!.find((v) => v.layer === 'L1')).toMatchObject({ verdict: 'undecidable', reason: 'failure:bad-answer' });
     expect(s.emissions!.missing).toEqual([{ key: expect.stringMatching(/^L1@/), reason: 'failure:bad-answer' }]);
     expect(s.emissions!.emitted.some((e) => e.startsWith('L1@'))).toBe(false);
     expect(s.early_exit).toBeNull();
-    expect(recommendationOf(layerFindings(findings, 'clean-run').find((f) => f.area === L1_OUTCOME.id)!)).toMatchObject({ action: 'escalate', reason: 'bad-answer' });
+    expect(recommendationOf(layerFindings(findings, 'clean-run').find((f) => f.area === L1_OUTCOME.id)!)).toMatchObject({
+      action: 'escalate',
+      reason: 'bad-answer',
+    });
   });
 
   it('a walk cut by shutdown names what it did not get: the call in flight cancelled, the layers after it deferred (shutdown)', async () => {
@@ -219,7 +234,8 @@ describe('the layered walk', () => {
     const dp = await DecisionPoints.open(h.dataDir, h.cfg, { checks: CHECKS, onFindings: (f) => findings.push(...f), onError: () => undefined });
     const t = cleanRun();
     const part = dp.consider(t, runChecks(t, CHECKS), []);
-    while (!h.server.requests.some((r) => requestOf(JSON.parse(r) as Record<string, unknown>).questionIds[0] === L1_OUTCOME.id)) await new Promise((r) => setTimeout(r, 5));
+    while (!h.server.requests.some((r) => requestOf(JSON.parse(r) as Record<string, unknown>).questionIds[0] === L1_OUTCOME.id))
+      await new Promise((r) => setTimeout(r, 5));
     await dp.close();
     await part;
     const s = summaryOf(findings, 'clean-run')!;
@@ -239,7 +255,9 @@ describe('the layered walk', () => {
     const policy = WindowPolicySchema.parse({});
     const bytesOf = (kind: 'turn' | 'event') => {
       const [w] = extractWindows(t, [{ kind, anchorIndex: 0, triggers: ['terminal'] }], policy, windowPolicyDigest(policy)).windows;
-      return Buffer.byteLength(JSON.stringify(buildLayerRequestBody('layer', w!, [L1_OUTCOME], { model: 'judge', maxOutputTokens: 256, logprobs: true, topLogprobs: 5 })));
+      return Buffer.byteLength(
+        JSON.stringify(buildLayerRequestBody('layer', w!, [L1_OUTCOME], { model: 'judge', maxOutputTokens: 256, logprobs: true, topLogprobs: 5 })),
+      );
     };
     expect(bytesOf('event')).toBeLessThan(bytesOf('turn'));
     const h = await walking(walkScript(), {}, { windowPolicy: { config: { maxRequestBytes: Math.max(512, bytesOf('event')) } } });
@@ -257,7 +275,11 @@ describe('the layered walk', () => {
     const { findings } = await judgeAll(h.dataDir, h.cfg, [deployRun()]);
     const l4 = summaryOf(findings, 'deploy-run')!.layer_verdicts!.find((v) => v.layer === 'L4')!;
     expect(l4).toMatchObject({ verdict: 'fail', gap_kind: 'retrieval' });
-    expect(layerFindings(findings, 'deploy-run').filter((f) => f.area === L4_CONTEXT.id).map((f) => valuesOf(f).gap_answer)).toEqual(['yes', 'yes']);
+    expect(
+      layerFindings(findings, 'deploy-run')
+        .filter((f) => f.area === L4_CONTEXT.id)
+        .map((f) => valuesOf(f).gap_answer),
+    ).toEqual(['yes', 'yes']);
   });
 
   it('every walk finding validates against the published finding JSON Schema (`trajwatch schema finding`)', async () => {
@@ -265,7 +287,9 @@ describe('the layered walk', () => {
     const { findings } = await judgeAll(h.dataDir, h.cfg, [deployRun(), failedToolRun()]);
     const validate = new Ajv2020({ strict: false, allErrors: true }).compile(findingJsonSchema());
     const walkFs = findings.filter((f) => f.analyst_id === 'layered-walk');
-    expect(new Set(walkFs.map((f) => f.area))).toEqual(new Set(['walk.summary', 'walk.conflict', L1_OUTCOME.id, 'layer.l2-trajectory', L3_TOOL_OUTPUTS.id, L4_CONTEXT.id]));
+    expect(new Set(walkFs.map((f) => f.area))).toEqual(
+      new Set(['walk.summary', 'walk.conflict', L1_OUTCOME.id, 'layer.l2-trajectory', L3_TOOL_OUTPUTS.id, L4_CONTEXT.id]),
+    );
     for (const f of walkFs) expect(validate(JSON.parse(JSON.stringify(f))), JSON.stringify(validate.errors)).toBe(true);
     expect(summaryOf(findings, 'deploy-run')!.layer_verdicts!.find((v) => v.layer === 'L4')!.gap_kind).toBe('attention');
   });
@@ -276,9 +300,19 @@ describe('the layered walk', () => {
     const before = h.server.requests.length;
     const again = await judgeAll(h.dataDir, h.cfg, [failedToolRun()]);
     expect(h.server.requests.length).toBe(before);
-    const ids = (fs: Finding[]) => fs.filter((f) => f.analyst_id === 'layered-walk').map((f) => f.finding_id).sort();
+    const ids = (fs: Finding[]) =>
+      fs
+        .filter((f) => f.analyst_id === 'layered-walk')
+        .map((f) => f.finding_id)
+        .sort();
     expect(ids(again.findings)).toEqual(ids(first.findings));
-    expect(valuesOf(summaryOf(again.findings, 'failed-tool-run')!).cost).toEqual({ calls: 0, attempts: 0, prompt_tokens: 0, completion_tokens: 0, unknown_usage_attempts: 0 });
+    expect(valuesOf(summaryOf(again.findings, 'failed-tool-run')!).cost).toEqual({
+      calls: 0,
+      attempts: 0,
+      prompt_tokens: 0,
+      completion_tokens: 0,
+      unknown_usage_attempts: 0,
+    });
     expect(layerFindings(again.findings, 'failed-tool-run').every((f) => f.replay?.new_physical_calls === 0)).toBe(true);
   });
 

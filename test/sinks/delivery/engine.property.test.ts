@@ -49,7 +49,14 @@ describe('DeliveryEngine under random failure schedules', () => {
             const transport = new ScheduledTransport(schedule);
             const outbox = await Outbox.open(dir, SINK_RECORD_SHAPE, { ...DEFAULT_OUTBOX_LIMITS, maxOutboxRecords });
             // retryMaxMs is the wait after a permanent failure: short here, so a schedule ends soon.
-            const engine = new DeliveryEngine({ outbox, transport, config: { batchSize, maxBatchBytes: 1 << 20, retryInitialMs: 1, retryMaxMs: 5 }, log: () => {}, names: { delivery: 'p', outbox: 'p' }, random: () => 0.5 });
+            const engine = new DeliveryEngine({
+              outbox,
+              transport,
+              config: { batchSize, maxBatchBytes: 1 << 20, retryInitialMs: 1, retryMaxMs: 5 },
+              log: () => {},
+              names: { delivery: 'p', outbox: 'p' },
+              random: () => 0.5,
+            });
             const accepted: string[] = [];
             let n = 0;
             for (const size of writes) {

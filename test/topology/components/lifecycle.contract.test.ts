@@ -74,7 +74,9 @@ const CASES: Record<string, LifecycleCase> = {
   judge: {
     startable: true,
     build: async () =>
-      judgeComponent(await DecisionPoints.open(await dir('judge'), JudgeConfigSchema.parse({}), { checks: checksConfigSchema.parse({}), onFindings: () => undefined })),
+      judgeComponent(
+        await DecisionPoints.open(await dir('judge'), JudgeConfigSchema.parse({}), { checks: checksConfigSchema.parse({}), onFindings: () => undefined }),
+      ),
   },
   'kafka-source': {
     startable: false,

@@ -13,12 +13,29 @@ async function sendLog(url: string, prefix: number, n: number, tally: Tally): Pr
     resourceLogs: [
       {
         resource: { attributes: [{ key: 'service.name', value: { stringValue: 'campaign' } }] },
-        scopeLogs: [{ scope: { name: 'campaign' }, logRecords: [{ timeUnixNano: '1760000000000000000', traceId: traceIdOf(prefix, n, 0), eventName: 'gen_ai.user.message', body: { stringValue: 'x'.repeat(2_000) } }] }],
+        scopeLogs: [
+          {
+            scope: { name: 'campaign' },
+            logRecords: [
+              {
+                timeUnixNano: '1760000000000000000',
+                traceId: traceIdOf(prefix, n, 0),
+                eventName: 'gen_ai.user.message',
+                body: { stringValue: 'x'.repeat(2_000) },
+              },
+            ],
+          },
+        ],
       },
     ],
   };
   try {
-    const res = await fetch(`${url}/v1/logs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body), signal: AbortSignal.timeout(30_000) });
+    const res = await fetch(`${url}/v1/logs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(30_000),
+    });
     await res.arrayBuffer();
     tally.statuses[`logs-${res.status}`] = (tally.statuses[`logs-${res.status}`] ?? 0) + 1;
   } catch (error) {
@@ -75,18 +92,44 @@ export const disk: Probe = async ({ seconds }) => {
     const acked = before.tally.ackedSpans + full.tally.ackedSpans + after.tally.ackedSpans;
     const peak = serve.peakRssBytes();
     const exit = await serve.stop();
-    const describe = (p: typeof before) => `${count(p.tally.ackedSpans)} acknowledged, ${count(p.tally.refusedSpans)} refused (${p.tally.refusedWithoutHint} without a retry hint), logs ${JSON.stringify(p.tally.statuses)}; /healthz ${p.healthy ? 'answered' : 'did not answer'}; RSS ${mib(p.rss)}`;
+    const describe = (p: typeof before) =>
+      `${count(p.tally.ackedSpans)} acknowledged, ${count(p.tally.refusedSpans)} refused (${p.tally.refusedWithoutHint} without a retry hint), logs ${JSON.stringify(p.tally.statuses)}; /healthz ${p.healthy ? 'answered' : 'did not answer'}; RSS ${mib(p.rss)}`;
     return {
       name: 'disk',
-      setup: 'the data directory on a 20 MiB tmpfs, 20 trace requests/s and 20 log requests/s; 3 s with room, then the disk filled to ENOSPC while the load goes on, then the filler deleted',
+      setup:
+        'the data directory on a 20 MiB tmpfs, 20 trace requests/s and 20 log requests/s; 3 s with room, then the disk filled to ENOSPC while the load goes on, then the filler deleted',
       rows: [
         ['with room', describe(before)],
         ['disk full', describe(full)],
         ['after space returned', describe(after)],
         ['acknowledged = `trajwatch_spans_received_total` = steps of closed trajectories', `${count(acked)} = ${count(received)} = ${count(steps)}`],
         ['peak RSS over the probe', mib(peak)],
-        ['serve still running at the end', alive ? 'yes' : `no: ${serve.output().split('\n').filter((l) => l !== '').slice(-2).join(' / ').slice(0, 300)}`],
-        ['SIGTERM', `exit ${exit.code} in ${exit.ms} ms${exit.code === 0 ? '' : `: ${serve.output().split('\n').filter((l) => l !== '').slice(-3).join(' / ').slice(0, 600)}`}`],
+        [
+          'serve still running at the end',
+          alive
+            ? 'yes'
+            : `no: ${serve
+                .output()
+                .split('\n')
+                .filter((l) => l !== '')
+                .slice(-2)
+                .join(' / ')
+                .slice(0, 300)}`,
+        ],
+        [
+          'SIGTERM',
+          `exit ${exit.code} in ${exit.ms} ms${
+            exit.code === 0
+              ? ''
+              : `: ${serve
+                  .output()
+                  .split('\n')
+                  .filter((l) => l !== '')
+                  .slice(-3)
+                  .join(' / ')
+                  .slice(0, 600)}`
+          }`,
+        ],
       ],
       checks: [
         { what: 'serve survives the full disk and its recovery', ok: alive },

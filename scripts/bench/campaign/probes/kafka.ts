@@ -17,7 +17,16 @@ export const kafka: Probe = async ({ seconds }) => {
   const topic = uniqueTopic('campaign.findings');
   const serve = await startCampaignServe({
     config: {
-      kafka: { brokers: broker.brokers, createTopics: true, topicPartitions: 1, topics: { findings: topic, alarms: uniqueTopic('campaign.alarms') }, retryInitialMs: 100, retryMaxMs: 1_000, connectionTimeoutMs: 1_000, requestTimeoutMs: 3_000 },
+      kafka: {
+        brokers: broker.brokers,
+        createTopics: true,
+        topicPartitions: 1,
+        topics: { findings: topic, alarms: uniqueTopic('campaign.alarms') },
+        retryInitialMs: 100,
+        retryMaxMs: 1_000,
+        connectionTimeoutMs: 1_000,
+        requestTimeoutMs: 3_000,
+      },
     },
   });
   try {
@@ -43,7 +52,12 @@ export const kafka: Probe = async ({ seconds }) => {
     const local = (await readLogLines(join(serve.dataDir, 'findings.jsonl'))).map((l) => JSON.parse(l) as { finding_id?: string; record_kind?: string });
     const localIds = new Set(local.filter((r) => r.finding_id !== undefined && r.record_kind === undefined).map((r) => r.finding_id!));
     const findingIds = (messages: readonly { value: string }[]) =>
-      new Set(messages.map((m) => JSON.parse(m.value) as { finding_id?: string; record_kind?: string }).filter((r) => r.finding_id !== undefined && r.record_kind === undefined).map((r) => r.finding_id!));
+      new Set(
+        messages
+          .map((m) => JSON.parse(m.value) as { finding_id?: string; record_kind?: string })
+          .filter((r) => r.finding_id !== undefined && r.record_kind === undefined)
+          .map((r) => r.finding_id!),
+      );
     const onTopic = await consumeMessages(broker.brokers, [topic], (m) => findingIds(m).size >= localIds.size, 90_000);
     const topicIds = findingIds(onTopic);
     const missing = [...localIds].filter((id) => !topicIds.has(id)).length;

@@ -13,7 +13,12 @@ export const kills: Probe = async ({ seconds }) => {
   const config = {
     assembler: { quietPeriodMs: 300 },
     receiver: { wal: { segmentBytes: 64 * 1024 } },
-    sinks: { retention: { trajectories: { segmentBytes: 16 * 1024, maxBytes: 1024 * 1024 * 1024 }, findings: { segmentBytes: 16 * 1024, maxBytes: 1024 * 1024 * 1024 } } },
+    sinks: {
+      retention: {
+        trajectories: { segmentBytes: 16 * 1024, maxBytes: 1024 * 1024 * 1024 },
+        findings: { segmentBytes: 16 * 1024, maxBytes: 1024 * 1024 * 1024 },
+      },
+    },
   };
   let serve: CampaignServe = await startCampaignServe({ config });
   const dataDir = serve.dataDir;
@@ -45,7 +50,10 @@ export const kills: Probe = async ({ seconds }) => {
         ['kills / restarts', `${KILLS} / ${restarts}`],
         ['spans acknowledged', count(tally.ackedSpans)],
         ['requests without an answer (serve down)', count(Object.values(tally.networkErrors).reduce((a, b) => a + b, 0))],
-        ['acknowledged traces found whole after the last restart', `${count(accounting.ackedTraces - accounting.missingTraces)} / ${count(accounting.ackedTraces)}`],
+        [
+          'acknowledged traces found whole after the last restart',
+          `${count(accounting.ackedTraces - accounting.missingTraces)} / ${count(accounting.ackedTraces)}`,
+        ],
         ['trajectory lines beyond one per trace (replayed at least once, counted)', count(Math.max(0, duplicates))],
         ['SIGTERM after the last restart', `exit ${exit.code} in ${exit.ms} ms`],
       ],

@@ -44,21 +44,36 @@ export const overload: Probe = async ({ seconds }) => {
     const accounting = await accountAcked(serve.dataDir, prefix, acked);
     const peak = serve.peakRssBytes();
     const exit = await serve.stop();
-    const network = Object.entries(tally.networkErrors).map(([k, v]) => `${k} ${v}`).join(', ') || 'none';
+    const network =
+      Object.entries(tally.networkErrors)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ') || 'none';
     return {
       name: 'overload',
       setup: `capacity measured by 8 closed-loop senders for 5 s, then an open loop at 4× capacity for ${seconds} s over OTLP/HTTP protobuf, OTLP/HTTP JSON and OTLP/gRPC gzip in turn, then half capacity for 5 s`,
       rows: [
         ['capacity (acknowledged, closed loop)', `${count(cap.spansPerSecond)} spans/s`],
         ['offered in overload', `${count(tally.sentSpans)} spans in ${count(tally.sentSpans / 64)} requests (${count(skipped)} not offered: 1,024 in flight)`],
-        ['acknowledged / refused with a status', `${count(tally.ackedSpans)} / ${count(tally.refusedSpans)} spans; refusals without a retry hint: ${tally.refusedWithoutHint}`],
+        [
+          'acknowledged / refused with a status',
+          `${count(tally.ackedSpans)} / ${count(tally.refusedSpans)} spans; refusals without a retry hint: ${tally.refusedWithoutHint}`,
+        ],
         ['refusals and other answers by status', JSON.stringify(tally.statuses)],
         ['no answer (reset, timeout)', network],
-        ['acknowledged (all phases) = `trajwatch_spans_received_total` = steps of closed trajectories', `${count(ackedAll)} = ${count(received)} = ${count(steps)}`],
-        ['acknowledged traces found whole in the trajectory log', `${count(accounting.ackedTraces - accounting.missingTraces)} / ${count(accounting.ackedTraces)}`],
+        [
+          'acknowledged (all phases) = `trajwatch_spans_received_total` = steps of closed trajectories',
+          `${count(ackedAll)} = ${count(received)} = ${count(steps)}`,
+        ],
+        [
+          'acknowledged traces found whole in the trajectory log',
+          `${count(accounting.ackedTraces - accounting.missingTraces)} / ${count(accounting.ackedTraces)}`,
+        ],
         ['recovery at half capacity', `${count(recovery.ackedSpans)} acknowledged, ${count(recovery.refusedSpans)} refused`],
         ['peak RSS', mib(peak)],
-        ['stated bound: R0 + 2.5 × maxInflightBytes + 4 × (maxBufferedBytes + maxRetainedBytes)', `${mib(idle)} + 2.5 × ${mib(MAX_INFLIGHT_BYTES)} + 4 × ${mib(held)} = ${mib(formula)}; the peak implies a factor of ${Math.max(0, (peak - idle - 2.5 * MAX_INFLIGHT_BYTES) / held).toFixed(2)} or less for the assembler's share`],
+        [
+          'stated bound: R0 + 2.5 × maxInflightBytes + 4 × (maxBufferedBytes + maxRetainedBytes)',
+          `${mib(idle)} + 2.5 × ${mib(MAX_INFLIGHT_BYTES)} + 4 × ${mib(held)} = ${mib(formula)}; the peak implies a factor of ${Math.max(0, (peak - idle - 2.5 * MAX_INFLIGHT_BYTES) / held).toFixed(2)} or less for the assembler's share`,
+        ],
         ['SIGTERM', `exit ${exit.code} in ${exit.ms} ms`],
       ],
       checks: [

@@ -17,10 +17,17 @@ function grpcExport(port: number, token: string | undefined): Promise<number> {
   const md = new grpc.Metadata();
   if (token !== undefined) md.set('authorization', `Bearer ${token}`);
   return new Promise((resolve) => {
-    client.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, protoBody(0x5ec, 1), md, (error) => {
-      client.close();
-      resolve(error === null ? 0 : error.code);
-    });
+    client.makeUnaryRequest(
+      '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      protoBody(0x5ec, 1),
+      md,
+      (error) => {
+        client.close();
+        resolve(error === null ? 0 : error.code);
+      },
+    );
   });
 }
 
@@ -76,7 +83,8 @@ export const security: Probe = async () => {
   const checks: { what: string; ok: boolean }[] = [];
   try {
     const body = JSON.stringify(agentRunRequest({ traceId: '5ec0'.repeat(8) }));
-    const post = async (path: string, headers: Record<string, string>) => (await fetch(`${serve.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })).status;
+    const post = async (path: string, headers: Record<string, string>) =>
+      (await fetch(`${serve.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })).status;
     const cases: [string, () => Promise<number>, number][] = [
       ['POST /v1/traces without a token', () => post('/v1/traces', {}), 401],
       ['POST /v1/traces with a wrong token', () => post('/v1/traces', { authorization: 'Bearer nope' }), 401],
@@ -108,11 +116,21 @@ export const security: Probe = async () => {
     const own = await fetch(`${label.url}/`);
     rows.push(['label page with its own Host', String(own.status)]);
     checks.push({ what: 'the label page answers its own Host', ok: own.status === 200 });
-    const write = await fetch(`${label.url}/api/labels`, { method: 'POST', headers: { 'content-type': 'application/json', origin: 'http://evil.example' }, body: '{}' });
+    const write = await fetch(`${label.url}/api/labels`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', origin: 'http://evil.example' },
+      body: '{}',
+    });
     rows.push(['label write with `Origin: http://evil.example`', String(write.status)]);
     checks.push({ what: 'the label server refuses a cross-origin write', ok: write.status === 403 });
   } finally {
     label.stop();
   }
-  return { name: 'security', setup: 'serve with a bearer token (from the environment), every receiver path tried with and without it; then the label server over the same data directory', rows, checks };
+  return {
+    name: 'security',
+    setup:
+      'serve with a bearer token (from the environment), every receiver path tried with and without it; then the label server over the same data directory',
+    rows,
+    checks,
+  };
 };

@@ -8,8 +8,19 @@ const attr = (key: string, value: string) => ({ key, value: { stringValue: value
 const T0 = 1_760_000_000_000_000_000n;
 const at = (ms: number) => String(T0 + BigInt(ms) * 1_000_000n);
 const tool = (traceId: string, spanId: string, parentSpanId: string, name: string, startMs: number, endMs: number) => ({
-  traceId, spanId, parentSpanId, name: `execute_tool ${name}`, kind: 1, startTimeUnixNano: at(startMs), endTimeUnixNano: at(endMs),
-  attributes: [attr('gen_ai.operation.name', 'execute_tool'), attr('gen_ai.tool.name', name), attr('gen_ai.tool.call.arguments', '{"to":"ops@example.com"}'), attr('gen_ai.tool.call.result', 'ok')],
+  traceId,
+  spanId,
+  parentSpanId,
+  name: `execute_tool ${name}`,
+  kind: 1,
+  startTimeUnixNano: at(startMs),
+  endTimeUnixNano: at(endMs),
+  attributes: [
+    attr('gen_ai.operation.name', 'execute_tool'),
+    attr('gen_ai.tool.name', name),
+    attr('gen_ai.tool.call.arguments', '{"to":"ops@example.com"}'),
+    attr('gen_ai.tool.call.result', 'ok'),
+  ],
 });
 
 /**
@@ -23,13 +34,38 @@ function skewedRun(traceId: string, aheadMs: number) {
     resourceSpans: [
       {
         resource: resource('mailer', 'host-a'),
-        scopeSpans: [{ scope: { name: 'agent' }, spans: [
-          { traceId, spanId: id(1), name: 'invoke_agent mailer', kind: 1, startTimeUnixNano: at(0), endTimeUnixNano: at(20_000), attributes: [attr('gen_ai.operation.name', 'invoke_agent'), attr('gen_ai.agent.name', 'mailer')] },
-          { traceId, spanId: id(2), parentSpanId: id(1), name: 'POST /approve', kind: 3, startTimeUnixNano: at(2_500), endTimeUnixNano: at(3_000), attributes: [] },
-          tool(traceId, id(4), id(1), 'send_email', 4_000, 5_000),
-        ] }],
+        scopeSpans: [
+          {
+            scope: { name: 'agent' },
+            spans: [
+              {
+                traceId,
+                spanId: id(1),
+                name: 'invoke_agent mailer',
+                kind: 1,
+                startTimeUnixNano: at(0),
+                endTimeUnixNano: at(20_000),
+                attributes: [attr('gen_ai.operation.name', 'invoke_agent'), attr('gen_ai.agent.name', 'mailer')],
+              },
+              {
+                traceId,
+                spanId: id(2),
+                parentSpanId: id(1),
+                name: 'POST /approve',
+                kind: 3,
+                startTimeUnixNano: at(2_500),
+                endTimeUnixNano: at(3_000),
+                attributes: [],
+              },
+              tool(traceId, id(4), id(1), 'send_email', 4_000, 5_000),
+            ],
+          },
+        ],
       },
-      { resource: resource('approver', 'host-b'), scopeSpans: [{ scope: { name: 'approver' }, spans: [tool(traceId, id(3), id(2), 'approve_send', 2_600 + aheadMs, 2_900 + aheadMs)] }] },
+      {
+        resource: resource('approver', 'host-b'),
+        scopeSpans: [{ scope: { name: 'approver' }, spans: [tool(traceId, id(3), id(2), 'approve_send', 2_600 + aheadMs, 2_900 + aheadMs)] }],
+      },
     ],
   };
 }
@@ -42,7 +78,9 @@ export const time: Probe = async () => {
     const ids = offsets.map((ms, i) => `71e${i}`.padEnd(32, '0'));
     for (const [i, ms] of offsets.entries()) await postJson(serve.url, skewedRun(ids[i]!, ms));
     await drained(serve);
-    const trajectories = readJsonLines<{ key: string; captureGaps?: { reason: string; skewNs?: string }[] }>(join(serve.dataDir, 'trajectories.jsonl')).filter((t) => ids.includes(t.key));
+    const trajectories = readJsonLines<{ key: string; captureGaps?: { reason: string; skewNs?: string }[] }>(join(serve.dataDir, 'trajectories.jsonl')).filter(
+      (t) => ids.includes(t.key),
+    );
     const findings = readJsonLines<{ area?: string; record_kind?: string; subject?: { trajectory_key?: string } }>(join(serve.dataDir, 'findings.jsonl'));
     const orderFindings = findings.filter((f) => (f.area === 'unguarded-send' || f.area === 'out-of-order-gate') && JSON.stringify(f).match(/71e\d/) !== null);
     const skewed = trajectories.filter((t) => t.captureGaps?.some((g) => g.reason === 'clock-skew') === true);

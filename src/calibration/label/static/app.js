@@ -9,7 +9,18 @@ import { $, apiCall, el, readableWithRaw, trajectoryLink } from './dom.js';
 const main = $('#main');
 /** Replaces the page's content; a null or undefined child (a part not shown) is left out, never written as "null". */
 const show = (...nodes) => main.replaceChildren(...nodes.filter((n) => n !== null && n !== undefined));
-const state = { config: { authRequired: false, blind: true }, labeler: localStorage.getItem('trajwatch.labeler') ?? '', token: sessionStorage.getItem('trajwatch.token') ?? '', list: [], selected: 0, window: null, q: 0, raw: false, correcting: false, last: '' };
+const state = {
+  config: { authRequired: false, blind: true },
+  labeler: localStorage.getItem('trajwatch.labeler') ?? '',
+  token: sessionStorage.getItem('trajwatch.token') ?? '',
+  list: [],
+  selected: 0,
+  window: null,
+  q: 0,
+  raw: false,
+  correcting: false,
+  last: '',
+};
 
 function say(text) {
   $('#status').textContent = text;
@@ -31,8 +42,25 @@ async function showList() {
   show(
     el('h2', { id: 'list-title', text: `Judged windows: ${awaiting.length} awaiting your labels, ${state.list.length} in all` }),
     state.list.length === 0 && body.why ? el('p', { id: 'empty-why', text: body.why }) : null,
-    body.notStored > 0 ? el('p', { class: 'muted', text: `${body.notStored} judged windows are not held for labeling (judged before the store existed, or past its retention).` }) : null,
-    el('p', { class: 'help' }, 'Move with ', el('kbd', { text: 'j' }), '/', el('kbd', { text: 'k' }), ' or the arrow keys, open with ', el('kbd', { text: 'Enter' }), '; ', el('kbd', { text: 'r' }), ' opens the review.'),
+    body.notStored > 0
+      ? el('p', {
+          class: 'muted',
+          text: `${body.notStored} judged windows are not held for labeling (judged before the store existed, or past its retention).`,
+        })
+      : null,
+    el(
+      'p',
+      { class: 'help' },
+      'Move with ',
+      el('kbd', { text: 'j' }),
+      '/',
+      el('kbd', { text: 'k' }),
+      ' or the arrow keys, open with ',
+      el('kbd', { text: 'Enter' }),
+      '; ',
+      el('kbd', { text: 'r' }),
+      ' opens the review.',
+    ),
     el(
       'table',
       { 'aria-labelledby': 'list-title', id: 'windows' },
@@ -81,7 +109,12 @@ function renderWindow() {
     'section',
     { 'aria-labelledby': 'events-title', class: state.raw ? 'events-pane raw' : 'events-pane' },
     el('h2', { id: 'events-title' }, `Window ${w.windowId} (${w.kind}, trajectory `, trajectoryLink(w.trajectoryKey), ') — the events the judge saw'),
-    el('p', { class: 'help' }, el('kbd', { text: 'v' }), state.raw ? ' shows the events read by kind' : ' shows every event as the raw JSON the judge was sent'),
+    el(
+      'p',
+      { class: 'help' },
+      el('kbd', { text: 'v' }),
+      state.raw ? ' shows the events read by kind' : ' shows every event as the raw JSON the judge was sent',
+    ),
     w.limitations.length > 0 ? el('p', { class: 'muted', text: `Limitations: ${w.limitations.join(', ')}` }) : null,
     w.redactions > 0 ? el('p', { class: 'muted', text: `${w.redactions} secrets were redacted before the judge saw this window.` }) : null,
     w.failure !== null ? el('p', { class: 'muted', text: `The judge's call failed (${w.failure}): it gave no answer.` }) : null,
@@ -93,7 +126,10 @@ function renderWindow() {
     'form',
     { id: 'label-form', 'aria-labelledby': 'question-title', onsubmit: (ev) => (ev.preventDefault(), record()) },
     state.last === '' ? null : el('p', { id: 'last-recorded', class: 'last' }, state.last),
-    el('h2', { id: 'question-title', text: `Question ${state.q + 1} of ${w.questions.length}: ${question.id}${question.recordOnly ? ' (record-only: scored, never certified)' : ''}` }),
+    el('h2', {
+      id: 'question-title',
+      text: `Question ${state.q + 1} of ${w.questions.length}: ${question.id}${question.recordOnly ? ' (record-only: scored, never certified)' : ''}`,
+    }),
     el('p', { id: 'question-text', text: question.text }),
     el(
       'fieldset',
@@ -113,7 +149,17 @@ function renderWindow() {
       'fieldset',
       {},
       el('legend', { text: 'Supporting event' }),
-      el('label', { for: 'support', class: 'help' }, 'the event that supports your answer (', el('kbd', { text: 's' }), ' focuses, or ', el('kbd', { text: '1' }), '–', el('kbd', { text: '9' }), ')'),
+      el(
+        'label',
+        { for: 'support', class: 'help' },
+        'the event that supports your answer (',
+        el('kbd', { text: 's' }),
+        ' focuses, or ',
+        el('kbd', { text: '1' }),
+        '–',
+        el('kbd', { text: '9' }),
+        ')',
+      ),
       el(
         'select',
         { id: 'support', name: 'support', disabled: locked },
@@ -125,15 +171,35 @@ function renderWindow() {
     labeled === null
       ? el('button', { type: 'submit', id: 'record' }, 'Record label (', el('kbd', { text: 'Enter' }), ')')
       : state.correcting
-        ? el('div', {}, el('p', { id: 'recorded', text: `Correcting your label "${labeled.label}"${labeled.support ? ` (support ${labeled.support})` : ''}: the new one supersedes it; both stay in the gold file.` }), el('button', { type: 'submit', id: 'record' }, 'Record correction (', el('kbd', { text: 'Enter' }), ')'))
+        ? el(
+            'div',
+            {},
+            el('p', {
+              id: 'recorded',
+              text: `Correcting your label "${labeled.label}"${labeled.support ? ` (support ${labeled.support})` : ''}: the new one supersedes it; both stay in the gold file.`,
+            }),
+            el('button', { type: 'submit', id: 'record' }, 'Record correction (', el('kbd', { text: 'Enter' }), ')'),
+          )
         : el(
             'div',
             {},
-            el('p', { id: 'recorded', text: `You labeled this "${labeled.label}"${labeled.support ? ` (support ${labeled.support})` : ''}${labeled.corrected ? ', a correction' : ''}.` }),
+            el('p', {
+              id: 'recorded',
+              text: `You labeled this "${labeled.label}"${labeled.support ? ` (support ${labeled.support})` : ''}${labeled.corrected ? ', a correction' : ''}.`,
+            }),
             el('button', { type: 'button', id: 'correct', onclick: () => startCorrection() }, 'Correct this label (', el('kbd', { text: 'c' }), ')'),
           ),
     judgeView(question),
-    el('p', { class: 'help' }, el('kbd', { text: '[' }), ' / ', el('kbd', { text: ']' }), ' previous / next question · ', el('kbd', { text: 'Esc' }), ' back to the list'),
+    el(
+      'p',
+      { class: 'help' },
+      el('kbd', { text: '[' }),
+      ' / ',
+      el('kbd', { text: ']' }),
+      ' previous / next question · ',
+      el('kbd', { text: 'Esc' }),
+      ' back to the list',
+    ),
   );
   show(el('div', { class: 'layout' }, events, form));
   highlightSupport();
@@ -144,7 +210,11 @@ function renderWindow() {
 /** One event, read by kind, with its raw JSON one click (or `v`) away. */
 function renderEvent(e) {
   const v = eventView(e.content);
-  return el('li', { class: `event kind-${v.kind}${v.status === 'error' ? ' failed' : ''}`, id: `event-${e.id}`, 'data-event': e.id }, ...readableWithRaw(e.id, v, state.raw));
+  return el(
+    'li',
+    { class: `event kind-${v.kind}${v.status === 'error' ? ' failed' : ''}`, id: `event-${e.id}`, 'data-event': e.id },
+    ...readableWithRaw(e.id, v, state.raw),
+  );
 }
 
 function toggleRaw() {
@@ -163,8 +233,12 @@ function judgeView(question) {
   if (question.judge === 'hidden') return el('p', { id: 'judge', class: 'muted', text: "The judge's answer is hidden until you record yours." });
   const j = question.judge;
   const mine = question.label?.label;
-  const text = j.option === null ? `The judge gave no answer (${j.failure}).` : `The judge answered "${j.option}"${j.support ? ` (support ${j.support})` : ''}${j.probabilities?.[j.option] !== undefined ? `, p = ${j.probabilities[j.option].toFixed(3)}` : ''}.`;
-  const verdict = mine === undefined ? '' : mine === 'unsure' ? ' Your "unsure" is excluded from calibration.' : mine === j.option ? ' You agree.' : ' You disagree.';
+  const text =
+    j.option === null
+      ? `The judge gave no answer (${j.failure}).`
+      : `The judge answered "${j.option}"${j.support ? ` (support ${j.support})` : ''}${j.probabilities?.[j.option] !== undefined ? `, p = ${j.probabilities[j.option].toFixed(3)}` : ''}.`;
+  const verdict =
+    mine === undefined ? '' : mine === 'unsure' ? ' Your "unsure" is excluded from calibration.' : mine === j.option ? ' You agree.' : ' You disagree.';
   return el('p', { id: 'judge', class: mine === undefined || mine === 'unsure' ? '' : mine === j.option ? 'agree' : 'disagree', text: text + verdict });
 }
 
@@ -185,7 +259,14 @@ async function record() {
     const { body } = await api('/api/labels', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ windowId: w.windowId, questionId: question.id, label: picked.value, support, labeler: state.labeler, ...(correction ? { correction: true } : {}) }),
+      body: JSON.stringify({
+        windowId: w.windowId,
+        questionId: question.id,
+        label: picked.value,
+        support,
+        labeler: state.labeler,
+        ...(correction ? { correction: true } : {}),
+      }),
     });
     alarm('');
     state.correcting = false;
@@ -214,25 +295,46 @@ async function showReview() {
   const rows = body.questions.filter((x) => x.n > 0 || x.excludedGold > 0);
   show(
     el('h2', { text: `Review: agreement with the judge so far (minimum kappa ${body.minKappa})` }),
-    el('p', { class: 'help', text: 'The same computation as trajwatch calibrate. Kappa measures label agreement; it says nothing about whether the probabilities are reliable (see trajwatch reliability).' }),
+    el('p', {
+      class: 'help',
+      text: 'The same computation as trajwatch calibrate. Kappa measures label agreement; it says nothing about whether the probabilities are reliable (see trajwatch reliability).',
+    }),
     rows.length === 0 ? el('p', { text: 'No labels yet.' }) : null,
     ...rows.map((x) =>
       el(
         'section',
         { class: 'review-question', 'data-question': x.target.questionId },
         el('h3', { text: `${x.target.questionId} (${x.target.windowKind ?? '-'} windows, model ${x.target.servedModel ?? '-'})` }),
-        el('p', { text: `n = ${x.n}, excluded (unsure) = ${x.excludedGold}, agreement = ${fmt(x.agreement)}, kappa = ${fmt(x.kappa)}${x.kappaInterval ? ` (95 % interval ${fmt(x.kappaInterval.lower)} to ${fmt(x.kappaInterval.upper)})` : ''} — ${x.qualifies ? 'would qualify for a certificate' : `does not qualify: ${x.reasons.join('; ')}`}` }),
+        el('p', {
+          text: `n = ${x.n}, excluded (unsure) = ${x.excludedGold}, agreement = ${fmt(x.agreement)}, kappa = ${fmt(x.kappa)}${x.kappaInterval ? ` (95 % interval ${fmt(x.kappaInterval.lower)} to ${fmt(x.kappaInterval.upper)})` : ''} — ${x.qualifies ? 'would qualify for a certificate' : `does not qualify: ${x.reasons.join('; ')}`}`,
+        }),
         x.disagreements.length === 0
           ? el('p', { class: 'agree', text: 'No disagreements.' })
           : el(
               'table',
               { 'aria-label': `Disagreements on ${x.target.questionId}` },
               el('thead', {}, el('tr', {}, ...['Window', 'Label', 'Judge', 'Judge support', 'Labeler'].map((h) => el('th', { scope: 'col', text: h })))),
-              el('tbody', {}, ...x.disagreements.map((d) => el('tr', { class: 'disagree' }, el('td', {}, el('a', { href: `#/w/${d.windowId}`, text: d.windowId })), el('td', { text: d.gold }), el('td', { text: d.predicted }), el('td', { text: d.support ?? '-' }), el('td', { text: d.source })))),
+              el(
+                'tbody',
+                {},
+                ...x.disagreements.map((d) =>
+                  el(
+                    'tr',
+                    { class: 'disagree' },
+                    el('td', {}, el('a', { href: `#/w/${d.windowId}`, text: d.windowId })),
+                    el('td', { text: d.gold }),
+                    el('td', { text: d.predicted }),
+                    el('td', { text: d.support ?? '-' }),
+                    el('td', { text: d.source }),
+                  ),
+                ),
+              ),
             ),
       ),
     ),
-    body.conflictingGold.length > 0 ? el('p', { class: 'disagree', text: `Labelers disagree on ${body.conflictingGold.length} (question, window) pairs; calibration refuses those pairs.` }) : null,
+    body.conflictingGold.length > 0
+      ? el('p', { class: 'disagree', text: `Labelers disagree on ${body.conflictingGold.length} (question, window) pairs; calibration refuses those pairs.` })
+      : null,
   );
   main.focus();
 }
@@ -251,7 +353,10 @@ function showKeys() {
     ['r', 'the review'],
     ['?', 'this list'],
   ];
-  show(el('h2', { text: 'Keys' }), el('table', {}, el('tbody', {}, ...keys.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { text: v }))))));
+  show(
+    el('h2', { text: 'Keys' }),
+    el('table', {}, el('tbody', {}, ...keys.map(([k, v]) => el('tr', {}, el('th', { scope: 'row', text: k }), el('td', { text: v }))))),
+  );
   main.focus();
 }
 

@@ -38,15 +38,31 @@ export function trajectoryLink(key, text = key) {
 }
 
 export function renderSection(s) {
-  const body = s.messages !== undefined
-    ? el('ol', { class: 'messages' }, ...s.messages.map((m) => el(
-        'li',
-        { class: `message role-${m.role}` },
-        el('span', { class: 'role', text: m.role }),
-        m.text === '' ? null : el('div', { class: 'message-text', text: m.text }),
-        ...m.toolCalls.map((c) => el('div', { class: 'tool-call' }, el('span', { class: 'tool-name', text: `calls ${c.name}` }), el('pre', { class: 'tool-args', text: c.arguments }))),
-      )))
-    : s.pre ? el('pre', { text: s.text }) : el('p', { class: 'muted', text: s.text });
+  const body =
+    s.messages !== undefined
+      ? el(
+          'ol',
+          { class: 'messages' },
+          ...s.messages.map((m) =>
+            el(
+              'li',
+              { class: `message role-${m.role}` },
+              el('span', { class: 'role', text: m.role }),
+              m.text === '' ? null : el('div', { class: 'message-text', text: m.text }),
+              ...m.toolCalls.map((c) =>
+                el(
+                  'div',
+                  { class: 'tool-call' },
+                  el('span', { class: 'tool-name', text: `calls ${c.name}` }),
+                  el('pre', { class: 'tool-args', text: c.arguments }),
+                ),
+              ),
+            ),
+          ),
+        )
+      : s.pre
+        ? el('pre', { text: s.text })
+        : el('p', { class: 'muted', text: s.text });
   return el('div', { class: `section section-${s.label.replace(/\s+/g, '-')}` }, el('div', { class: 'section-label', text: s.label }), body);
 }
 
@@ -65,5 +81,17 @@ export function readableWithRaw(id, v, raw) {
     toggle.textContent = showRaw ? 'read' : 'raw JSON';
     toggle.setAttribute('aria-pressed', String(showRaw));
   });
-  return [el('div', { class: 'event-head' }, el('strong', { text: id }), ' ', el('span', { class: 'event-title', text: v.title }), v.status === 'error' ? el('span', { class: 'badge bad', text: 'error' }) : null, toggle), read, rawPre];
+  return [
+    el(
+      'div',
+      { class: 'event-head' },
+      el('strong', { text: id }),
+      ' ',
+      el('span', { class: 'event-title', text: v.title }),
+      v.status === 'error' ? el('span', { class: 'badge bad', text: 'error' }) : null,
+      toggle,
+    ),
+    read,
+    rawPre,
+  ];
 }

@@ -66,7 +66,9 @@ function textOf(content) {
 function messageOf(m) {
   if (!isObject(m) || typeof m.role !== 'string') return undefined;
   const content = m.content ?? m.parts;
-  const calls = [...(Array.isArray(m.tool_calls) ? m.tool_calls : []), ...(Array.isArray(content) ? content : [])].map(toolCallOf).filter((c) => c !== undefined);
+  const calls = [...(Array.isArray(m.tool_calls) ? m.tool_calls : []), ...(Array.isArray(content) ? content : [])]
+    .map(toolCallOf)
+    .filter((c) => c !== undefined);
   return { role: m.role, text: textOf(content), toolCalls: calls };
 }
 
@@ -113,7 +115,9 @@ export function eventView(content) {
     if (c.args !== undefined) sections.push({ label: 'arguments', text: pretty(c.args), pre: true });
     if (c.result !== undefined) sections.push({ label: 'result', text: pretty(c.result), pre: true });
   } else {
-    title = [kind === 'llm' ? 'LLM' : kind, c.agent !== undefined ? `agent ${c.agent}` : c.name, c.model !== undefined ? `model ${c.model}` : undefined].filter((x) => x !== undefined).join(' · ');
+    title = [kind === 'llm' ? 'LLM' : kind, c.agent !== undefined ? `agent ${c.agent}` : c.name, c.model !== undefined ? `model ${c.model}` : undefined]
+      .filter((x) => x !== undefined)
+      .join(' · ');
     if (c.input !== undefined) sections.push(textSection(kind === 'llm' ? 'messages in' : 'input', c.input));
     if (c.args !== undefined) sections.push({ label: 'arguments', text: pretty(c.args), pre: true });
     if (c.result !== undefined) sections.push(textSection(kind === 'llm' ? 'output' : 'result', c.result));

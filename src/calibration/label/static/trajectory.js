@@ -17,7 +17,10 @@ function header(v) {
   const state = v.complete ? 'complete' : `incomplete: ${v.incompleteReasons.join(', ')}`;
   return [
     el('h2', { id: 'trajectory-title', text: `Trajectory ${v.key}` }),
-    el('p', { id: 'trajectory-summary', text: `revision ${v.revision} · ${state}${v.closedBy === null ? '' : ` (closed by ${v.closedBy})`} · ${v.steps.length} steps · ${v.findings.length} findings${v.startedAt === null ? '' : ` · started ${v.startedAt}`}` }),
+    el('p', {
+      id: 'trajectory-summary',
+      text: `revision ${v.revision} · ${state}${v.closedBy === null ? '' : ` (closed by ${v.closedBy})`} · ${v.steps.length} steps · ${v.findings.length} findings${v.startedAt === null ? '' : ` · started ${v.startedAt}`}`,
+    }),
     el('p', { class: 'muted', text: `traces: ${v.traceIds.join(', ')}` }),
   ];
 }
@@ -43,9 +46,32 @@ function claims(v) {
             'table',
             { id: 'manifest-checks', 'aria-label': 'Checks' },
             el('thead', {}, el('tr', {}, ...['Check', 'Status', 'Findings', 'Why'].map((h) => el('th', { scope: 'col', text: h })))),
-            el('tbody', {}, ...m.checks.map((c) => el('tr', { 'data-check': c.check }, el('td', { text: c.check }), el('td', { class: c.status === 'fired' || c.status === 'observed' ? 'disagree' : c.status === 'unavailable' ? 'muted' : 'agree', text: c.status }), el('td', { text: String(c.finding_count) }), el('td', { text: [c.reason, c.detail].filter((x) => x !== undefined && x !== '').join(': ') || '-' })))),
+            el(
+              'tbody',
+              {},
+              ...m.checks.map((c) =>
+                el(
+                  'tr',
+                  { 'data-check': c.check },
+                  el('td', { text: c.check }),
+                  el('td', {
+                    class: c.status === 'fired' || c.status === 'observed' ? 'disagree' : c.status === 'unavailable' ? 'muted' : 'agree',
+                    text: c.status,
+                  }),
+                  el('td', { text: String(c.finding_count) }),
+                  el('td', { text: [c.reason, c.detail].filter((x) => x !== undefined && x !== '').join(': ') || '-' }),
+                ),
+              ),
+            ),
           ),
-          el('p', { id: 'manifest-judge', text: `Judge ${m.judge ?? 'not recorded'}; windows: ${Object.entries(fates).map(([f, n]) => `${n} ${f}`).join(', ') || 'none asked for'}.` }),
+          el('p', {
+            id: 'manifest-judge',
+            text: `Judge ${m.judge ?? 'not recorded'}; windows: ${
+              Object.entries(fates)
+                .map(([f, n]) => `${n} ${f}`)
+                .join(', ') || 'none asked for'
+            }.`,
+          }),
         ),
   );
 }
@@ -70,10 +96,25 @@ function timeline(v) {
     const bar = el('span', { class: 'bar', 'aria-hidden': 'true' });
     bar.style.marginLeft = `${(100 * s.offsetMs) / total}%`;
     bar.style.width = `${Math.max(0.4, (100 * s.durationMs) / total)}%`;
-    const head = el('summary', { class: 'step-head' }, el('span', { class: 'offset', text: `+${seconds(s.offsetMs)}` }), el('span', { class: 'duration', text: seconds(s.durationMs) }), el('span', { class: `kind kind-${s.kind}`, text: s.kind }), el('span', { class: 'step-title', text: view.title }), view.status === 'error' ? el('span', { class: 'badge bad', text: 'error' }) : null, el('span', { class: 'timebar', title: `+${seconds(s.offsetMs)} for ${seconds(s.durationMs)}` }, bar));
+    const head = el(
+      'summary',
+      { class: 'step-head' },
+      el('span', { class: 'offset', text: `+${seconds(s.offsetMs)}` }),
+      el('span', { class: 'duration', text: seconds(s.durationMs) }),
+      el('span', { class: `kind kind-${s.kind}`, text: s.kind }),
+      el('span', { class: 'step-title', text: view.title }),
+      view.status === 'error' ? el('span', { class: 'badge bad', text: 'error' }) : null,
+      el('span', { class: 'timebar', title: `+${seconds(s.offsetMs)} for ${seconds(s.durationMs)}` }, bar),
+    );
     const li = el(
       'li',
-      { class: `step kind-${s.kind}${view.status === 'error' ? ' failed' : ''}`, id: `step-${s.id}`, 'data-step': s.id, 'data-parent': s.parentId, 'data-depth': String(s.depth) },
+      {
+        class: `step kind-${s.kind}${view.status === 'error' ? ' failed' : ''}`,
+        id: `step-${s.id}`,
+        'data-step': s.id,
+        'data-parent': s.parentId,
+        'data-depth': String(s.depth),
+      },
       el('details', { class: 'step-body' }, head, ...readableWithRaw(s.id, view, false)),
       ...s.findingIds.map((id) => {
         const m = marker(byId.get(id), !shown.has(id));
@@ -84,13 +125,24 @@ function timeline(v) {
     li.style.marginLeft = `${Math.min(s.depth, 12) * 1.25}rem`;
     return li;
   });
-  return el('section', { 'aria-labelledby': 'timeline-title' }, el('h3', { id: 'timeline-title', text: 'Timeline' }), el('p', { class: 'help', text: 'Open a step for its content; each ▲ is a finding whose evidence names the step above it.' }), el('ol', { id: 'timeline' }, ...rows));
+  return el(
+    'section',
+    { 'aria-labelledby': 'timeline-title' },
+    el('h3', { id: 'timeline-title', text: 'Timeline' }),
+    el('p', { class: 'help', text: 'Open a step for its content; each ▲ is a finding whose evidence names the step above it.' }),
+    el('ol', { id: 'timeline' }, ...rows),
+  );
 }
 
 function elsewhere(v) {
   if (v.elsewhere.length === 0) return null;
   const byId = new Map(v.findings.map((f) => [f.id, f]));
-  return el('section', { id: 'elsewhere' }, el('h3', { text: 'Findings naming no step of this revision' }), ...v.elsewhere.map((id) => marker(byId.get(id), true)));
+  return el(
+    'section',
+    { id: 'elsewhere' },
+    el('h3', { text: 'Findings naming no step of this revision' }),
+    ...v.elsewhere.map((id) => marker(byId.get(id), true)),
+  );
 }
 
 async function load() {
@@ -113,7 +165,12 @@ async function load() {
     }
   } catch (err) {
     if (err.status === 401) $('#token-field').hidden = false;
-    main.replaceChildren(el('p', { id: 'not-found', text: err.status === 401 ? 'The token was refused: enter the token above.' : `Could not open trajectory ${key}: ${err.message}` }));
+    main.replaceChildren(
+      el('p', {
+        id: 'not-found',
+        text: err.status === 401 ? 'The token was refused: enter the token above.' : `Could not open trajectory ${key}: ${err.message}`,
+      }),
+    );
   }
 }
 
