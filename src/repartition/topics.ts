@@ -1,7 +1,7 @@
 import type { Admin, ConfigResourceTypes } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
 import { ensureTopics } from '../kafka/topics.ts';
-import { Backoff } from '../storage/backoff.ts';
+import { whileSettling } from '../kafka/settle.ts';
 
 /** kafkajs `ConfigResourceTypes.TOPIC` (a CommonJS enum that ESM cannot import by name). */
 const TOPIC_RESOURCE = 2 as ConfigResourceTypes;
@@ -55,24 +55,7 @@ export async function prepareTopics(admin: Admin, plan: TopicPlan): Promise<{ ma
   return { maxMessageBytes: Number.isFinite(maxMessageBytes) ? maxMessageBytes : undefined };
 }
 
-/** How long a topic just created (here or by another member starting beside this one) may take to appear in metadata. */
-const METADATA_SETTLE_ATTEMPTS = 8;
-
-/**
- * The topics' metadata, asked again (the house backoff from 100 ms: at most about 25 s in all,
- * half that on average) while the broker
- * answers a retriable error: a topic created a moment ago by this process or by another member
- * starting beside it is `UNKNOWN_TOPIC_OR_PARTITION` until every broker has its metadata.
- */
-async function settledMetadata(admin: Admin, topics: string[]): ReturnType<Admin['fetchTopicMetadata']> {
-  const backoff = new Backoff(100, 12_800);
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await admin.fetchTopicMetadata({ topics });
-    } catch (err) {
-      const retriable = (err as { retriable?: boolean }).retriable === true;
-      if (!retriable || attempt >= METADATA_SETTLE_ATTEMPTS) throw err;
-      await new Promise((resolve) => setTimeout(resolve, backoff.next()));
-    }
-  }
+/** The topics' metadata, asked again while a topic just created settles (`whileSettling`). */
+function settledMetadata(admin: Admin, topics: string[]): ReturnType<Admin['fetchTopicMetadata']> {
+  return whileSettling(() => admin.fetchTopicMetadata({ topics }));
 }

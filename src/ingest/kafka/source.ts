@@ -4,6 +4,7 @@ import type { Kafka, Consumer, EachBatchPayload, IHeaders, KafkaMessage, Produce
 import { UpstreamError } from '../../errors.ts';
 import { kafkaClient } from '../../kafka/client.ts';
 import { ensureTopics } from '../../kafka/topics.ts';
+import { whileSettling } from '../../kafka/settle.ts';
 import type { KafkaSourceConfig } from './config.ts';
 import { type DeadLetterReason, decodeRecord, isUndecodable, type Undecodable } from './record.ts';
 import type { PositionedInput, SourcePosition } from '../pipeline-input.ts';
@@ -184,7 +185,8 @@ export class KafkaSource {
       this.#log('error', 'kafka consumer crashed', { error: e.payload.error.message, restart: e.payload.restart });
     });
     await Promise.all([this.#consumer.connect(), this.#producer.connect()]);
-    await this.#consumer.subscribe({ topics: [topic], fromBeginning: this.config.fromBeginning });
+    // A topic created a moment ago (the sessions topic, by this or a sibling member) may not be in every broker's metadata yet.
+    await whileSettling(() => this.#consumer.subscribe({ topics: [topic], fromBeginning: this.config.fromBeginning }));
     await this.#consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
