@@ -44,6 +44,21 @@ export function certifyOnWindow(
  * recommendation the decision policy gives it. No bounds of its own: the certificates are
  * those loaded at start-up, and an answer is always decided — at worst it escalates.
  */
+/** What every recorded answer carries of its question and the parsed reply, before it is decided. */
+export function answerFields(
+  q: { id: string; version: string },
+  a: ParsedAnswer,
+): Pick<AnswerRecord, 'questionId' | 'questionVersion' | 'option' | 'probabilities' | 'unseenBound' | 'support'> {
+  return {
+    questionId: q.id,
+    questionVersion: q.version,
+    option: a.option,
+    probabilities: a.probabilities,
+    unseenBound: a.unseenBound ?? null,
+    support: a.support,
+  };
+}
+
 export class Certifier {
   readonly #certs: CertificateStore | undefined;
   readonly #binding: CertificateBinding;
@@ -76,12 +91,7 @@ export class Certifier {
       const certification = certifyOnWindow(this.#certs!, this.#binding, q.id, window, servedModel);
       const recommendation = decideQuestion(a, this.#decision.questions[q.id]!, certification);
       return {
-        questionId: q.id,
-        questionVersion: q.version,
-        option: a.option,
-        probabilities: a.probabilities,
-        unseenBound: a.unseenBound ?? null,
-        support: a.support,
+        ...answerFields(q, a),
         recommendation,
         certificateId: certification.valid ? certification.certificateId : null,
         supportProbability: a.supportProbability ?? null,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { KafkaConnectionSchema, KafkaTopicNameSchema as TopicName } from '../../kafka/config.ts';
+import { intKey } from '../../config/int-key.ts';
 
 /**
  * Sessions at any scale (docs/scaling-out.md §4): stage 1 assembles by trace on the partition
@@ -17,7 +18,7 @@ export const SessionStageConfigSchema = z.strictObject({
    */
   topic: TopicName.optional(),
   /** Its partition count: checked at start (a topic of another size is an error, never used). */
-  partitions: z.number().int().min(1).default(6),
+  partitions: intKey(1, 6),
   /** Create the internal topic at start when missing, with `partitions` and `replicationFactor`. */
   createTopics: z.boolean().default(true),
   /** -1: the broker's default. */
@@ -27,16 +28,12 @@ export const SessionStageConfigSchema = z.strictObject({
   /** Records of the internal topic that do not parse go here; absent: `<topic>.dlq`. */
   deadLetterTopic: TopicName.optional(),
   /** Forwarded bytes not yet acknowledged above which stage 1 stops consuming (its partitions pause). */
-  maxInFlightBytes: z
-    .number()
-    .int()
-    .min(1024)
-    .default(16 * 1024 * 1024),
+  maxInFlightBytes: intKey(1024, 16 * 1024 * 1024),
   /**
    * Largest record forwarded; the topic's `max.message.bytes`, read at start, lowers it. A
    * trace over it is refused (counted, logged) and its session marked `repartition-refused`.
    */
-  maxRecordBytes: z.number().int().min(1024).default(1_000_000),
+  maxRecordBytes: intKey(1024, 1_000_000),
   /** Forwards are gathered this long into one produce request. */
   lingerMs: z.number().int().min(0).max(1_000).default(5),
   /** The source topic's partition count, when given: checked at start like the internal topic's. */
@@ -63,18 +60,14 @@ export const KafkaSourceConfigSchema = KafkaConnectionSchema.extend({
   /** A new group with no committed offset starts at the oldest record (true) or the newest. */
   fromBeginning: z.boolean().default(true),
   /** Offsets are committed at this interval (and on rebalance and stop), never automatically by kafkajs. */
-  commitIntervalMs: z.number().int().min(10).default(1_000),
+  commitIntervalMs: intKey(10, 1_000),
   /** While the pipeline refuses input, the consumer is paused and admission asked again at this interval. */
-  admissionRetryMs: z.number().int().min(1).default(100),
-  sessionTimeoutMs: z.number().int().min(1_000).default(30_000),
-  heartbeatIntervalMs: z.number().int().min(100).default(3_000),
-  rebalanceTimeoutMs: z.number().int().min(1_000).default(60_000),
+  admissionRetryMs: intKey(1, 100),
+  sessionTimeoutMs: intKey(1_000, 30_000),
+  heartbeatIntervalMs: intKey(100, 3_000),
+  rebalanceTimeoutMs: intKey(1_000, 60_000),
   /** Bytes fetched per partition per request (kafkajs `maxBytesPerPartition`). */
-  maxBytesPerPartition: z
-    .number()
-    .int()
-    .min(1024)
-    .default(1024 * 1024),
+  maxBytesPerPartition: intKey(1024, 1024 * 1024),
   /** The repartition to sessions (stage 2); see {@link SessionStageConfigSchema}. */
   sessions: SessionStageConfigSchema.prefault({}),
 })

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { HostPortSchema } from '../../config/host-port.ts';
 import { ReceiverAuthSchema } from './auth.ts';
+import { intKey } from '../../config/int-key.ts';
 
 /** PEM files for serving both receivers over TLS: OTLP/HTTP (and `/metrics`, `/healthz`) as HTTPS, OTLP/gRPC as gRPC over TLS. */
 export const ReceiverTlsSchema = z.strictObject({
@@ -15,17 +16,9 @@ export const WalConfigSchema = z.strictObject({
   /** Off: requests are acknowledged as soon as they are decoded, and open trajectories die with the process. */
   enabled: z.boolean().default(true),
   /** Bytes the log may hold (requests of trajectories not yet finished); above it new requests get 503 (wal-full). */
-  maxBytes: z
-    .number()
-    .int()
-    .min(1024)
-    .default(512 * 1024 * 1024),
+  maxBytes: intKey(1024, 512 * 1024 * 1024),
   /** Size at which a segment file is closed and a new one started; whole segments are deleted once finished. */
-  segmentBytes: z
-    .number()
-    .int()
-    .min(1024)
-    .default(16 * 1024 * 1024),
+  segmentBytes: intKey(1024, 16 * 1024 * 1024),
 });
 
 export type WalConfig = z.infer<typeof WalConfigSchema>;
@@ -37,62 +30,42 @@ export const ReceiverConfigSchema = z
     /** Where the OTLP/gRPC receiver listens (the default transport of the Python, Go and Java SDKs). */
     otlpGrpc: HostPortSchema.prefault('127.0.0.1:4317'),
     /** Cap on the request body as sent (compressed or not); 413 above it. */
-    maxBodyBytes: z
-      .number()
-      .int()
-      .min(1)
-      .default(16 * 1024 * 1024),
+    maxBodyBytes: intKey(1, 16 * 1024 * 1024),
     /** Cap on the body after gzip decompression (the spec recommends 64 MiB); 413 above it. */
-    maxDecompressedBytes: z
-      .number()
-      .int()
-      .min(1)
-      .default(64 * 1024 * 1024),
+    maxDecompressedBytes: intKey(1, 64 * 1024 * 1024),
     /**
      * Memory budget for request bodies in flight over both receivers together: bytes received
      * plus bytes inflated, charged as they arrive (`inflight-budget.ts`). A request whose next
      * bytes would pass it is answered 503 / RESOURCE_EXHAUSTED + retry delay (`max-inflight-bytes`).
      * At least `maxBodyBytes + maxDecompressedBytes`, so the largest request allowed fits alone.
      */
-    maxInflightBytes: z
-      .number()
-      .int()
-      .min(1)
-      .default(256 * 1024 * 1024),
+    maxInflightBytes: intKey(1, 256 * 1024 * 1024),
     /** Connections open at once, per listener (HTTP, gRPC); a connection past it is closed at accept, counted and logged. */
-    maxConnections: z.number().int().min(1).default(4_096),
+    maxConnections: intKey(1, 4_096),
     /**
      * An idle connection (no request in progress) is closed after this long: HTTP keep-alive
      * (announced as `Keep-Alive: timeout=`, closed `keepAliveGraceMs` later), gRPC
      * `max_connection_idle`. Longer than the idle timeout of common client pools, so the client
      * lets a connection go before the server does.
      */
-    idleTimeoutMs: z.number().int().min(1_000).default(65_000),
+    idleTimeoutMs: intKey(1_000, 65_000),
     /** How much later than announced an idle HTTP connection is closed, so a client reusing it at the announced limit still gets an answer. */
-    keepAliveGraceMs: z.number().int().min(0).default(5_000),
+    keepAliveGraceMs: intKey(0, 5_000),
     /** An HTTP request must have sent its headers within this long of its first byte; else 408 and the connection is closed. */
-    headersTimeoutMs: z.number().int().min(1_000).default(30_000),
+    headersTimeoutMs: intKey(1_000, 30_000),
     /** An HTTP request must have been received whole (headers and body) within this long; else 408 and the connection is closed. */
-    requestTimeoutMs: z.number().int().min(1_000).default(60_000),
+    requestTimeoutMs: intKey(1_000, 60_000),
     /** How often the HTTP server checks `headersTimeoutMs` and `requestTimeoutMs` (Node's `connectionsCheckingInterval`). */
-    timeoutCheckIntervalMs: z.number().int().min(100).default(1_000),
+    timeoutCheckIntervalMs: intKey(100, 1_000),
     /** A gRPC connection is asked to go away (GOAWAY) after this long, and cut `maxConnectionAgeGraceMs` later: connections are rebalanced and none lives forever. */
-    maxConnectionAgeMs: z
-      .number()
-      .int()
-      .min(1_000)
-      .default(30 * 60_000),
+    maxConnectionAgeMs: intKey(1_000, 30 * 60_000),
     /** How long calls in flight on an aged gRPC connection may finish. */
-    maxConnectionAgeGraceMs: z.number().int().min(0).default(60_000),
+    maxConnectionAgeGraceMs: intKey(0, 60_000),
     /** Interval of the server's gRPC keepalive pings; a peer not answering within `keepaliveTimeoutMs` is cut. */
-    keepaliveTimeMs: z
-      .number()
-      .int()
-      .min(1_000)
-      .default(2 * 60 * 60_000),
-    keepaliveTimeoutMs: z.number().int().min(1_000).default(20_000),
+    keepaliveTimeMs: intKey(1_000, 2 * 60 * 60_000),
+    keepaliveTimeoutMs: intKey(1_000, 20_000),
     /** Sent with 429/503 answers. */
-    retryAfterSeconds: z.number().int().min(1).default(2),
+    retryAfterSeconds: intKey(1, 2),
     /** Token required on `/v1/traces`, `/v1/logs`, `/metrics` and both gRPC Exports (401 / UNAUTHENTICATED without); `/healthz` stays open. */
     auth: ReceiverAuthSchema.optional(),
     /** Serve HTTPS instead of HTTP, and gRPC over TLS instead of plaintext (one certificate for both). */

@@ -1,6 +1,6 @@
 import type { TraceWindow } from '../../windows/window.ts';
 import type { CertificateStore } from '../certificate.ts';
-import { certifyOnWindow, type CertificateBinding } from '../certifier.ts';
+import { answerFields, certifyOnWindow, type CertificateBinding } from '../certifier.ts';
 import { decideQuestion, type QuestionPolicy } from '../decision-policy.ts';
 import type { Battery } from '../invoke.ts';
 import type { AnswerRecord } from '../ledger/record.ts';
@@ -35,14 +35,7 @@ export class LayerDecider implements Battery {
   decide(parsed: readonly ParsedAnswer[], window: TraceWindow, servedModel: string | null): AnswerRecord[] {
     return parsed.map((a, i) => {
       const q = this.questions[i]!;
-      const base = {
-        questionId: q.id,
-        questionVersion: q.version,
-        option: a.option,
-        probabilities: a.probabilities,
-        unseenBound: a.unseenBound ?? null,
-        support: a.support,
-      };
+      const base = answerFields(q, a);
       if (i > 0) return { ...base, recommendation: { action: 'record' as const, route: null, reason: 'companion' }, certificateId: null };
       const certification = certifyOnWindow(this.#certs, this.#binding, q.id, window, servedModel);
       return {

@@ -21,6 +21,17 @@ export const OUTBOX_DELIVERY_KEYS = {
   closeTimeoutMs: z.number().int().min(0).default(10_000),
 };
 
+/**
+ * How many records, and how many serialized bytes beyond the first record, one delivery request
+ * carries (a Kafka `sendBatch`, an OTLP export); each transport gives its own defaults.
+ */
+export function batchKeys(defaultRecords: number, defaultBytes: number) {
+  return {
+    batchSize: z.number().int().min(1).max(10_000).default(defaultRecords),
+    maxBatchBytes: z.number().int().min(1024).default(defaultBytes),
+  };
+}
+
 /** The refinement the shared keys need: the backoff never starts above its ceiling. */
 export const retryOrder: [(c: { retryInitialMs: number; retryMaxMs: number }) => boolean, { message: string; path: string[] }] = [
   (c) => c.retryInitialMs <= c.retryMaxMs,

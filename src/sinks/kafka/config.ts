@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { parseSection } from '../../config/parse-section.ts';
 import { KafkaConnectionSchema, KafkaTopicNameSchema as TopicName } from '../../kafka/config.ts';
 import { StreamAudiencesSchema } from '../audience-sink.ts';
-import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../delivery/config.ts';
+import { batchKeys, OUTBOX_DELIVERY_KEYS, retryOrder } from '../delivery/config.ts';
 
 /** The Kafka sink's configuration: strict, every default embedded. */
 export const KafkaSinkConfigSchema = KafkaConnectionSchema.extend({
@@ -24,14 +24,8 @@ export const KafkaSinkConfigSchema = KafkaConnectionSchema.extend({
   topicReplicationFactor: z.number().int().min(-1).default(-1),
   /** kafkajs supports gzip natively; other codecs would need extra packages. */
   compression: z.enum(['none', 'gzip']).default('none'),
-  /** Records per produce request (one `sendBatch`). */
-  batchSize: z.number().int().min(1).max(10_000).default(500),
-  /** Serialized bytes per produce request beyond its first record. */
-  maxBatchBytes: z
-    .number()
-    .int()
-    .min(1024)
-    .default(512 * 1024),
+  /** Records per produce request (one `sendBatch`), and its bytes beyond the first record. */
+  ...batchKeys(500, 512 * 1024),
   ...OUTBOX_DELIVERY_KEYS,
 }).refine(...retryOrder);
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { parseSection } from '../../config/parse-section.ts';
 import { AUDIENCES } from '../../findings/audience.ts';
-import { OUTBOX_DELIVERY_KEYS, retryOrder } from '../delivery/config.ts';
+import { batchKeys, OUTBOX_DELIVERY_KEYS, retryOrder } from '../delivery/config.ts';
 
 /**
  * OpenTelemetry evaluation events (docs/consumers.md): every finding also as an OTLP/HTTP log
@@ -18,13 +18,8 @@ export const OtlpEvaluationConfigSchema = z
     serviceName: z.string().min(1).default('trajwatch'),
     /** Per export request, including the exporter's own retries. */
     timeoutMs: z.number().int().min(100).default(10_000),
-    /** Log records per export request. */
-    batchSize: z.number().int().min(1).max(10_000).default(512),
-    maxBatchBytes: z
-      .number()
-      .int()
-      .min(1024)
-      .default(1024 * 1024),
+    /** Log records per export request, and its bytes beyond the first record. */
+    ...batchKeys(512, 1024 * 1024),
     ...OUTBOX_DELIVERY_KEYS,
   })
   .strict()
