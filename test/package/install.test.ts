@@ -61,7 +61,9 @@ describe(`the package: npm pack, npm install -g into an empty prefix, run on Nod
     const { stdout } = await run('tar', ['tzf', tarball]);
     const entries = stdout.trim().split('\n');
     for (const e of entries)
-      expect(e, e).toMatch(/^package\/(bin\/trajwatch\.js|dist\/.+\.js|dist\/judge\/label\/static\/[a-z]+\.(html|css)|README\.md|LICENSE|package\.json)$/);
+      expect(e, e).toMatch(
+        /^package\/(bin\/trajwatch\.js|dist\/.+\.js|dist\/calibration\/label\/static\/[a-z-]+\.(html|css)|README\.md|LICENSE|package\.json)$/,
+      );
     // The labeling page's static files, which tsc does not emit.
     expect(entries).toContain('package/dist/calibration/label/static/index.html');
     expect(entries).toContain('package/dist/cli/main.js');

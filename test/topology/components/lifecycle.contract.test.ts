@@ -18,6 +18,7 @@ import { LocalLogSink } from '../../../src/sinks/local-log-sink.ts';
 import { silentLogger } from '../../../src/telemetry/logger.ts';
 import { audienceRefusalsComponent } from '../../../src/topology/components/audience-refusals.ts';
 import { FileFollower } from '../../../src/topology/components/file-follower.ts';
+import { FileSourceComponent } from '../../../src/topology/components/file-source.ts';
 import { GrpcServerComponent } from '../../../src/topology/components/grpc-server.ts';
 import { HttpServerComponent } from '../../../src/topology/components/http-server.ts';
 import { judgeComponent } from '../../../src/topology/components/judge.ts';
@@ -54,6 +55,11 @@ const CASES: Record<string, LifecycleCase> = {
   'audience-refusals': {
     startable: true,
     build: async () => audienceRefusalsComponent(new AudienceRefusals(await JsonlLog.open(join(await dir('refusals'), 'refused.jsonl')))),
+  },
+  'file-source': {
+    // Started, it feeds its (here no) files and ends the input once; no file, socket or broker.
+    startable: true,
+    build: async () => new FileSourceComponent([], pipeline(), { endOfInput: async () => {} }, { failed: () => {}, note: () => {}, progress: () => {} }),
   },
   'file-follower': {
     startable: true,
