@@ -274,7 +274,7 @@ async function main(): Promise<number> {
  */
 async function waitForJudge(dataDir: string, keys: readonly string[], waitMs: number): Promise<number> {
   const path = join(dataDir, 'findings.jsonl');
-  process.stdout.write(`demo: waiting up to ${Math.round(waitMs / 1000)} s for the judge's answers in ${path} (a small local model takes 20-90 s a window)\n`);
+  process.stdout.write(`demo: waiting up to ${Math.round(waitMs / 1000)} s for the judge's answers in ${path} (a small local model takes 15-90 s a window)\n`);
   const deadline = Date.now() + waitMs;
   const manifests = new Map<string, Record<string, unknown>>();
   let findings: Record<string, unknown>[] = [];
