@@ -12,6 +12,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/cli.ts';
 import { freePort } from '../judge/llama-server.ts';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -61,22 +62,6 @@ function start(command: string, args: string[], env: Record<string, string> = {}
   };
 }
 
-/** Runs a command to its end: exit code, stdout, stderr. */
-function run(args: string[], ms: number): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), ms);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
-
 describe.skipIf(why !== null)(`the calibration walkthrough on a real small model${why === null ? '' : ` (skipped: ${why})`}`, () => {
   const procs: Proc[] = [];
   let dir: string;
@@ -122,10 +107,9 @@ describe.skipIf(why !== null)(`the calibration walkthrough on a real small model
 
   it('serve names the judge it uses at start; demo --judge waits for its answers and says what to do next', async () => {
     expect(procs[1]!.output()).toMatch(/judge.*smollm2-135m-instruct-q4_1/);
-    const demo = await run(
-      [join(ROOT, 'scripts/dev/demo.ts'), '--endpoint', otlp, '--judge', '--runs', '2', '--data-dir', dataDir, '--wait-ms', '480000'],
-      500_000,
-    );
+    const demo = await runCli(['--endpoint', otlp, '--judge', '--runs', '2', '--data-dir', dataDir, '--wait-ms', '480000'], 500_000, {
+      entry: join(ROOT, 'scripts/dev/demo.ts'),
+    });
     console.log(`[walkthrough] demo --judge:\n${demo.stdout}`);
     expect(demo.code, demo.stdout + demo.stderr).toBe(0);
     expect(demo.stdout).toMatch(/window w1_[0-9a-f]{24}: judged/);
@@ -164,13 +148,13 @@ describe.skipIf(why !== null)(`the calibration walkthrough on a real small model
   }, 120_000);
 
   it('calibrate reports the agreement and writes no certificate, saying why; tail --alarms prints no alarm', async () => {
-    const calibrate = await run([CLI, 'calibrate', '--data-dir', dataDir], 60_000);
+    const calibrate = await runCli(['calibrate', '--data-dir', dataDir], 60_000);
     console.log(`[walkthrough] calibrate:\n${calibrate.stdout}`);
     expect(calibrate.code, calibrate.stderr).toBe(0);
     expect(calibrate.stdout).toContain('no certificate written');
     // A handful of labels cannot reach the kappa bound: the report says how far short it is.
     expect(calibrate.stdout).toMatch(/kappa/i);
-    const tail = await run([CLI, 'tail', '--alarms', '--from-start', '--data-dir', dataDir, '--timeout-ms', '2000', '--format', 'json'], 30_000);
+    const tail = await runCli(['tail', '--alarms', '--from-start', '--data-dir', dataDir, '--timeout-ms', '2000', '--format', 'json'], 30_000);
     expect(tail.code, tail.stderr).toBe(0);
     expect(tail.stdout).toBe('');
   }, 120_000);

@@ -6,12 +6,14 @@ export interface CliOptions {
   /** Replaces the environment (default: the test's own). */
   env?: NodeJS.ProcessEnv;
   cwd?: string;
+  /** Another script to run the same way instead of the CLI (e.g. `scripts/dev/demo.ts`). */
+  entry?: string;
 }
 
 /** Runs the trajwatch CLI under the Node 24 that runs the tests; bounded by `timeoutMs`. */
 export function runCli(args: string[], timeoutMs = 120_000, options: CliOptions = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
+    const child = spawn(process.execPath, [options.entry ?? CLI, ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(options.env === undefined ? {} : { env: options.env }),
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),

@@ -4,10 +4,14 @@ import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
-/** Mounts a tmpfs of `size` (`1m`, `20m`) on a new folder named after `prefix`; returns the folder. */
-export function mountTmpfs(prefix: string, size: string): string {
+/**
+ * Mounts a tmpfs of `size` (`1m`, `20m`) on a new folder named after `prefix`; returns the
+ * folder. `inodes` bounds its files too (`nr_inodes`), so creating one can fail with ENOSPC
+ * while writes to open files still succeed.
+ */
+export function mountTmpfs(prefix: string, size: string, inodes?: number): string {
   const mountPoint = mkdtempSync(join(tmpdir(), prefix));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}`, 'tmpfs', mountPoint]);
+  execFileSync('mount', ['-t', 'tmpfs', '-o', `size=${size}${inodes === undefined ? '' : `,nr_inodes=${inodes}`}`, 'tmpfs', mountPoint]);
   return mountPoint;
 }
 

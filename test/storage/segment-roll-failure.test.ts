@@ -5,9 +5,7 @@
  * in order. A real tmpfs with a handful of inodes (root here), so `open(O_CREAT)` answers
  * ENOSPC while renames and writes to open files still work.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeLines, lineCodec } from '../../src/storage/line-codec.ts';
@@ -15,16 +13,13 @@ import { findLinesTailEnd } from '../../src/storage/segment-files.ts';
 import { numberedSegments, rotatedSegments } from '../../src/storage/segment-naming.ts';
 import { SegmentedLog, type SegmentedLogOptions } from '../../src/storage/segmented-log.ts';
 import { collect } from '../helpers/collect.ts';
+import { mountTmpfs, unmountTmpfs } from '../helpers/tmpfs.ts';
 
 let mountPoint: string;
 beforeAll(() => {
-  mountPoint = mkdtempSync(join(tmpdir(), 'trajwatch-inodes-'));
-  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m,nr_inodes=64', 'tmpfs', mountPoint]);
+  mountPoint = mountTmpfs('trajwatch-inodes-', '4m', 64);
 });
-afterAll(() => {
-  execFileSync('umount', ['-l', mountPoint]);
-  rmSync(mountPoint, { recursive: true, force: true });
-});
+afterAll(() => unmountTmpfs(mountPoint));
 
 /** Creates empty files in `dir` until no inode is left; returns their paths. */
 function exhaustInodes(dir: string): string[] {
@@ -57,7 +52,7 @@ describe('SegmentedLog: a roll that could not create its new segment', () => {
   for (const [name, naming] of Object.entries(namings)) {
     it(`${name} naming: fails while no inode is left, then writes every record, in order, once one is freed`, async () => {
       const dir = join(mountPoint, name);
-      execFileSync('mkdir', [dir]);
+      mkdirSync(dir);
       const options: SegmentedLogOptions<Buffer> = {
         naming,
         codec: lineCodec('test log'),
