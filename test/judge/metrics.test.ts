@@ -1,28 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Registry, register } from 'prom-client';
 import type { DecisionPointStats } from '../../src/judge/decision-points.ts';
+import { newCounters } from '../../src/judge/judge-stats.ts';
 import { judgeCallMetrics, registerJudgeMetrics } from '../../src/judge/metrics.ts';
 import { sample } from '../helpers/metric-sample.ts';
 
 function judgeStats(): DecisionPointStats {
   return {
-    windowsBuilt: 0,
-    refused: {},
-    deferred: {},
-    calls: 0,
-    attempts: 0,
-    unknownUsageAttempts: 0,
-    replays: 0,
-    conflicts: 0,
-    unresolvedIntents: 0,
-    duplicates: 0,
-    failures: {},
-    redactions: 0,
-    findings: 0,
-    alarms: 0,
-    ledgerErrors: 0,
-    tokens: { prompt: 0, completion: 0 },
-    cost: {},
+    ...newCounters(),
     budgetRemaining: { 'tokens-per-day': 1000, 'calls-per-minute': 30, 'queued-windows': 64 },
     certified: { 'evidence.unverified-completion': true, 'tool.error-ignored': false },
   };
