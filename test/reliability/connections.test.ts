@@ -117,16 +117,17 @@ describe('connections: capped per listener, idle ones closed, answers before reu
     const { sockets, closed } = await idleSockets(serve.port, 1_500);
     expect(await until(() => closed() >= 1_500 - MAX_CONNECTIONS, 15_000)).toBe(true);
     // Held connections that never send a request are closed on the header timeout; those still
-    // in the kernel's accept backlog are taken (and timed out) in turn, which on 2 busy cores
-    // can take a while: bounded at 30 s beyond the timeout.
-    expect({ closed: await until(() => closed() === 1_500, RECEIVER.headersTimeoutMs + 30_000), count: closed() }).toEqual({ closed: true, count: 1_500 });
+    // in the kernel's accept backlog are taken (and timed out) in turn; a connect whose SYN the
+    // full backlog dropped is retried by the kernel at 1, 3, 7, 15, 31, 63 s, so on 2 busy cores
+    // the last one can arrive a minute late: bounded at 70 s beyond the timeout.
+    expect({ closed: await until(() => closed() === 1_500, RECEIVER.headersTimeoutMs + 70_000), count: closed() }).toEqual({ closed: true, count: 1_500 });
     const text = await metrics();
     expect(metricValue(text, 'trajwatch_receiver_connections_refused_total', { transport: 'http', reason: 'max-connections' })).toBeGreaterThanOrEqual(
       1_500 - MAX_CONNECTIONS,
     );
     expect(metricValue(text, 'trajwatch_receiver_connections_open', { transport: 'http' })).toBeLessThanOrEqual(2);
     for (const s of sockets) s.destroy();
-  }, 75_000);
+  }, 120_000);
 
   it('HTTP: a body that stalls is answered 408 and closed within requestTimeoutMs, not held for minutes', async () => {
     const started = Date.now();
