@@ -21,9 +21,19 @@ export function registerForwarderMetrics(registry: MetricRegistry, read: () => F
       return byLabel('outcome', { forwarded: s.forwarded, refused: s.refused, skipped: s.skipped });
     },
   );
-  mirrorTotal(registry, 'trajwatch_repartition_fragmented_traces_total', 'Traces forwarded in fragments (their record over maxRecordBytes).', () => read().fragmented);
+  mirrorTotal(
+    registry,
+    'trajwatch_repartition_fragmented_traces_total',
+    'Traces forwarded in fragments (their record over maxRecordBytes).',
+    () => read().fragmented,
+  );
   mirrorTotal(registry, 'trajwatch_repartition_fragments_total', 'Fragment records sent.', () => read().fragments);
-  mirrorTotal(registry, 'trajwatch_repartition_forwarded_bytes_total', 'Record value bytes acknowledged by the broker (before compression).', () => read().forwardedBytes);
+  mirrorTotal(
+    registry,
+    'trajwatch_repartition_forwarded_bytes_total',
+    'Record value bytes acknowledged by the broker (before compression).',
+    () => read().forwardedBytes,
+  );
   mirrorTotal(registry, 'trajwatch_repartition_send_errors_total', 'Failed produce attempts to the repartition topic (each retried).', () => read().sendErrors);
   readGauge(registry, 'trajwatch_repartition_in_flight_bytes', 'Forwarded bytes not yet acknowledged by the broker.', () => read().inFlightBytes);
   readGauge(registry, 'trajwatch_repartition_in_flight_records', 'Forwarded records not yet acknowledged by the broker.', () => read().inFlightRecords);

@@ -21,5 +21,10 @@ export function registerReassemblyMetrics(registry: MetricRegistry, read: () => 
       return byLabel('outcome', { whole: s.whole, ...s.lost });
     },
   );
-  mirrorTotal(registry, 'trajwatch_repartition_fragment_duplicates_total', 'Fragments received again (redelivered or forwarded again): ignored.', () => read().duplicates);
+  mirrorTotal(
+    registry,
+    'trajwatch_repartition_fragment_duplicates_total',
+    'Fragments received again (redelivered or forwarded again): ignored.',
+    () => read().duplicates,
+  );
 }

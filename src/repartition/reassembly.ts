@@ -160,7 +160,13 @@ export class Reassembly {
   }
 
   stats(): ReassemblyStats {
-    return { heldBytes: this.#heldBytes, partialTraces: this.#partial.size, whole: this.#stats.whole, duplicates: this.#stats.duplicates, lost: { ...this.#stats.lost } };
+    return {
+      heldBytes: this.#heldBytes,
+      partialTraces: this.#partial.size,
+      whole: this.#stats.whole,
+      duplicates: this.#stats.duplicates,
+      lost: { ...this.#stats.lost },
+    };
   }
 
   #duplicate(): FragmentOutcome {

@@ -105,7 +105,14 @@ export class SessionStage {
     if (outcome.kind !== 'whole') return 0;
     const whole = decodeRepartitionRecord(outcome.record);
     if ('error' in whole || whole.kind === 'fragment') {
-      this.#lost({ sessionId: fragment.sessionId, traceId: fragment.traceId, loss: 'digest-mismatch', position: outcome.position, received: fragment.count, count: fragment.count });
+      this.#lost({
+        sessionId: fragment.sessionId,
+        traceId: fragment.traceId,
+        loss: 'digest-mismatch',
+        position: outcome.position,
+        received: fragment.count,
+        count: fragment.count,
+      });
       return { reason: 'invalid-repartition-record', detail: `reassembled: ${'error' in whole ? whole.error : 'a fragment inside a fragment'}` };
     }
     // Held from its first fragment's position on, as if it had come whole there.

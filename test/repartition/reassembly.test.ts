@@ -164,7 +164,12 @@ describe('SessionStage: fragments into the session pipeline', () => {
       onTrajectory: (t) => trajectories.push(t),
     });
     let now = 0;
-    const stage = new SessionStage(pipeline, { maxBytes: 1 << 20, deadlineMs: 1_000 }, () => {}, () => now);
+    const stage = new SessionStage(
+      pipeline,
+      { maxBytes: 1 << 20, deadlineMs: 1_000 },
+      () => {},
+      () => now,
+    );
     return { pipeline, stage, trajectories, advance: (ms: number) => (now += ms) };
   }
   const record = traceRecord('conv-9', TRACE, 20, 400);
