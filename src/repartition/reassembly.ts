@@ -104,7 +104,7 @@ export class Reassembly {
       if (held === undefined || position.offset < held) p.floor.set(position.partition, position.offset);
       if (p.first === undefined || (position.partition === p.first.partition && position.offset < p.first.offset)) p.first = position;
     }
-    if (this.#heldBytes + f.chunk.length > this.#options.maxBytes) return { kind: 'lost', lost: this.#finish(key, p, 'over-bound') };
+    if (this.#heldBytes + f.chunk.length > this.#options.maxBytes) return { kind: 'lost', lost: this.#lose(key, p, 'over-bound') };
     // A copy: the fetched batch the slice points into is not kept alive by it.
     p.chunks[f.index] = Buffer.from(f.chunk);
     p.received++;
@@ -113,9 +113,9 @@ export class Reassembly {
     if (p.received < p.chunks.length) return { kind: 'held' };
     const record = Buffer.concat(p.chunks as Buffer[]);
     if (record.length !== p.bytes || createHash('sha256').update(record).digest('hex') !== p.digest) {
-      return { kind: 'lost', lost: this.#finish(key, p, 'digest-mismatch') };
+      return { kind: 'lost', lost: this.#lose(key, p, 'digest-mismatch') };
     }
-    this.#finish(key, p, undefined);
+    this.#finish(key, p);
     this.#stats.whole++;
     return { kind: 'whole', record, position: p.first };
   }
@@ -124,7 +124,7 @@ export class Reassembly {
   expire(nowMs: number): LostTrace[] {
     const out: LostTrace[] = [];
     for (const [key, p] of this.#partial) {
-      if (nowMs - p.startedMs >= this.#options.deadlineMs) out.push(this.#finish(key, p, 'deadline'));
+      if (nowMs - p.startedMs >= this.#options.deadlineMs) out.push(this.#lose(key, p, 'deadline'));
     }
     return out;
   }
@@ -174,12 +174,17 @@ export class Reassembly {
     return { kind: 'duplicate' };
   }
 
-  #finish(key: string, p: Partial, loss: FragmentLoss | undefined): LostTrace {
+  /** `p` is done with (whole or given up): its bytes and positions let go, its later fragments recognized. */
+  #finish(key: string, p: Partial): void {
     this.#release(key, p);
     this.#finished.set(key, p.first?.partition);
     if (this.#finished.size > this.#options.maxFinished) this.#finished.delete(this.#finished.keys().next().value!);
-    if (loss !== undefined) this.#stats.lost[loss]++;
-    return { sessionId: p.sessionId, traceId: p.traceId, loss: loss ?? 'deadline', position: p.first, received: p.received, count: p.chunks.length };
+  }
+
+  #lose(key: string, p: Partial, loss: FragmentLoss): LostTrace {
+    this.#finish(key, p);
+    this.#stats.lost[loss]++;
+    return { sessionId: p.sessionId, traceId: p.traceId, loss, position: p.first, received: p.received, count: p.chunks.length };
   }
 
   #release(key: string, p: Partial): void {

@@ -7,7 +7,8 @@ import { STEP_KINDS, type Step } from '../normalize/step.ts';
  * The repartition record: one closed trace of stage 1 (assembled by trace on the partition the
  * Collector wrote) as stage 2 (assembled by session) reads it from the internal topic, keyed by
  * session id. Versioned and validated on both sides: stage 2 refuses (dead-letters) what does
- * not parse, never guesses. Nothing is cut: every step goes whole, and what the capture lost
+ * not parse, never guesses. A record over the topic's largest message goes as fragments of it
+ * ({@link FragmentHeaderSchema}). Nothing is cut: every step goes whole, and what the capture lost
  * (incomplete reasons, conflicts, refused spans, the stage-1 revision) goes with it, so the
  * session is incomplete whenever one of its traces was.
  */
@@ -122,8 +123,9 @@ const TraceRecordSchema = z.strictObject({
 });
 
 /**
- * Sent instead of a trace whose record would exceed the topic's largest message: the session
- * learns that a trace of it is missing (`repartition-refused`), so no absence is claimed.
+ * Sent instead of a trace record the broker refused as too large (its limit below the one read
+ * at start): the session learns that a trace of it is missing (`repartition-refused`), so no
+ * absence is claimed.
  */
 const RefusedRecordSchema = z.strictObject({
   v: z.literal(REPARTITION_RECORD_VERSION),
