@@ -1,9 +1,18 @@
 import type { RecordReader } from '../ingest/kafka/source.ts';
 import type { PositionedInput, PositionFloor, SourcePosition } from '../ingest/pipeline-input.ts';
-import type { ForwardedTrace } from '../pipeline/forwarding.ts';
+import type { CaptureConflict, IncompleteReason } from '../assemble/trajectory.ts';
+import type { Step } from '../normalize/step.ts';
 import type { LevelLog } from '../telemetry/logger.ts';
 import { type FragmentLoss, type LostTrace, Reassembly, type ReassemblyOptions, type ReassemblyStats } from './reassembly.ts';
 import { decodeRepartitionRecord, type RepartitionFragment, type RepartitionRecord } from './record.ts';
+
+/** One closed stage-1 trace as stage 2 takes it (the pipeline's `ForwardedTrace`, declared here: the pipeline sits above). */
+interface ForwardedTrace {
+  sessionId: string;
+  traceId: string;
+  steps: readonly Step[];
+  capture: { incompleteReasons: readonly IncompleteReason[]; conflicts: readonly CaptureConflict[]; refusedSpans: number };
+}
 
 /** Stage 2's pipeline as the session stage feeds it: a positioned input that also takes forwarded traces. */
 export type SessionTarget = PositionedInput & { acceptForwarded(trace: ForwardedTrace, position?: SourcePosition): void };
