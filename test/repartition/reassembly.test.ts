@@ -12,34 +12,11 @@ import { ConfigSchema } from '../../src/config-schema.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
 import { splitRecord } from '../../src/repartition/fragments.ts';
 import { Reassembly } from '../../src/repartition/reassembly.ts';
-import { decodeRepartitionRecord, encodeTraceRecord, type RepartitionFragment } from '../../src/repartition/record.ts';
+import { decodeRepartitionRecord, type RepartitionFragment } from '../../src/repartition/record.ts';
 import { SessionStage } from '../../src/repartition/session-stage.ts';
-import { makeStep } from '../helpers/steps.ts';
+import { traceRecord } from './step-records.ts';
 
 const config = ConfigSchema.parse({ assembler: { quietPeriodMs: 60_000, idleTimeoutMs: 120_000 } });
-const capture = { revision: 1, incompleteReasons: [], conflicts: [], refusedSpans: 0, closedBy: 'quiet-after-root' };
-
-/** A trace record of `n` tool steps of session `sessionId` with results of `bytes` each. */
-function traceRecord(sessionId: string, traceId: string, n: number, bytes: number): Buffer {
-  const steps = Array.from({ length: n }, (_, i) =>
-    makeStep({
-      id: `${traceId.slice(0, 8)}${String(i).padStart(8, '0')}`,
-      traceId,
-      kind: 'tool',
-      name: 'execute_tool read_file',
-      convention: 'genai',
-      toolName: 'read_file',
-      sessionId,
-      result: `line ${i}: ${'lorem ipsum dolor sit amet '.repeat(Math.ceil(bytes / 27))}`.slice(0, bytes),
-      startTimeUnixNano: BigInt(1_700_000_000_000_000_000n + BigInt(i) * 1_000_000n),
-      endTimeUnixNano: BigInt(1_700_000_000_000_000_000n + BigInt(i) * 1_000_000n + 500_000n),
-      statusCode: 1,
-      encodedBytes: bytes,
-    }),
-  );
-  return encodeTraceRecord(sessionId, traceId, steps, capture);
-}
-
 function fragment(value: Buffer): RepartitionFragment {
   const f = decodeRepartitionRecord(value);
   if ('error' in f || f.kind !== 'fragment') throw new Error(`not a fragment: ${JSON.stringify(f).slice(0, 200)}`);
