@@ -137,12 +137,15 @@ export class Forwarder {
       this.#stats.fragmented++;
       this.#stats.fragments += values.length;
     }
+    // Only sizes are kept for a refusal: the steps and the whole record are let go once sent.
+    const stepCount = steps.length;
+    const wholeBytes = whole.length;
     return new Promise<void>((acknowledged) => {
       const of: Forward = {
         sessionId,
         traceId: t.key,
         pending: values.length,
-        refusal: () => encodeRefusedRecord(sessionId, t.key, steps.length, capture, whole.length, this.#options.maxRecordBytes),
+        refusal: () => encodeRefusedRecord(sessionId, t.key, stepCount, capture, wholeBytes, this.#options.maxRecordBytes),
         refused: false,
         acknowledged,
       };
