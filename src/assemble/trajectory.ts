@@ -23,8 +23,10 @@ export type IncompleteReason =
   | 'session-conflict'
   /** A content event (OTLP log record) named a span that never arrived: that span is missing. */
   | 'content-without-span'
-  /** A trace of the session was too large for the internal repartition topic: it is missing here. */
-  | 'repartition-refused';
+  /** The broker refused a trace of the session on the internal repartition topic: it is missing here. */
+  | 'repartition-refused'
+  /** A trace of the session came in fragments that could not be put together (lost, over the bound, corrupt): it is missing here. */
+  | 'repartition-fragment-lost';
 
 /**
  * Each incomplete reason in one sentence (what the docs and `trajwatch schema manifest` print):
@@ -43,7 +45,9 @@ export const INCOMPLETE_REASON_TEXT: Readonly<Record<IncompleteReason, string>> 
   'partitioned-session': "keyed by trace: other traces of the span's session may sit on other partitions",
   'session-conflict': "the trace's spans name two different sessions",
   'content-without-span': 'a content event named a span that never arrived',
-  'repartition-refused': 'a trace of the session was too large for the internal repartition topic',
+  'repartition-refused': 'the broker refused a trace of the session on the internal repartition topic',
+  'repartition-fragment-lost':
+    'a trace of the session came in fragments that stage 2 could not put together (one missing past the deadline, over the reassembly bound, or a digest mismatch)',
   'previous-revision-unknown':
     'its key may have closed before (forgotten by the closed-revision memory, or older than a memory that was cut): an earlier revision may exist',
 };

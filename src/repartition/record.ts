@@ -7,7 +7,8 @@ import { STEP_KINDS, type Step } from '../normalize/step.ts';
  * The repartition record: one closed trace of stage 1 (assembled by trace on the partition the
  * Collector wrote) as stage 2 (assembled by session) reads it from the internal topic, keyed by
  * session id. Versioned and validated on both sides: stage 2 refuses (dead-letters) what does
- * not parse, never guesses. Nothing is cut: every step goes whole, and what the capture lost
+ * not parse, never guesses. A record over the topic's largest message goes as fragments of it
+ * ({@link FragmentHeaderSchema}). Nothing is cut: every step goes whole, and what the capture lost
  * (incomplete reasons, conflicts, refused spans, the stage-1 revision) goes with it, so the
  * session is incomplete whenever one of its traces was.
  */
@@ -29,6 +30,7 @@ const INCOMPLETE_REASONS = [
   'session-conflict',
   'content-without-span',
   'repartition-refused',
+  'repartition-fragment-lost',
 ] as const satisfies readonly IncompleteReason[];
 type Missing = Exclude<IncompleteReason, (typeof INCOMPLETE_REASONS)[number]>;
 const everyReasonListed: Missing extends never ? true : Missing = true;
@@ -121,8 +123,9 @@ const TraceRecordSchema = z.strictObject({
 });
 
 /**
- * Sent instead of a trace whose record would exceed the topic's largest message: the session
- * learns that a trace of it is missing (`repartition-refused`), so no absence is claimed.
+ * Sent instead of a trace record the broker refused as too large (its limit below the one read
+ * at start): the session learns that a trace of it is missing (`repartition-refused`), so no
+ * absence is claimed.
  */
 const RefusedRecordSchema = z.strictObject({
   v: z.literal(REPARTITION_RECORD_VERSION),
@@ -138,6 +141,30 @@ const RefusedRecordSchema = z.strictObject({
 });
 
 export const RepartitionRecordSchema = z.discriminatedUnion('kind', [TraceRecordSchema, RefusedRecordSchema]);
+
+/**
+ * The header of one fragment of a trace record too large for one message (`fragments.ts`): the
+ * header is a JSON line, and the bytes after its newline are the `index`-th slice of the whole
+ * record, whose length and sha256 (`digest`, hex) it names. A whole record never holds a raw
+ * newline (JSON escapes it), so the newline tells the two apart.
+ */
+export const FragmentHeaderSchema = z.strictObject({
+  v: z.literal(REPARTITION_RECORD_VERSION),
+  kind: z.literal('fragment'),
+  sessionId: z.string().min(1),
+  traceId: z.string().min(1),
+  digest: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The whole record's bytes. */
+  bytes: z.number().int().min(1),
+  index: z.number().int().min(0),
+  count: z.number().int().min(2),
+});
+export type FragmentHeader = z.output<typeof FragmentHeaderSchema>;
+
+/** A fragment as read: its header and its slice of the whole record. */
+export interface RepartitionFragment extends FragmentHeader {
+  chunk: Buffer;
+}
 
 /** What `StepSchema` gives back: a {@link Step} (checked below, at compile time). */
 type DecodedStep = z.output<typeof StepSchema>;
@@ -181,9 +208,11 @@ export function encodeRefusedRecord(sessionId: string, traceId: string, steps: n
   return Buffer.from(JSON.stringify(record));
 }
 
-/** Parses a record of the internal topic; a message naming what is wrong when it is not one. */
-export function decodeRepartitionRecord(value: Buffer | null): RepartitionRecord | { error: string } {
+/** Parses a record of the internal topic (a whole one or a fragment); a message naming what is wrong when it is not one. */
+export function decodeRepartitionRecord(value: Buffer | null): RepartitionRecord | RepartitionFragment | { error: string } {
   if (value === null) return { error: 'record has no value' };
+  const newline = value.indexOf(0x0a);
+  if (newline >= 0) return decodeFragment(value, newline);
   let json: unknown;
   try {
     json = JSON.parse(value.toString('utf8'));
@@ -193,4 +222,20 @@ export function decodeRepartitionRecord(value: Buffer | null): RepartitionRecord
   const parsed = RepartitionRecordSchema.safeParse(json);
   if (!parsed.success) return { error: z.prettifyError(parsed.error).slice(0, 1_000) };
   return parsed.data as RepartitionRecord;
+}
+
+function decodeFragment(value: Buffer, newline: number): RepartitionFragment | { error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(value.subarray(0, newline).toString('utf8'));
+  } catch (err) {
+    return { error: `fragment header not JSON: ${(err as Error).message}` };
+  }
+  const parsed = FragmentHeaderSchema.safeParse(json);
+  if (!parsed.success) return { error: z.prettifyError(parsed.error).slice(0, 1_000) };
+  const header = parsed.data;
+  const chunk = value.subarray(newline + 1);
+  if (header.index >= header.count) return { error: `fragment index ${header.index} of ${header.count}` };
+  if (chunk.length === 0 || chunk.length > header.bytes) return { error: `fragment of ${chunk.length} bytes for a record of ${header.bytes}` };
+  return { ...header, chunk };
 }

@@ -46,7 +46,7 @@ import { underDataDir } from '../judge/config.ts';
 import { KafkaSourceComponent } from './components/kafka-source.ts';
 import { PipelineStage, TICK_MS } from './components/pipeline-stage.ts';
 import { openRevisionMemory, restoreRevisionMemory } from './components/revision-memory.ts';
-import { RepartitionComponent, sessionRecordReader, sessionStageSourceConfig } from './components/repartition.ts';
+import { RepartitionComponent, sessionStageSourceConfig } from './components/repartition.ts';
 import { audienceRefusalsComponent } from './components/audience-refusals.ts';
 import { sinkComponent } from './components/sink.ts';
 import { SpanWalComponent } from './components/span-wal.ts';
@@ -307,7 +307,7 @@ interface TraceStage {
  * forwards each closed trace that names a session; a trace naming none is analyzed by stage 1.
  */
 function buildTraceStage(ctx: Context, config: KafkaSourceConfig, sessions: Pipeline, options: PipelineOptions, tickMs: number | undefined): TraceStage {
-  const repartition = keep(ctx, new RepartitionComponent(config, ctx.registry, ctx.log('repartition')));
+  const repartition = keep(ctx, new RepartitionComponent(config, sessions, ctx.registry, ctx.log('repartition')));
   // Stage 2's pipeline stops after stage 1's: stage 1 must not shut the judge down under it (the judge component closes it last).
   const judge = options.decisions;
   const decisions =
@@ -317,9 +317,9 @@ function buildTraceStage(ctx: Context, config: KafkaSourceConfig, sessions: Pipe
   const traces = new Pipeline({ ...options, ...decisions, forward: repartition.forwarder });
   const stage2Source = keep(
     ctx,
-    new KafkaSourceComponent(sessionStageSourceConfig(config), sessions, ctx.registry, ctx.log('source.kafka.sessions'), {
+    new KafkaSourceComponent(sessionStageSourceConfig(config), repartition.sessions.input, ctx.registry, ctx.log('source.kafka.sessions'), {
       name: 'source.kafka.sessions',
-      reader: sessionRecordReader(sessions),
+      reader: repartition.sessions.reader,
       metricsPrefix: KAFKA_SESSIONS_SOURCE_PREFIX,
     }),
   );

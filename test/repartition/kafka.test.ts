@@ -86,7 +86,7 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
     return [t, () => [step]];
   };
 
-  it('names backpressure while bytes are in flight, refuses a record over the limit with a refusal record, and forwards keyed by session', async () => {
+  it('names backpressure while bytes are in flight, sends a record over the limit in fragments, and forwards keyed by session', async () => {
     const topic = uniqueTopic('rp.fwd');
     await admin.createTopics({ topics: [{ topic, numPartitions: 2 }], waitForLeaders: true });
     const logged: string[] = [];
@@ -99,29 +99,34 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
     expect(forwarder.backpressure()).toBe('repartition-in-flight');
     await Promise.all(acks);
     expect(forwarder.backpressure()).toBeUndefined();
-    expect(forwarder.stats()).toMatchObject({ forwarded: 3, refused: 1, inFlightBytes: 0, inFlightRecords: 0 });
-    expect(logged.some((m) => m.includes('too large'))).toBe(true);
+    const stats = forwarder.stats();
+    expect(stats).toMatchObject({ forwarded: 3, refused: 0, fragmented: 1, inFlightBytes: 0, inFlightRecords: 0 });
+    expect(stats.fragments).toBeGreaterThanOrEqual(4);
+    expect(logged).toEqual([]);
 
     const consumer = kafka.consumer({ groupId: uniqueTopic('rp.read') });
     await consumer.connect();
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
-    const seen: { key: string; kind: string; partition: number }[] = [];
+    const seen: { key: string; kind: string; partition: number; offset: number }[] = [];
+    const want = 2 + stats.fragments;
     await new Promise<void>((done) => {
       void consumer.run({
         eachMessage: async ({ message, partition }) => {
           const r = decodeRepartitionRecord(message.value);
           if ('error' in r) throw new Error(r.error);
-          seen.push({ key: message.key!.toString(), kind: r.kind, partition });
-          if (seen.length === 3) done();
+          seen.push({ key: message.key!.toString(), kind: r.kind, partition, offset: Number(message.offset) });
+          if (seen.length === want) done();
         },
       });
     });
     await consumer.disconnect();
-    const byTrace = seen.map((s) => s.kind).sort();
-    expect(byTrace).toEqual(['refused', 'trace', 'trace']);
-    // One session, one partition: both traces of sess-a where the key hashes.
+    expect(seen.filter((s) => s.kind === 'trace')).toHaveLength(2);
+    // One session, one partition: both traces of sess-a where the key hashes; sess-b's fragments in order on one partition.
     const a = seen.filter((s) => s.key === 'sess-a');
     expect(new Set(a.map((s) => s.partition)).size).toBe(1);
+    const b = seen.filter((s) => s.key === 'sess-b');
+    expect(b.every((s) => s.kind === 'fragment')).toBe(true);
+    expect(new Set(b.map((s) => s.partition)).size).toBe(1);
     // Not a record without a trace: the undecided case is `undefined`, analyzed by stage 1.
     expect(
       forwarder.forward(
@@ -133,5 +138,37 @@ describe.runIf(brokers !== undefined)('repartition topics and forwarder (real br
         })(),
       ),
     ).toBeUndefined();
+  }, 60_000);
+
+  it('a record the broker refuses as too large (a topic limit below maxRecordBytes, not read at start) becomes a refusal record, counted and logged', async () => {
+    const topic = uniqueTopic('rp.refuse');
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'max.message.bytes', value: '20000' }] }], waitForLeaders: true });
+    const logged: string[] = [];
+    const forwarder = new Forwarder(producer, {
+      topic,
+      maxInFlightBytes: 1 << 20,
+      maxRecordBytes: 200_000,
+      lingerMs: 5,
+      compression: 'none',
+      log: (_l, m) => logged.push(m),
+    });
+    await Promise.all([forwarder.forward(...trace('t5', 'sess-c', 60_000)), forwarder.forward(...trace('t6', 'sess-c', 500))]);
+    expect(forwarder.stats()).toMatchObject({ forwarded: 2, refused: 1, inFlightBytes: 0, inFlightRecords: 0 });
+    expect(logged.filter((m) => m.includes('refused'))).toHaveLength(1);
+    const consumer = kafka.consumer({ groupId: uniqueTopic('rp.read') });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    const kinds: string[] = [];
+    await new Promise<void>((done) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          const r = decodeRepartitionRecord(message.value);
+          kinds.push('error' in r ? 'error' : r.kind);
+          if (kinds.length === 2) done();
+        },
+      });
+    });
+    await consumer.disconnect();
+    expect(kinds.sort()).toEqual(['refused', 'trace']);
   }, 60_000);
 });

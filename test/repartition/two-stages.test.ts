@@ -13,7 +13,9 @@ import { decodeOtlpProto } from '../../src/ingest/otlp/proto-decode.ts';
 import type { DecodedRequest } from '../../src/ingest/span.ts';
 import type { TrajectoryForward } from '../../src/pipeline/forwarding.ts';
 import { Pipeline } from '../../src/pipeline/pipeline.ts';
+import { splitRecord } from '../../src/repartition/fragments.ts';
 import { captureOf, decodeRepartitionRecord, encodeRefusedRecord, encodeTraceRecord, sessionOf } from '../../src/repartition/record.ts';
+import { SessionStage } from '../../src/repartition/session-stage.ts';
 import type { FindingSink } from '../../src/sinks/finding-sink.ts';
 import { conversations } from './session-records.ts';
 
@@ -36,8 +38,14 @@ function decoded(value: Buffer): DecodedRequest {
   return d;
 }
 
-/** Stage 1 → records (the real encoding) → stage 2; returns stage 2's trajectories and every finding id. */
-async function twoStages(requests: DecodedRequest[], options: { tooLarge?: (traceId: string) => boolean; replayForwards?: boolean } = {}) {
+/**
+ * Stage 1 → records (the real encoding; in fragments of `fragmentBytes` when given) → stage 2's
+ * record reader; returns stage 2's trajectories and every finding id.
+ */
+async function twoStages(
+  requests: DecodedRequest[],
+  options: { tooLarge?: (traceId: string) => boolean; replayForwards?: boolean; fragmentBytes?: number } = {},
+) {
   const ids: string[] = [];
   const trajectories: Trajectory[] = [];
   const records: Buffer[] = [];
@@ -47,7 +55,9 @@ async function twoStages(requests: DecodedRequest[], options: { tooLarge?: (trac
       const sessionId = sessionOf(steps);
       if (sessionId === undefined) return undefined;
       const value = encodeTraceRecord(sessionId, t.key, steps, captureOf(t));
-      records.push(options.tooLarge?.(t.key) === true ? encodeRefusedRecord(sessionId, t.key, steps.length, captureOf(t), value.length, 10) : value);
+      if (options.tooLarge?.(t.key) === true) records.push(encodeRefusedRecord(sessionId, t.key, steps.length, captureOf(t), value.length, 10));
+      else if (options.fragmentBytes !== undefined) records.push(...splitRecord(sessionId, t.key, value, options.fragmentBytes));
+      else records.push(value);
       return Promise.resolve();
     },
     backpressure: () => undefined,
@@ -58,13 +68,12 @@ async function twoStages(requests: DecodedRequest[], options: { tooLarge?: (trac
   for (const r of requests) stage1.accept(r);
   await stage1.drain('end-of-input');
   const feed = options.replayForwards === true ? [...records, ...records] : records;
-  for (const value of feed) {
-    const record = decodeRepartitionRecord(value);
-    if ('error' in record) throw new Error(record.error);
-    const reasons = record.kind === 'refused' ? [...record.capture.incompleteReasons, 'repartition-refused' as const] : record.capture.incompleteReasons;
-    const steps = record.kind === 'trace' ? record.steps : [];
-    stage2.acceptForwarded({ sessionId: record.sessionId, traceId: record.traceId, steps, capture: { ...record.capture, incompleteReasons: reasons } });
+  const sessions = new SessionStage(stage2, { maxBytes: 64 << 20, deadlineMs: 60_000 }, () => {});
+  for (const [offset, value] of feed.entries()) {
+    const taken = sessions.reader(value, { partition: 0, offset });
+    if (typeof taken !== 'number') throw new Error(taken.detail);
   }
+  expect(sessions.stats()).toMatchObject({ heldBytes: 0, partialTraces: 0 });
   await stage2.drain('end-of-input');
   return { ids, trajectories, records };
 }
@@ -99,6 +108,16 @@ describe('stage 1 → repartition record → stage 2', () => {
     expect(view(split.trajectories)).toEqual(view(whole.trajectories));
     // The repetition across turns is only seen whole: at least one finding per conversation spans traces.
     expect(split.trajectories.every((t) => t.traceIds.length >= 3)).toBe(true);
+  });
+
+  it('in fragments (each trace record split in order): the same trajectories and finding ids', async () => {
+    const split = await twoStages(requests, { fragmentBytes: 700 });
+    const whole = await twoStages(requests);
+    expect(split.records.length).toBeGreaterThan(2 * whole.records.length);
+    expect(new Set(split.ids)).toEqual(new Set(whole.ids));
+    expect(split.trajectories.map((t) => [t.key, t.traceIds, t.complete, t.steps.length])).toEqual(
+      whole.trajectories.map((t) => [t.key, t.traceIds, t.complete, t.steps.length]),
+    );
   });
 
   it('a replayed forward (stage 1 crashed before its commit) adds nothing, refused spans not counted twice', async () => {

@@ -31,9 +31,18 @@ export const SessionStageConfigSchema = z.strictObject({
   maxInFlightBytes: intKey(1024, 16 * 1024 * 1024),
   /**
    * Largest record forwarded; the topic's `max.message.bytes`, read at start, lowers it. A
-   * trace over it is refused (counted, logged) and its session marked `repartition-refused`.
+   * trace over it goes in ordered fragments of at most this size, put together by stage 2.
    */
   maxRecordBytes: intKey(1024, 1_000_000),
+  /** How stage 1's produce requests to the internal topic are compressed (kafkajs's built-in gzip, or none). */
+  compression: z.enum(['gzip', 'none']).default('gzip'),
+  /**
+   * Bytes of fragments stage 2 holds for traces not yet whole; a fragment that would pass it
+   * gives its trace up and marks the session `repartition-fragment-lost`. Keep it above the largest trace.
+   */
+  maxReassemblyBytes: intKey(1024, 64 * 1024 * 1024),
+  /** A fragmented trace not whole this long after its first fragment is given up (`repartition-fragment-lost`). */
+  reassemblyDeadlineMs: intKey(100, 60_000),
   /** Forwards are gathered this long into one produce request. */
   lingerMs: z.number().int().min(0).max(1_000).default(5),
   /** The source topic's partition count, when given: checked at start like the internal topic's. */

@@ -1,12 +1,11 @@
 import type { Kafka, Producer } from 'kafkajs';
 import { ConfigError, UpstreamError } from '../../errors.ts';
 import { type KafkaSourceConfig, sessionsTopicOf } from '../../ingest/kafka/config.ts';
-import type { RecordReader } from '../../ingest/kafka/source.ts';
 import { kafkaClient } from '../../kafka/client.ts';
-import type { Pipeline } from '../../pipeline/pipeline.ts';
 import { Forwarder } from '../../repartition/forwarder.ts';
 import { registerForwarderMetrics } from '../../repartition/forwarder-metrics.ts';
-import { decodeRepartitionRecord } from '../../repartition/record.ts';
+import { registerReassemblyMetrics } from '../../repartition/reassembly-metrics.ts';
+import { SessionStage, type SessionTarget } from '../../repartition/session-stage.ts';
 import { prepareTopics } from '../../repartition/topics.ts';
 import { levelLog, type Logger } from '../../telemetry/logger.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
@@ -14,27 +13,38 @@ import { type Component, once } from '../component.ts';
 
 /** How long a stop waits for forwards in flight to be acknowledged; what is not stays uncommitted (replayed). */
 const STOP_FLUSH_MS = 5_000;
+/** The longest wait between two looks for fragmented traces past their deadline. */
+const MAX_SWEEP_MS = 1_000;
 
 /**
  * The repartition between the two stages (docs/scaling-out.md §4): the internal topic checked
- * (or created) at start, and stage 1's forwarder with its producer. Started before stage 2's
- * consumer (which needs the topic) and stage 1 (which forwards); stopped after stage 1 stopped,
- * once what it forwarded is acknowledged (bounded). Its health is the forwarder's bound.
+ * (or created) at start, stage 1's forwarder with its producer, and stage 2's side
+ * ({@link sessions}: the reader of the internal topic and the reassembly of fragmented traces,
+ * swept for deadlines while started). Started before stage 2's consumer (which needs the topic)
+ * and stage 1 (which forwards); stopped after both stopped, once what stage 1 forwarded is
+ * acknowledged (bounded). Its health is the forwarder's bound.
  */
 export class RepartitionComponent implements Component {
   readonly name = 'repartition';
   readonly forwarder: Forwarder;
+  /** What stage 2's Kafka source reads with (`reader`) and feeds (`input`). */
+  readonly sessions: SessionStage;
   readonly #config: KafkaSourceConfig;
   readonly #kafka: Kafka;
   readonly #producer: Producer;
+  #sweep: NodeJS.Timeout | undefined;
 
-  constructor(config: KafkaSourceConfig, registry: MetricRegistry, logger: Logger) {
+  /** `sessions`: stage 2's pipeline (by session). */
+  constructor(config: KafkaSourceConfig, sessions: SessionTarget, registry: MetricRegistry, logger: Logger) {
     this.#config = config;
     this.#kafka = kafkaClient(config, { keyPrefix: 'source.kafka.', log: levelLog(logger) });
     this.#producer = this.#kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
-    const { maxInFlightBytes, maxRecordBytes, lingerMs } = config.sessions;
-    this.forwarder = new Forwarder(this.#producer, { topic: sessionsTopicOf(config), maxInFlightBytes, maxRecordBytes, lingerMs, log: levelLog(logger) });
+    const { maxInFlightBytes, maxRecordBytes, lingerMs, compression, maxReassemblyBytes, reassemblyDeadlineMs } = config.sessions;
+    const log = levelLog(logger);
+    this.forwarder = new Forwarder(this.#producer, { topic: sessionsTopicOf(config), maxInFlightBytes, maxRecordBytes, lingerMs, compression, log });
+    this.sessions = new SessionStage(sessions, { maxBytes: maxReassemblyBytes, deadlineMs: reassemblyDeadlineMs }, log);
     registerForwarderMetrics(registry, () => this.forwarder.stats());
+    registerReassemblyMetrics(registry, () => this.sessions.stats());
   }
 
   /** @throws ConfigError for a missing or mis-sized topic; UpstreamError when the broker cannot be reached. */
@@ -51,6 +61,8 @@ export class RepartitionComponent implements Component {
       });
       if (maxMessageBytes !== undefined) this.forwarder.limitRecordBytes(maxMessageBytes);
       await this.#producer.connect();
+      const everyMs = Math.min(MAX_SWEEP_MS, Math.ceil(sessions.reassemblyDeadlineMs / 4));
+      this.#sweep = setInterval(() => this.sessions.sweep(), everyMs);
     } catch (err) {
       if (err instanceof ConfigError) throw err;
       throw new UpstreamError(`repartition: cannot prepare ${internal}: ${(err as Error).message}`, {
@@ -67,6 +79,7 @@ export class RepartitionComponent implements Component {
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.forwarder.flushed(), new Promise<void>((r) => (timer = setTimeout(r, STOP_FLUSH_MS)))]);
     clearTimeout(timer);
+    clearInterval(this.#sweep);
     this.forwarder.close();
     await this.#producer.disconnect().catch(() => undefined);
   });
@@ -92,25 +105,5 @@ export function sessionStageSourceConfig(config: KafkaSourceConfig): KafkaSource
     deadLetterTopic: sessions.deadLetterTopic ?? `${topic}.dlq`,
     // The internal topic holds only what stage 1 forwarded: a new group reads all of it.
     fromBeginning: true,
-  };
-}
-
-/**
- * Stage 2 reads a record of the internal topic into the session pipeline: a trace's steps and
- * capture state, or a refusal (the session learns a trace of it is missing). A record that does
- * not parse is dead-lettered with the reason `invalid-repartition-record`.
- */
-export function sessionRecordReader(pipeline: Pipeline): RecordReader {
-  return (value, position) => {
-    const record = decodeRepartitionRecord(value);
-    if ('error' in record) return { reason: 'invalid-repartition-record', detail: record.error };
-    const { sessionId, traceId, capture } = record;
-    if (record.kind === 'trace') {
-      pipeline.acceptForwarded({ sessionId, traceId, steps: record.steps, capture }, position);
-      return record.steps.length;
-    }
-    const reasons = [...capture.incompleteReasons, 'repartition-refused' as const];
-    pipeline.acceptForwarded({ sessionId, traceId, steps: [], capture: { ...capture, incompleteReasons: reasons } }, position);
-    return 0;
   };
 }

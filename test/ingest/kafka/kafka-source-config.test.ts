@@ -29,6 +29,9 @@ describe('source configuration', () => {
         replicationFactor: -1,
         maxInFlightBytes: 16 * 1024 * 1024,
         maxRecordBytes: 1_000_000,
+        compression: 'gzip',
+        maxReassemblyBytes: 64 * 1024 * 1024,
+        reassemblyDeadlineMs: 60_000,
         lingerMs: 5,
       },
     });

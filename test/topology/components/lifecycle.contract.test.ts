@@ -94,7 +94,7 @@ const CASES: Record<string, LifecycleCase> = {
   },
   repartition: {
     startable: false,
-    build: async () => new RepartitionComponent(kafkaSource, undefined, silentLogger()),
+    build: async () => new RepartitionComponent(kafkaSource, pipeline(), undefined, silentLogger()),
   },
   sink: {
     startable: true,
