@@ -39,6 +39,8 @@ export interface ReassemblyStats {
   partialTraces: number;
   whole: number;
   duplicates: number;
+  /** Unfinished copies of a trace let go because another copy of it arrived whole (a stage-1 member re-sent it). */
+  superseded: number;
   lost: Record<FragmentLoss, number>;
 }
 
@@ -73,7 +75,7 @@ export class Reassembly {
   /** Finished traces (insertion order, bounded), with the partition they came from. */
   readonly #finished = new Map<string, number | undefined>();
   #heldBytes = 0;
-  readonly #stats = { whole: 0, duplicates: 0, lost: { deadline: 0, 'over-bound': 0, 'digest-mismatch': 0 } };
+  readonly #stats = { whole: 0, duplicates: 0, superseded: 0, lost: { deadline: 0, 'over-bound': 0, 'digest-mismatch': 0 } };
 
   constructor(options: ReassemblyOptions) {
     this.#options = { maxFinished: DEFAULT_MAX_FINISHED, ...options };
@@ -129,6 +131,23 @@ export class Reassembly {
     return out;
   }
 
+  /**
+   * Lets go of every unfinished copy of `traceId` in `sessionId`: another copy of it arrived
+   * whole after them on the same partition (a stage-1 member that crashed mid-forward assembled
+   * the trace again from its source and sent it anew), so theirs is not lost, only replaced.
+   * Returns how many were let go; counted in {@link stats} as `superseded`.
+   */
+  supersede(sessionId: string, traceId: string): number {
+    let released = 0;
+    for (const [key, p] of this.#partial) {
+      if (p.sessionId !== sessionId || p.traceId !== traceId) continue;
+      this.#finish(key, p);
+      released++;
+    }
+    this.#stats.superseded += released;
+    return released;
+  }
+
   /** Moves every unfinished trace's deadline `ms` later (time in which its fragments could not come). */
   postpone(ms: number): void {
     for (const p of this.#partial.values()) p.startedMs += ms;
@@ -165,6 +184,7 @@ export class Reassembly {
       partialTraces: this.#partial.size,
       whole: this.#stats.whole,
       duplicates: this.#stats.duplicates,
+      superseded: this.#stats.superseded,
       lost: { ...this.#stats.lost },
     };
   }

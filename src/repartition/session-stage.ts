@@ -98,6 +98,7 @@ export class SessionStage {
   #whole(record: RepartitionRecord, position: SourcePosition): number {
     const { sessionId, traceId, capture } = record;
     if (record.kind === 'trace') {
+      this.#reassembly.supersede(sessionId, traceId);
       this.#target.acceptForwarded({ sessionId, traceId, steps: record.steps, capture }, position);
       return record.steps.length;
     }

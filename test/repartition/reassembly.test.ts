@@ -191,6 +191,33 @@ describe('SessionStage: fragments into the session pipeline', () => {
     expect(session.steps.every((s) => s.traceId === 'd'.repeat(32))).toBe(true);
   });
 
+  it('a copy cut short by a stage-1 crash is superseded, not lost, when the trace arrives whole again after it', async () => {
+    const { pipeline, stage, trajectories, advance } = stage2();
+    // The first copy: its member died after three fragments. The re-sent copy differs (another digest) and comes whole.
+    const first = splitRecord('conv-9', TRACE, traceRecord('conv-9', TRACE, 19, 400), 2_000);
+    first.slice(0, 3).forEach((v, i) => stage.reader(v, { partition: 3, offset: i }));
+    expect(stage.stats().partialTraces).toBe(1);
+    values.forEach((v, i) => stage.reader(v, { partition: 3, offset: 3 + i }));
+    expect(stage.stats()).toMatchObject({ partialTraces: 0, heldBytes: 0, whole: 1, superseded: 1, lost: { deadline: 0 } });
+    advance(10_000);
+    stage.sweep();
+    expect(stage.stats().lost.deadline).toBe(0);
+    await pipeline.drain('end-of-input');
+    const session = trajectories.find((t) => t.key === 'conv-9')!;
+    expect(session.incompleteReasons).not.toContain('repartition-fragment-lost');
+    expect(session.steps).toHaveLength(20);
+  });
+
+  it('an unfragmented copy of the trace supersedes an unfinished fragmented one too; another trace of the session is kept', () => {
+    const { stage } = stage2();
+    values.slice(0, 2).forEach((v, i) => stage.reader(v, { partition: 5, offset: i }));
+    const otherTrace = splitRecord('conv-9', 'e'.repeat(32), traceRecord('conv-9', 'e'.repeat(32), 20, 400), 2_000);
+    stage.reader(otherTrace[0]!, { partition: 5, offset: 2 });
+    stage.reader(traceRecord('conv-9', TRACE, 2, 100), { partition: 5, offset: 3 });
+    expect(stage.stats()).toMatchObject({ partialTraces: 1, superseded: 1 });
+    expect(stage.input.committable().get(5)).toBe(2);
+  });
+
   it('a partition dropped at a rebalance forgets its unfinished traces (the next owner replays them from the first fragment)', () => {
     const { stage } = stage2();
     values.slice(0, 2).forEach((v, i) => stage.reader(v, { partition: 4, offset: i }));
