@@ -149,11 +149,16 @@ export class KafkaSource {
     const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
       if (options.reader === undefined) await checkSourceTopics(kafka, config);
-      if (config.createDeadLetterTopic) {
-        await ensureTopics(kafka, [
-          { topic: config.deadLetterTopic, create: { numPartitions: 1, replicationFactor: -1 }, fix: 'create it', where: 'the Kafka cluster (source.kafka)' },
-        ]);
-      }
+      // Checked even when it may not be created: a missing one is named now, not at the first undecodable record.
+      await ensureTopics(kafka, [
+        {
+          topic: config.deadLetterTopic,
+          label: 'the dead-letter topic',
+          create: config.createDeadLetterTopic ? { numPartitions: 1, replicationFactor: -1 } : undefined,
+          fix: 'create it, or set source.kafka.createDeadLetterTopic',
+          where: 'the Kafka cluster (source.kafka)',
+        },
+      ]);
       await source.#run();
     } catch (err) {
       await source.#disconnect();

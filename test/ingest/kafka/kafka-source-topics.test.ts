@@ -1,6 +1,6 @@
 /**
  * The Kafka source's topics at start, against the real broker (which does not auto-create
- * topics): a missing spans or logs topic is created when `createTopics` allows it, else the start
+ * topics): a missing spans, logs or dead-letter topic is created when `createTopics` allows it, else the start
  * refuses with a ConfigError naming the topic and the key that fixes it; a logs topic of another
  * partition count than the spans topic is refused, naming both.
  */
@@ -71,6 +71,13 @@ describe.runIf(brokers !== undefined)('Kafka source topics at start (real broker
     expect(err.issues).toEqual([`the spans topic ${topic} does not exist: create it (the Collector's traces topic; source.kafka.topic names it), or set source.kafka.createTopics`]);
     expect(err.message).toContain('source.kafka');
     expect(await admin.listTopics()).not.toContain(topic);
+  });
+
+  it('a missing dead-letter topic that may not be created stops the start, naming it and source.kafka.createDeadLetterTopic', async () => {
+    const topic = uniqueTopic('topics.spans');
+    await create(topic, 1);
+    const err = await refusal({ ...base(topic), createDeadLetterTopic: false });
+    expect(err.issues).toEqual([`the dead-letter topic ${topic}.dlq does not exist: create it, or set source.kafka.createDeadLetterTopic`]);
   });
 
   it('a missing logs topic stops the start, naming the topic, its partition count and the keys that fix it', async () => {
