@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import type { Kafka } from 'kafkajs';
 import { ConfigError, UpstreamError, UsageError } from '../errors.ts';
 import { audienceView, type Audience } from '../findings/audience.ts';

@@ -38,7 +38,12 @@ describe.runIf(brokers !== undefined)('tail --kafka and a missing topic (real br
       expect(ownLines(stderr)).toEqual([
         `trajwatch tail: topic ${topics[which]} does not exist on ${brokers!.join(',')}: serve's Kafka sink creates it at its first record with sinks.kafka.createTopics, or set sinks.kafka.topics.${which} to the topic serve writes`,
       ]);
-      const admin = new Kafka({ clientId: 'tail-test', brokers: brokers!, logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') }).admin();
+      const admin = new Kafka({
+        clientId: 'tail-test',
+        brokers: brokers!,
+        logLevel: kafkajsLogLevel('nothing'),
+        logCreator: quietLogCreator('nothing'),
+      }).admin();
       await admin.connect();
       const existing = await admin.listTopics();
       await admin.disconnect();

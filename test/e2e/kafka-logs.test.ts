@@ -49,11 +49,16 @@ async function runAgent(collectorUrl: string, sessionId: string): Promise<void> 
     resource,
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${collectorUrl}/v1/traces` }))],
   });
-  const loggerProvider = new LoggerProvider({ resource, processors: [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${collectorUrl}/v1/logs` }) })] });
+  const loggerProvider = new LoggerProvider({
+    resource,
+    processors: [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${collectorUrl}/v1/logs` }) })],
+  });
   const tracer = tracerProvider.getTracer('kafka-logs');
   const logger = loggerProvider.getLogger('kafka-logs');
   const session = { 'gen_ai.conversation.id': sessionId };
-  const root = tracer.startSpan('invoke_agent forecaster', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'forecaster', ...session } });
+  const root = tracer.startSpan('invoke_agent forecaster', {
+    attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.agent.name': 'forecaster', ...session },
+  });
   const rootCtx = trace.setSpan(context.active(), root);
   const chat = tracer.startSpan('chat', { attributes: { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': 'm-1', ...session } }, rootCtx);
   const chatCtx = trace.setSpan(rootCtx, chat);
@@ -115,7 +120,12 @@ describe.runIf(brokers !== undefined)('content events as OTLP logs through a rea
 
   beforeAll(async () => {
     const bin = await ensureCollector();
-    const admin = new Kafka({ clientId: 'kafka-logs-test', brokers: brokers!, logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') }).admin();
+    const admin = new Kafka({
+      clientId: 'kafka-logs-test',
+      brokers: brokers!,
+      logLevel: kafkajsLogLevel('nothing'),
+      logCreator: quietLogCreator('nothing'),
+    }).admin();
     await admin.connect();
     await admin.createTopics({
       topics: [spansTopic, logsTopic].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })),
@@ -160,7 +170,10 @@ describe.runIf(brokers !== undefined)('content events as OTLP logs through a rea
 
   it('each member holds partition p of both topics', () => {
     for (const member of members) {
-      const lines = member.output().split('\n').filter((l) => l.includes('"partitions assigned"') && l.includes(logsTopic));
+      const lines = member
+        .output()
+        .split('\n')
+        .filter((l) => l.includes('"partitions assigned"') && l.includes(logsTopic));
       expect(lines.length).toBeGreaterThan(0);
       expect(member.output()).not.toContain('spans and logs partitions assigned apart');
     }

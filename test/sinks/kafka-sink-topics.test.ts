@@ -41,7 +41,12 @@ describe.runIf(brokers !== undefined)('Kafka sink topics (real broker, no auto-c
       expect(failure?.fields.error).not.toContain('does not host this topic-partition');
       expect(sink.stats()).toMatchObject({ delivered: 0, outboxRecords: 1 });
 
-      const admin = new Kafka({ clientId: 'sink-topics-test', brokers: brokers!, logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') }).admin();
+      const admin = new Kafka({
+        clientId: 'sink-topics-test',
+        brokers: brokers!,
+        logLevel: kafkajsLogLevel('nothing'),
+        logCreator: quietLogCreator('nothing'),
+      }).admin();
       await admin.connect();
       await admin.createTopics({ topics: [topics.findings, topics.alarms].map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
       await admin.disconnect();

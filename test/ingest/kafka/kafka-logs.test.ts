@@ -22,7 +22,14 @@ const RUNS = ['kl-a', 'kl-b', 'kl-c', 'kl-d', 'kl-e', 'kl-f'];
 
 /** One OTLP/JSON logs request: the result of each run's first tool call as a `gen_ai.choice` event in that span's context. */
 function resultEvent(traceId: string, spanId: string, callId: string, result: string): Buffer {
-  const body = { kvlistValue: { values: [{ key: 'message', value: { stringValue: result } }, { key: 'id', value: { stringValue: callId } }] } };
+  const body = {
+    kvlistValue: {
+      values: [
+        { key: 'message', value: { stringValue: result } },
+        { key: 'id', value: { stringValue: callId } },
+      ],
+    },
+  };
   const record = { timeUnixNano: '1700000000000000000', eventName: 'gen_ai.choice', traceId, spanId, body };
   return Buffer.from(JSON.stringify({ resourceLogs: [{ resource: { attributes: [] }, scopeLogs: [{ scope: { name: 't' }, logRecords: [record] }] }] }));
 }
@@ -36,7 +43,12 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, timeout
 }
 
 describe.runIf(brokers !== undefined)('Kafka source with the logs topic (real broker)', () => {
-  const kafka = new Kafka({ clientId: 'logs-source-test', brokers: brokers ?? [], logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+  const kafka = new Kafka({
+    clientId: 'logs-source-test',
+    brokers: brokers ?? [],
+    logLevel: kafkajsLogLevel('nothing'),
+    logCreator: quietLogCreator('nothing'),
+  });
   const admin = kafka.admin();
   const producer = kafka.producer();
   beforeAll(() => Promise.all([admin.connect(), producer.connect()]));
@@ -55,7 +67,16 @@ describe.runIf(brokers !== undefined)('Kafka source with the logs topic (real br
       analyze: createAnalyzer(config),
       keyBy: 'trace',
       onTrajectory: (t) => closed.push(t),
-      sinks: [{ name: 'none', write: () => {}, backpressure: () => undefined, backlog: () => ({ records: 0, bytes: 0 }), flushed: async () => {}, close: async () => {} }],
+      sinks: [
+        {
+          name: 'none',
+          write: () => {},
+          backpressure: () => undefined,
+          backlog: () => ({ records: 0, bytes: 0 }),
+          flushed: async () => {},
+          close: async () => {},
+        },
+      ],
     });
     const ticker = setInterval(() => pipeline.tick(), 50);
     const source = await KafkaSource.start(
@@ -86,7 +107,9 @@ describe.runIf(brokers !== undefined)('Kafka source with the logs topic (real br
       await producer.send({ topic: logsTopic, acks: -1, messages: [{ key: runs[0]!.traceId, value: Buffer.from('{not json') }] });
       await producer.send({ topic, acks: -1, messages: runs.map((r) => ({ key: r.traceId, value: encodeSpans(r.spans) })) });
 
-      await until(`every run closed (${JSON.stringify(source.stats())})`, () => RUNS.every((id) => closed.some((t) => t.steps.some((s) => s.toolCallId === `call-${id}-1`))));
+      await until(`every run closed (${JSON.stringify(source.stats())})`, () =>
+        RUNS.every((id) => closed.some((t) => t.steps.some((s) => s.toolCallId === `call-${id}-1`))),
+      );
       for (const r of runs) {
         const t = closed.find((c) => c.key === r.traceId)!;
         expect(t.steps.find((s) => s.toolCallId === `call-${r.id}-1`)?.result).toBe(`ok-${r.id}`);
@@ -109,8 +132,19 @@ describe.runIf(brokers !== undefined)('Kafka source with the logs topic (real br
           .sort((a, b) => a.partition - b.partition)
           .map((p) => Math.max(0, Number(p.offset)))
           .join();
-      const state = async () => JSON.stringify({ spans: [await commits(topic), await ends(topic)], logs: [await commits(logsTopic), await ends(logsTopic)], committable: [...pipeline.committable()], stats: source.stats() });
-      await until('both topics committed to their ends', async () => (await commits(topic)) === (await ends(topic)) && (await commits(logsTopic)) === (await ends(logsTopic)), 40_000, state);
+      const state = async () =>
+        JSON.stringify({
+          spans: [await commits(topic), await ends(topic)],
+          logs: [await commits(logsTopic), await ends(logsTopic)],
+          committable: [...pipeline.committable()],
+          stats: source.stats(),
+        });
+      await until(
+        'both topics committed to their ends',
+        async () => (await commits(topic)) === (await ends(topic)) && (await commits(logsTopic)) === (await ends(logsTopic)),
+        40_000,
+        state,
+      );
     } finally {
       clearInterval(ticker);
       await source.stop();

@@ -57,18 +57,31 @@ async function joined(source: KafkaSource): Promise<void> {
 }
 
 describe.runIf(brokers !== undefined)('Kafka source topics at start (real broker, no auto-creation)', () => {
-  const admin = new Kafka({ clientId: 'topics-test', brokers: brokers ?? [], logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') }).admin();
+  const admin = new Kafka({
+    clientId: 'topics-test',
+    brokers: brokers ?? [],
+    logLevel: kafkajsLogLevel('nothing'),
+    logCreator: quietLogCreator('nothing'),
+  }).admin();
   beforeAll(() => admin.connect());
   afterAll(() => admin.disconnect());
 
   const create = (topic: string, numPartitions: number) => admin.createTopics({ topics: [{ topic, numPartitions }], waitForLeaders: true });
   const partitions = async (topic: string) => (await admin.fetchTopicMetadata({ topics: [topic] })).topics[0]!.partitions.length;
-  const base = (topic: string) => ({ topic, groupId: uniqueTopic('topics-group'), deadLetterTopic: `${topic}.dlq`, sessionTimeoutMs: 6_000, heartbeatIntervalMs: 500 });
+  const base = (topic: string) => ({
+    topic,
+    groupId: uniqueTopic('topics-group'),
+    deadLetterTopic: `${topic}.dlq`,
+    sessionTimeoutMs: 6_000,
+    heartbeatIntervalMs: 500,
+  });
 
   it('a missing spans topic stops the start, naming the topic and source.kafka.createTopics, and is not created', async () => {
     const topic = uniqueTopic('topics.spans-missing');
     const err = await refusal(base(topic));
-    expect(err.issues).toEqual([`the spans topic ${topic} does not exist: create it (the Collector's traces topic; source.kafka.topic names it), or set source.kafka.createTopics`]);
+    expect(err.issues).toEqual([
+      `the spans topic ${topic} does not exist: create it (the Collector's traces topic; source.kafka.topic names it), or set source.kafka.createTopics`,
+    ]);
     expect(err.message).toContain('source.kafka');
     expect(await admin.listTopics()).not.toContain(topic);
   });
