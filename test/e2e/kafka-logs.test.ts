@@ -22,7 +22,7 @@ import { freePort } from '../ops/free-port.ts';
 import { BUILD_TIMEOUT_MS, type CollectorProcess, ensureCollector, renderConfig, startCollector } from '../ops/otelcol.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
-import { groupSettled, readFindings, readTrajectories, waitFor } from '../helpers/serve-group.ts';
+import { groupSettled, metric, readFindings, readTrajectories, waitFor } from '../helpers/serve-group.ts';
 
 const brokers = await kafkaForTests();
 const FIXTURE = new URL('../fixtures/otelcol/kafka-logs.yaml', import.meta.url).pathname;
@@ -215,6 +215,9 @@ describe.runIf(brokers !== undefined)('content events as OTLP logs through a rea
     );
     expect(settled).toBe(true);
     expect([...found].sort()).toEqual([...expected].sort());
+    // Six log records per run (user message, choice, and a message and a choice per tool call); a replay after a rebalance may count some twice.
+    const logRecords = (await Promise.all(members.map((m) => metric(m, 'trajwatch_kafka_source_log_records_total')))).reduce<number>((a, b) => a + (b ?? 0), 0);
+    expect(logRecords).toBeGreaterThanOrEqual(6 * SESSIONS.length);
     // The repetition is seen only in the joined args: every session has one.
     expect(await repetitions(dirs)).toBe(SESSIONS.length);
   }, 240_000);
