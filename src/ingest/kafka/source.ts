@@ -8,7 +8,7 @@ import { whileSettling } from '../../kafka/settle.ts';
 import type { KafkaSourceConfig } from './config.ts';
 import { DeadLetters } from './dead-letter.ts';
 import { decodeLogsRecord, decodeRecord, isUndecodable, type Undecodable } from './record.ts';
-import { checkSourceTopics, logsPositionPartition, sourceTopics } from './topics.ts';
+import { checkSourceTopics, deadLetterTopic, logsPositionPartition, sourceTopics } from './topics.ts';
 import type { PositionedInput, SourcePosition } from '../pipeline-input.ts';
 
 /**
@@ -148,17 +148,9 @@ export class KafkaSource {
     const kafka = kafkaClient(config, { keyPrefix: 'source.kafka.', env: options.env, log });
     const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
+      // Checked before the join: a missing topic is named now, not at the first undecodable record or a kafkajs crash.
       if (options.reader === undefined) await checkSourceTopics(kafka, config);
-      // Checked even when it may not be created: a missing one is named now, not at the first undecodable record.
-      await ensureTopics(kafka, [
-        {
-          topic: config.deadLetterTopic,
-          label: 'the dead-letter topic',
-          create: config.createDeadLetterTopic ? { numPartitions: 1, replicationFactor: -1 } : undefined,
-          fix: 'create it, or set source.kafka.createDeadLetterTopic',
-          where: 'the Kafka cluster (source.kafka)',
-        },
-      ]);
+      else await ensureTopics(kafka, [deadLetterTopic(config)]);
       await source.#run();
     } catch (err) {
       await source.#disconnect();

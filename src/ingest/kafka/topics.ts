@@ -1,7 +1,7 @@
 import type { Admin, Kafka } from 'kafkajs';
 import { ConfigError } from '../../errors.ts';
 import { whileSettling } from '../../kafka/settle.ts';
-import { ensureTopics } from '../../kafka/topics.ts';
+import { ensureTopics, type WantedTopic } from '../../kafka/topics.ts';
 import type { KafkaSourceConfig } from './config.ts';
 
 const WHERE = 'the Kafka cluster (source.kafka)';
@@ -21,10 +21,21 @@ export function sourceTopics(config: KafkaSourceConfig): string[] {
   return config.logs.enabled ? [config.topic, config.logs.topic] : [config.topic];
 }
 
+/** The dead-letter topic: created when `createDeadLetterTopic`, else named with that key when missing. */
+export function deadLetterTopic(config: KafkaSourceConfig): WantedTopic {
+  return {
+    topic: config.deadLetterTopic,
+    label: 'the dead-letter topic',
+    create: config.createDeadLetterTopic ? { numPartitions: 1, replicationFactor: -1 } : undefined,
+    fix: 'create it, or set source.kafka.createDeadLetterTopic',
+    where: WHERE,
+  };
+}
+
 /**
- * Checks, before the consumer joins, that the source topics exist and that the logs topic has
- * the spans topic's partition count (the Collector keys both by trace id; one member reads
- * partition p of both). A missing one is created when `createTopics` is on (with the other's
+ * Checks, before the consumer joins, that the source topics and the dead-letter topic exist
+ * (one admin session) and that the logs topic has the spans topic's partition count (the
+ * Collector keys both by trace id; one member reads partition p of both). A missing one is created when `createTopics` is on (with the other's
  * partition count when that one exists, else `topicPartitions`), else a {@link ConfigError}
  * naming the topic and the key that fixes it; so is a partition-count mismatch.
  *
@@ -60,6 +71,7 @@ async function prepare(admin: Admin, config: KafkaSourceConfig): Promise<void> {
           },
         ]
       : []),
+    deadLetterTopic(config),
   ]);
   if (!config.logs.enabled) return;
   const counts = await partitionCounts(admin, topics);
