@@ -37,12 +37,14 @@ export function deadLetterTopic(config: KafkaSourceConfig): WantedTopic {
  * (one admin session) and that the logs topic has the spans topic's partition count (the
  * Collector keys both by trace id; one member reads partition p of both). A missing one is created when `createTopics` is on (with the other's
  * partition count when that one exists, else `topicPartitions`), else a {@link ConfigError}
- * naming the topic and the key that fixes it; so is a partition-count mismatch.
+ * naming the topic and the key that fixes it; so is a partition-count mismatch. Takes a
+ * connected admin, or a client (connected for the call).
  *
  * @throws ConfigError as above; kafkajs errors from the broker.
  */
-export async function checkSourceTopics(kafka: Kafka, config: KafkaSourceConfig): Promise<void> {
-  const admin = kafka.admin();
+export async function checkSourceTopics(client: Admin | Kafka, config: KafkaSourceConfig): Promise<void> {
+  if (!('admin' in client)) return prepare(client, config);
+  const admin = client.admin();
   await admin.connect();
   try {
     await prepare(admin, config);

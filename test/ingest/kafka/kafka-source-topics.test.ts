@@ -14,6 +14,8 @@ import { KafkaSource } from '../../../src/ingest/kafka/source.ts';
 import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
 import { Pipeline } from '../../../src/pipeline/pipeline.ts';
 import { kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import { startServe } from '../../helpers/serve.ts';
+import { lastAssignment, waitFor } from '../../helpers/serve-group.ts';
 
 const brokers = await kafkaForTests();
 
@@ -142,4 +144,26 @@ describe.runIf(brokers !== undefined)('Kafka source topics at start (real broker
     expect(assigned.assignedLogPartitions).toEqual(assigned.assignedPartitions);
     expect(assigned.assignedPartitions).toEqual([0, 1]);
   });
+
+  it('serve --source kafka with the repartition: a missing spans topic is named with source.kafka.createTopics; with it, both source topics are created', async () => {
+    const topic = uniqueTopic('topics.serve-spans');
+    const logs = uniqueTopic('topics.serve-logs');
+    const kafka = { brokers, ...base(topic), logs: { enabled: true, topic: logs } };
+    const refused = await startServe({ source: { http: false, kafka } }, ['--source', 'kafka']).then(
+      async (serve) => {
+        await serve.stop();
+        return '';
+      },
+      (err: Error) => err.message,
+    );
+    expect(refused).toContain('serve exited with 1 before listening');
+    expect(refused).toContain(`the spans topic ${topic} does not exist`);
+    expect(refused).toContain('or set source.kafka.createTopics');
+
+    const serve = await startServe({ source: { http: false, kafka: { ...kafka, createTopics: true, topicPartitions: 2 } } }, ['--source', 'kafka']);
+    // Joined (every layer started) before the stop, so the stop is the clean one.
+    expect(await waitFor(() => lastAssignment(serve) !== undefined, 60_000)).toBe(true);
+    expect(await serve.stop()).toBe(0);
+    expect([await partitions(topic), await partitions(logs)]).toEqual([2, 2]);
+  }, 90_000);
 });
