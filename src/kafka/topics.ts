@@ -1,5 +1,6 @@
 import type { Admin, Kafka } from 'kafkajs';
 import { ConfigError } from '../errors.ts';
+import { whileSettling } from './settle.ts';
 
 /** A topic trajwatch needs, how to create it when that is allowed, and what fixes it when it is missing. */
 export interface WantedTopic {
@@ -37,5 +38,8 @@ export async function ensureTopics(client: Admin | Kafka, wanted: readonly Wante
   const refused = missing.find((w) => w.create === undefined);
   if (refused !== undefined) throw new ConfigError([`${refused.label ?? 'topic'} ${refused.topic} does not exist: ${refused.fix}`], refused.where);
   if (missing.length === 0) return;
-  await client.createTopics({ waitForLeaders: true, topics: missing.map((w) => ({ topic: w.topic, ...w.create! })) });
+  // A broker under load may not yet know a topic it just created while kafkajs waits for its leaders
+  // (UNKNOWN_TOPIC_OR_PARTITION, which kafkajs does not retry): asked again, the topics already exist.
+  const topics = missing.map((w) => ({ topic: w.topic, ...w.create! }));
+  await whileSettling(() => client.createTopics({ waitForLeaders: true, topics }));
 }
