@@ -149,7 +149,7 @@ export class KafkaSource {
     const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
       // Checked before the join: a missing topic is named now, not at the first undecodable record or a kafkajs crash.
-      if (options.reader === undefined) await checkSourceTopics(kafka, config);
+      if (options.reader === undefined) for (const notice of await checkSourceTopics(kafka, config)) log('warn', notice);
       else await ensureTopics(kafka, [deadLetterTopic(config)]);
       await source.#run();
     } catch (err) {

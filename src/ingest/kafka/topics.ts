@@ -38,24 +38,32 @@ export function deadLetterTopic(config: KafkaSourceConfig): WantedTopic {
  * Collector keys both by trace id; one member reads partition p of both). A missing one is created when `createTopics` is on (with the other's
  * partition count when that one exists, else `topicPartitions`), else a {@link ConfigError}
  * naming the topic and the key that fixes it; so is a partition-count mismatch. Takes a
- * connected admin, or a client (connected for the call).
+ * connected admin, or a client (connected for the call). Returns notices for the log: the logs
+ * topic exists while `logs.enabled` is off.
  *
  * @throws ConfigError as above; kafkajs errors from the broker.
  */
-export async function checkSourceTopics(client: Admin | Kafka, config: KafkaSourceConfig): Promise<void> {
+export async function checkSourceTopics(client: Admin | Kafka, config: KafkaSourceConfig): Promise<string[]> {
   if (!('admin' in client)) return prepare(client, config);
   const admin = client.admin();
   await admin.connect();
   try {
-    await prepare(admin, config);
+    return await prepare(admin, config);
   } finally {
     await admin.disconnect().catch(() => undefined);
   }
 }
 
-async function prepare(admin: Admin, config: KafkaSourceConfig): Promise<void> {
+async function prepare(admin: Admin, config: KafkaSourceConfig): Promise<string[]> {
   const topics = sourceTopics(config);
   const existing = new Set(await admin.listTopics());
+  // Logs off while the Collector writes them: their content events would go unread without a word.
+  const notices =
+    !config.logs.enabled && existing.has(config.logs.topic)
+      ? [
+          `topic ${config.logs.topic} exists but source.kafka.logs.enabled is false: its OTLP log records (GenAI content events: prompts, tool arguments and results) are not read or joined; set source.kafka.logs.enabled true`,
+        ]
+      : [];
   const present = topics.filter((t) => existing.has(t));
   const partitions = present.length === 0 ? config.topicPartitions : (await partitionCounts(admin, present)).get(present[0]!)!;
   const create = config.createTopics ? { numPartitions: partitions, replicationFactor: config.topicReplicationFactor } : undefined;
@@ -75,7 +83,7 @@ async function prepare(admin: Admin, config: KafkaSourceConfig): Promise<void> {
       : []),
     deadLetterTopic(config),
   ]);
-  if (!config.logs.enabled) return;
+  if (!config.logs.enabled) return notices;
   const counts = await partitionCounts(admin, topics);
   const spans = counts.get(config.topic);
   const logs = counts.get(config.logs.topic);
@@ -87,6 +95,7 @@ async function prepare(admin: Admin, config: KafkaSourceConfig): Promise<void> {
       WHERE,
     );
   }
+  return notices;
 }
 
 /** Partition counts of `topics`, asked again while a topic created a moment ago settles. */

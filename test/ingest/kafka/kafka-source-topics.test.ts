@@ -105,6 +105,22 @@ describe.runIf(brokers !== undefined)('Kafka source topics at start (real broker
     ]);
   });
 
+  it('logs off while the logs topic exists: the start warns that its content events go unread, naming source.kafka.logs.enabled', async () => {
+    const topic = uniqueTopic('topics.spans');
+    const logs = uniqueTopic('topics.logs-unread');
+    await create(topic, 1);
+    await create(logs, 1);
+    const lines: string[] = [];
+    const log = (level: string, message: string) => void lines.push(`${level} ${message}`);
+    const source = await KafkaSource.start(KafkaSourceConfigSchema.parse({ brokers, ...base(topic), logs: { enabled: false, topic: logs } }), pipeline(), {
+      log,
+    });
+    await source.stop();
+    expect(lines.filter((l) => l.includes(logs))).toEqual([
+      `warn topic ${logs} exists but source.kafka.logs.enabled is false: its OTLP log records (GenAI content events: prompts, tool arguments and results) are not read or joined; set source.kafka.logs.enabled true`,
+    ]);
+  });
+
   it('a logs topic of another partition count stops the start, naming both topics, both counts and both keys', async () => {
     const topic = uniqueTopic('topics.spans');
     const logs = uniqueTopic('topics.logs');
