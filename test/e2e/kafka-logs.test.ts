@@ -22,7 +22,7 @@ import { freePort } from '../ops/free-port.ts';
 import { BUILD_TIMEOUT_MS, type CollectorProcess, ensureCollector, renderConfig, startCollector } from '../ops/otelcol.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
-import { groupSettled, metric, readFindings, readTrajectories, waitFor } from '../helpers/serve-group.ts';
+import { groupSettled, metric, readFindings, readTrajectories, startAll, waitFor } from '../helpers/serve-group.ts';
 
 const brokers = await kafkaForTests();
 const FIXTURE = new URL('../fixtures/otelcol/kafka-logs.yaml', import.meta.url).pathname;
@@ -144,7 +144,7 @@ describe.runIf(brokers !== undefined)('content events as OTLP logs through a rea
       heartbeatIntervalMs: 500,
       rebalanceTimeoutMs: 10_000,
     };
-    members = await Promise.all([1, 2].map(() => startServe({ assembler: ASSEMBLER, source: { http: false, kafka } }, ['--source', 'kafka'])));
+    members = await startAll([1, 2].map(() => startServe({ assembler: ASSEMBLER, source: { http: false, kafka } }, ['--source', 'kafka'])));
     if (!(await waitFor(() => groupSettled(members, PARTITIONS), 90_000))) {
       throw new Error(`the group did not settle:\n${members.map((m) => m.output()).join('\n---\n')}`);
     }

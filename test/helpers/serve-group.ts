@@ -45,6 +45,18 @@ export function startMember(o: MemberOptions): Promise<ServeProcess> {
   return startServe(config, ['--source', 'kafka', ...(o.dataDir === undefined ? [] : ['--data-dir', o.dataDir])]);
 }
 
+/**
+ * Starts every member at once, like `Promise.all`, but when one fails to start the others are
+ * stopped before the error is thrown: no member is left running with nobody to stop it.
+ */
+export async function startAll(starts: readonly Promise<ServeProcess>[]): Promise<ServeProcess[]> {
+  const settled = await Promise.allSettled(starts);
+  const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed === undefined) return settled.map((s) => (s as PromiseFulfilledResult<ServeProcess>).value);
+  await Promise.all(settled.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+  throw failed.reason;
+}
+
 /** The partitions of the member's latest assignment (from its `partitions assigned` log line), or undefined. */
 export function lastAssignment(member: ServeProcess): number[] | undefined {
   let last: number[] | undefined;

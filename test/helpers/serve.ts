@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const CLI = new URL('../../src/cli/main.ts', import.meta.url).pathname;
+/** How long a serve may take to listen: a Kafka-source member joins its group first, slow on loaded cores. */
+const START_TIMEOUT_MS = 45_000;
 
 /** A real `trajwatch serve` process on a free loopback port, with its own data directory. */
 export interface ServeProcess {
@@ -30,7 +32,11 @@ export async function startServe(config: Record<string, unknown> = {}, extraArgs
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start within 20 s:\n${out}`)), 20_000);
+    // A start that does not finish is killed, never left running with nobody to stop it.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start within ${START_TIMEOUT_MS / 1000} s (killed):\n${out}`));
+    }, START_TIMEOUT_MS);
     const onData = () => {
       const m = /listening on https?:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
       if (m !== null) {

@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
 import type { ServeProcess } from '../helpers/serve.ts';
-import { readFindings, readTrajectories, waitFor } from '../helpers/serve-group.ts';
+import { readFindings, readTrajectories, startAll, waitFor } from '../helpers/serve-group.ts';
 import { finalRevisions, replayFindingIds, settledOn, startSessionMember, type TrajectoryLine } from './session-group.ts';
 import { conversations } from './session-records.ts';
 import { startScriptedServer } from '../judge/scripted-chat-server.ts';
@@ -66,7 +66,7 @@ describe.runIf(brokers !== undefined)('sessions through a consumer group: repart
       const sessionsTopic = `${topic}.sessions`;
       await admin.createTopics({ topics: [{ topic, numPartitions: 6 }], waitForLeaders: true });
       const groupId = uniqueTopic('trajwatch-sessions');
-      members = await Promise.all(Array.from({ length: instances }, () => startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic })));
+      members = await startAll(Array.from({ length: instances }, () => startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic })));
       const settled = await waitFor(() => settledOn(members, [topic, sessionsTopic], 6), 90_000);
       if (!settled) throw new Error(`the group did not settle:\n${members.map((m) => m.output()).join('\n---\n')}`);
 
@@ -130,7 +130,7 @@ describe.runIf(brokers !== undefined)('sessions through a consumer group: repart
           walk: { enabled: true },
         },
       };
-      members = await Promise.all(
+      members = await startAll(
         Array.from({ length: 2 }, () => startSessionMember({ brokers: brokers!, topic, groupId, sessionsTopic, findingsTopic: `${topic}.findings`, extra })),
       );
       const settled = await waitFor(() => settledOn(members, [topic, sessionsTopic], 6), 90_000);

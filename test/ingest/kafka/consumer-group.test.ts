@@ -8,7 +8,17 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
 import { kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
 import type { ServeProcess } from '../../helpers/serve.ts';
-import { expectedFindingIds, groupSettled, lastAssignment, metric, readFindings, readTrajectories, startMember, waitFor } from '../../helpers/serve-group.ts';
+import {
+  expectedFindingIds,
+  groupSettled,
+  lastAssignment,
+  metric,
+  readFindings,
+  readTrajectories,
+  startAll,
+  startMember,
+  waitFor,
+} from '../../helpers/serve-group.ts';
 import { agentRunSpans, collectorRecords, encodeSpans, type OtlpRecord } from '../../helpers/otlp-records.ts';
 
 const brokers = await kafkaForTests();
@@ -58,7 +68,7 @@ describe.runIf(brokers !== undefined)('serve --source kafka as a consumer group 
     const started = Date.now();
     const topic = await topicWith(6, 'group.share');
     const groupId = uniqueTopic('trajwatch-share');
-    members = await Promise.all([1, 2, 3].map(() => startMember({ brokers: brokers!, topic, groupId })));
+    members = await startAll([1, 2, 3].map(() => startMember({ brokers: brokers!, topic, groupId })));
     await expectSettled(members, 6);
     const assignments = members.map((m) => lastAssignment(m));
 
@@ -100,7 +110,7 @@ describe.runIf(brokers !== undefined)('serve --source kafka as a consumer group 
     const started = Date.now();
     const topic = await topicWith(6, 'group.kill');
     const groupId = uniqueTopic('trajwatch-kill');
-    members = await Promise.all([1, 2, 3].map(() => startMember({ brokers: brokers!, topic, groupId })));
+    members = await startAll([1, 2, 3].map(() => startMember({ brokers: brokers!, topic, groupId })));
     await expectSettled(members, 6);
 
     const waves = Array.from({ length: 12 }, (_, w) => collectorRecords(runIds(`kill-${w}`, 30), { sessionEvery: 5 }));
