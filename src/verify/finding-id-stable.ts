@@ -12,9 +12,10 @@ const DIGEST_HEX = 24;
  * `finding-id-stable`: a finding's id is what its identity inputs make (`findingId` over
  * analyst, area, trajectory key, claim, id basis, treatment, conditions: the id recomputed from
  * the record is the record's), one id names one claim, and one claim about one trajectory has
- * one id across the trajectory's revisions (inline findings: their provenance is the one as of
- * the claim's first observable moment; a judged one takes its revision's). An external stream's records carry no `id_basis`
- * (internal), so their id is not recomputed; the rest still holds.
+ * one id across the trajectory's revisions and across the streams read (the local log and the
+ * topic carry the same findings). The last holds for inline findings, whose provenance is the
+ * one as of the claim's first observable moment; a judged one takes its revision's. An
+ * external stream's records carry no `id_basis` (internal), so their id is not recomputed.
  */
 export class FindingIdStable implements Checker {
   readonly id = 'finding-id-stable' as const;
@@ -36,7 +37,7 @@ export class FindingIdStable implements Checker {
       const recomputed = recompute(f);
       if (recomputed !== f.finding_id) add(`finding_id ${f.finding_id} is not the id of its identity inputs (${recomputed})`);
     } else this.#notRecomputed++;
-    const claim = digest([source.name, f.analyst_id, f.area, key, normalizeClaim(f.claim)]);
+    const claim = digest([f.analyst_id, f.area, key, normalizeClaim(f.claim)]);
     const named = this.#claimOfId.get(f.finding_id);
     if (named === undefined) this.#claimOfId.set(f.finding_id, { claim, at: r.at });
     else if (named.claim !== claim) add(`finding_id ${f.finding_id} names another claim than at ${locationText(named.at)}`);

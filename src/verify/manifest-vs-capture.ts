@@ -40,7 +40,10 @@ export class ManifestVsCapture implements Checker {
   readonly #captures = new Map<string, CaptureSummary>();
 
   trajectory(line: TrajectoryLine): void {
-    this.#captures.set(revisionKey(line.key, line.revision), {
+    const k = revisionKey(line.key, line.revision);
+    // A revision written twice is revision-unique's to report; its manifest is checked against the first.
+    if (this.#captures.has(k)) return;
+    this.#captures.set(k, {
       complete: line.complete,
       reasons: [...line.incompleteReasons].sort().join(','),
       steps: line.steps.length,

@@ -149,23 +149,32 @@ describe('trajwatch verify names each broken invariant and the record it is in',
     expect(found[1]!.what).toMatch(/refused the external view/);
   });
 
-  it('revision-unique: a trajectory revision written twice, and a revision after a later one', async () => {
+  it('revision-unique: a trajectory revision written twice with other spans, and a revision after a later one', async () => {
     const dir = await copyDir(clean);
     const path = join(dir, 'trajectories.jsonl');
-    const rows = await jsonLines<{ key: string; revision: number }>(path);
+    const rows = await jsonLines<{ key: string; revision: number; steps: unknown[] }>(path);
     const last = rows.findIndex((r) => r.revision === 5);
     expect(last).toBeGreaterThan(0);
-    const key = rows[last]!.key;
-    // Revision 5 again at the end (the same line), then revision 2 of the same key after it.
-    const two = rows.find((r) => r.key === key && r.revision === 2)!;
-    await writeJsonLines(path, [...rows, rows[last], two]);
+    const once = rows.find((r) => !rows.some((o) => o !== r && o.key === r.key))!;
+    await writeJsonLines(path, [
+      ...rows,
+      // A redelivery (the same revision, the same spans): at least once, not a violation.
+      rows[0],
+      // Revision 5 again, one step fewer.
+      { ...rows[last], steps: rows[last]!.steps.slice(1) },
+      // Revisions 3 then 2 of a key written once so far.
+      { ...once, revision: 3 },
+      { ...once, revision: 2 },
+    ]);
+    const { out } = await verifyJson(dir);
+    expect(out.summary.invariants.find((i) => i.id === 'revision-unique')!.note).toMatch(/^1 record\(s\) written again with the same content/);
     const found = await violated(dir, 'revision-unique');
     expect(found.map((v) => [v.location, v.key])).toEqual([
-      [{ file: path, line: rows.length + 1 }, key],
-      [{ file: path, line: rows.length + 2 }, key],
+      [{ file: path, line: rows.length + 2 }, rows[last]!.key],
+      [{ file: path, line: rows.length + 4 }, once.key],
     ]);
-    expect(found[0]!.what).toBe(`trajectory revision 5 written twice (the same record again): first at ${path}:${last + 1}`);
-    expect(found[1]!.what).toMatch(/^trajectory revision 2 after revision 5 /);
+    expect(found[0]!.what).toBe(`trajectory revision 5 written twice with other content: first at ${path}:${last + 1}`);
+    expect(found[1]!.what).toBe('trajectory revision 2 after revision 3: revisions of a key must increase');
   });
 
   it('finding-id-stable: a finding whose claim no longer makes its id', async () => {
