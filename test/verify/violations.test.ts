@@ -101,6 +101,20 @@ describe('trajwatch verify names each broken invariant and the record it is in',
     expect(found[2]!.what).toMatch(/unavailable for a clock-skew gap the trajectory does not have/);
   });
 
+  it('manifest-vs-capture: a conditional cell of the capture table, read with the checks configuration verify is given', async () => {
+    // The TRAIL runs have tool-result-not-captured gaps on steps that are no gate by the default
+    // tool classes, so the gate checks claimed absence. Told every tool is a gate, verify finds
+    // that the gap hides those checks' subject: the claims no longer follow from the capture.
+    const dir = await copyDir(clean);
+    const config = join(dir, 'every-tool-a-gate.json');
+    await writeFile(config, JSON.stringify({ checks: { gates: { include: ['.'] } } }));
+    const found = await violated(dir, 'manifest-vs-capture', ['--config', config]);
+    expect(found.length).toBeGreaterThan(0);
+    for (const v of found)
+      expect(v.what).toMatch(/^(unguarded-send|out-of-order-gate) is none-observed while the trajectory has a tool-result-not-captured gap/);
+    expect((await verifyJson(dir)).code).toBe(0);
+  });
+
   it('window-fate: one window given two fates in a manifest', async () => {
     let line = 0;
     const window = { window_id: `w1_${'ab'.repeat(12)}`, kind: 'event', anchor: 'a/b', triggers: ['l0-hit'], reason: 'rate', finding_ids: [] };
