@@ -15,7 +15,8 @@ import { cleanReplayDir, jsonLines, verifyJson } from './helpers.ts';
 
 const checked = (out: Awaited<ReturnType<typeof verifyJson>>['out'], id: string) => out.summary.invariants.find((i) => i.id === id)!.checked;
 
-describe('trajwatch verify on healthy directories', () => {
+// Each case starts real processes (replay, serve, verify): bounded generously for loaded shared cores.
+describe('trajwatch verify on healthy directories', { timeout: 300_000 }, () => {
   it('a replay of the TRAIL traces and the framework captures: every invariant holds', async () => {
     const dir = await cleanReplayDir();
     const { code, out } = await verifyJson(dir);

@@ -24,7 +24,7 @@ interface Check {
 let clean: string;
 beforeAll(async () => {
   clean = await cleanReplayDir();
-});
+}, 300_000);
 
 /** A copy of the clean directory with findings.jsonl's rows changed by `edit`. */
 async function withFindings(edit: (rows: Row[]) => Row[]): Promise<string> {
@@ -50,7 +50,8 @@ async function violated(dir: string, invariant: string, extra: string[] = []) {
 
 const isManifest = (r: Row) => r.record_kind === 'analysis-manifest';
 
-describe('trajwatch verify names each broken invariant and the record it is in', () => {
+// Each case starts real processes (verify; replay or serve for some): bounded generously for loaded shared cores.
+describe('trajwatch verify names each broken invariant and the record it is in', { timeout: 300_000 }, () => {
   it('record-schema: a findings line that is not JSON, and a trajectory line without its key', async () => {
     const dir = await copyDir(clean);
     const findings = join(dir, 'findings.jsonl');
