@@ -130,7 +130,11 @@ export async function demo(state: StackState, o: DemoOptions): Promise<DemoRepor
   const keys = new Set(conversations);
   const deadline = Date.now() + o.waitMs;
   for (;;) {
-    const found = await readFindingsTopic(state, topic, keys);
+    // Until the sink's first send the topic may not exist, or have no leader yet: read again.
+    const found = await readFindingsTopic(state, topic, keys).catch((err: Error & { retriable?: boolean }) => {
+      if (err.retriable !== true || Date.now() > deadline) throw err;
+      return new Map<string, ArrivedFinding>();
+    });
     const events = await evaluationEvents(evaluationsFile);
     for (const f of found.values()) f.evaluationEvents = events.get(f.findingId) ?? 0;
     const findings = [...found.values()].sort((a, b) => a.trajectoryKey.localeCompare(b.trajectoryKey) || a.area.localeCompare(b.area));
