@@ -35,11 +35,11 @@ export interface Service {
   dirs: { at: string; volume?: string }[];
   /** Arguments after the image's entrypoint (compose `command:`) and after the local program. */
   args: (m: Mapping) => string[];
-  dependsOn: Record<string, 'service_started' | 'service_healthy'>;
+  dependsOn: Record<string, 'service_started' | 'service_healthy' | 'service_completed_successfully'>;
   /** Absent: compose only (Grafana). */
   local?: LocalProgram;
-  /** How `up` knows it is ready: an HTTP GET answering 2xx, or a line in its output. */
-  ready: { http: { port: string; path: string } } | { log: string } | { kafka: true };
+  /** How `up` knows it is ready: an HTTP GET answering 2xx, or a line in its output (local services only). */
+  ready?: { http: { port: string; path: string } } | { log: string } | { kafka: true };
   /** Compose-only keys (image, build, environment, healthcheck, restart). */
   compose: Record<string, unknown>;
 }
@@ -61,6 +61,8 @@ export const PARTITIONS = 6;
 /** Topics the stack creates before anything produces: the Collector's, per signal. */
 export const TOPICS: readonly string[] = [NAMES.spans, NAMES.logs];
 
+/** The version scripts/setup/kafka/broker.sh runs here. */
+const KAFKA_IMAGE = 'apache/kafka:4.4.0';
 export const COLLECTOR_IMAGE = 'otel/opentelemetry-collector-contrib:0.165.0';
 const COLLECTOR = 'otel-collector';
 const COLLECTOR_DATA = '/var/lib/otelcol';
@@ -194,7 +196,7 @@ const member = (name: (typeof MEMBERS)[number], published: string): Service => (
     '--data-dir',
     m.dir(name, '/data'),
   ],
-  dependsOn: { kafka: 'service_healthy', [COLLECTOR]: 'service_started' },
+  dependsOn: { kafka: 'service_healthy', 'kafka-topics': 'service_completed_successfully', [COLLECTOR]: 'service_started' },
   local: 'trajwatch',
   ready: { http: { port: 'http', path: '/healthz' } },
   // The image's HEALTHCHECK (GET /healthz) decides `service_healthy`.
@@ -212,7 +214,7 @@ export const SERVICES: readonly Service[] = [
     local: 'kafka-broker',
     ready: { kafka: true },
     compose: {
-      image: 'apache/kafka:4.4.0', // the version scripts/setup/kafka/broker.sh runs here
+      image: KAFKA_IMAGE,
       environment: {
         KAFKA_NODE_ID: 1,
         KAFKA_PROCESS_ROLES: 'broker,controller',
@@ -225,8 +227,9 @@ export const SERVICES: readonly Service[] = [
         KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR: 1,
         KAFKA_TRANSACTION_STATE_LOG_MIN_ISR: 1,
         KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS: 0,
-        // The Collector's topics are created on first use with this many partitions.
         KAFKA_NUM_PARTITIONS: PARTITIONS,
+        // Topics are created on purpose (kafka-topics, the sinks' createTopics), never by a typo.
+        KAFKA_AUTO_CREATE_TOPICS_ENABLE: 'false',
         KAFKA_LOG_DIRS: '/var/lib/kafka/data',
       },
       healthcheck: {
@@ -239,13 +242,31 @@ export const SERVICES: readonly Service[] = [
     },
   },
   {
+    // Compose only: `up` creates the same topics through the admin API (runner.ts).
+    name: 'kafka-topics',
+    ports: {},
+    files: [],
+    dirs: [],
+    args: (m) => [
+      '/bin/bash',
+      '-c',
+      TOPICS.map(
+        (t) =>
+          `/opt/kafka/bin/kafka-topics.sh --bootstrap-server ${m.addr('kafka', 'client')} --create --if-not-exists --topic ${m.name(t)} --partitions ${PARTITIONS}`,
+      ).join(' && '),
+    ],
+    dependsOn: { kafka: 'service_healthy' },
+    // One shot: no restart policy (compose's default, "no").
+    compose: { image: KAFKA_IMAGE },
+  },
+  {
     name: COLLECTOR,
     ports: { otlpGrpc: 4317, otlpHttp: 4318, evaluations: 4320, metrics: 8888 },
     publish: { otlpGrpc: '4317', otlpHttp: '4318' },
     files: [{ repo: 'collector-config/to-kafka/config.yaml', at: '/etc/otelcol-contrib/config.yaml', render: collectorConfig }],
     dirs: [{ at: COLLECTOR_DATA, volume: 'otelcol-data' }],
     args: (m) => [`--config=${m.file(COLLECTOR, '/etc/otelcol-contrib/config.yaml')}`],
-    dependsOn: { kafka: 'service_healthy' },
+    dependsOn: { kafka: 'service_healthy', 'kafka-topics': 'service_completed_successfully' },
     local: 'otelcol',
     ready: { log: 'Everything is ready' },
     compose: { image: COLLECTOR_IMAGE, restart: 'unless-stopped' },

@@ -152,11 +152,11 @@ async function startService(s: Service, state: StackState, m: Mapping): Promise<
   await writeState(state);
   const ready = s.ready;
   const ok =
-    'http' in ready
-      ? () => httpOk(`http://${m.addr(s.name, ready.http.port)}${ready.http.path}`)
-      : 'log' in ready
-        ? async () => (await readFile(logPath, 'utf8').catch(() => '')).includes(ready.log)
-        : async () => true;
+    ready === undefined || 'kafka' in ready
+      ? async () => true
+      : 'http' in ready
+        ? () => httpOk(`http://${m.addr(s.name, ready.http.port)}${ready.http.path}`)
+        : async () => (await readFile(logPath, 'utf8').catch(() => '')).includes(ready.log);
   await waitUntil(s.name, ok, async () => !gone, logPath);
   return running;
 }

@@ -62,8 +62,19 @@ describe('the stack description', () => {
         expect(text).not.toMatch(/(?<![\w-])(\/etc|\/var|\/data\b|\/prometheus\b|\/alertmanager\b)/);
       }
     }
-    const collector = parse(configText(SERVICES[1]!, SERVICES[1]!.files[0]!.render!, m)) as { exporters: { kafka: { traces: { topic: string } } } };
+    const otelcol = SERVICES.find((s) => s.name === 'otel-collector')!;
+    const collector = parse(configText(otelcol, otelcol.files[0]!.render!, m)) as { exporters: { kafka: { traces: { topic: string } } } };
     expect(collector.exporters.kafka.traces.topic).toBe('otlp_spans-run1');
+  });
+
+  it("compose creates the Collector's topics in a one-shot service before the Collector and the members start", () => {
+    const compose = parse(read('docker-compose.yml')!) as {
+      services: Record<string, { command?: string[]; depends_on?: Record<string, { condition: string }> }>;
+    };
+    const script = compose.services['kafka-topics']!.command!.join(' ');
+    for (const topic of ['otlp_spans', 'otlp_logs']) expect(script).toContain(`--create --if-not-exists --topic ${topic} --partitions 6`);
+    for (const s of ['otel-collector', 'trajwatch-1', 'trajwatch-2'])
+      expect(compose.services[s]!.depends_on!['kafka-topics']).toEqual({ condition: 'service_completed_successfully' });
   });
 
   it('starts services after what they depend on', () => {
