@@ -65,7 +65,9 @@ describe('docker-compose.yml', () => {
 
   it('loads in compose-go, the library `docker compose` uses (current spec schema, consistency checks)', async () => {
     const { stdout } = await run(join(ROOT, 'scripts/dev/compose-check/check.sh'), [join(ROOT, 'docker-compose.yml')], { timeout: 600_000 });
-    expect(stdout).toMatch(/^valid: project trajwatch, services \[alertmanager grafana kafka kafka-topics otel-collector prometheus trajwatch-1 trajwatch-2\]$/m);
+    expect(stdout).toMatch(
+      /^valid: project trajwatch, services \[alertmanager grafana kafka kafka-topics otel-collector prometheus trajwatch-1 trajwatch-2\]$/m,
+    );
   }, 660_000);
 
   it('compose-go rejects an inconsistent file (the check can fail)', async () => {
