@@ -24,6 +24,8 @@ export interface DemoOptions {
   /** Findings per run the demo's scripted run gives (the failed call, the repeat, two unguarded sends). */
   expectPerRun: number;
   waitMs: number;
+  /** Also wait this long for a trajwatch alert in Alertmanager (judge on); 0: just read what is there. */
+  alarmWaitMs?: number;
   /** Called once the demo process has started sending (the chaos test kills a member then). */
   onSending?: () => void;
 }
@@ -47,6 +49,8 @@ export interface DemoReport {
   /** Runs with fewer than `expectPerRun` distinct findings when the wait ended. */
   missing: string[];
   evaluationsFile: string;
+  /** trajwatch's alerts active in Alertmanager (Prometheus evaluating deploy/prometheus/alerts.yml over both members). */
+  alerts: { alertname: string; labels: Record<string, string>; startsAt: string }[];
 }
 
 interface FindingRow {
@@ -114,6 +118,20 @@ async function evaluationEvents(path: string): Promise<Map<string, number>> {
   return counts;
 }
 
+/** trajwatch's active alerts in Alertmanager's API, waiting (bounded) for a coordinator alarm when `waitMs` > 0. */
+async function alertmanagerAlerts(url: string, waitMs: number): Promise<DemoReport['alerts']> {
+  const deadline = Date.now() + waitMs;
+  for (;;) {
+    const res = await fetch(`${url}/api/v2/alerts?active=true`);
+    if (!res.ok) throw new Error(`stack demo: Alertmanager answered ${res.status} at ${url}/api/v2/alerts`);
+    const alerts = ((await res.json()) as { labels: Record<string, string>; startsAt: string }[])
+      .filter((a) => a.labels.alertname?.startsWith('Trajwatch') === true)
+      .map((a) => ({ alertname: a.labels.alertname!, labels: a.labels, startsAt: a.startsAt }));
+    if (alerts.some((a) => a.alertname === 'TrajwatchCoordinatorAlarm') || Date.now() >= deadline) return alerts;
+    await new Promise((r) => setTimeout(r, 1_000));
+  }
+}
+
 /** Sends the demo's runs through the stack's Collector and waits (bounded) for every run's findings on the topic and in the file. */
 export async function demo(state: StackState, o: DemoOptions): Promise<DemoReport> {
   const m = mappingOf(state);
@@ -142,7 +160,8 @@ export async function demo(state: StackState, o: DemoOptions): Promise<DemoRepor
     const allEvents = findings.every((f) => f.evaluationEvents > 0);
     if ((missing.length === 0 && allEvents) || Date.now() > deadline) {
       const duplicates = findings.reduce((n, f) => n + f.records.length - 1, 0);
-      return { conversations, topic, findings, duplicates, missing, evaluationsFile };
+      const alerts = await alertmanagerAlerts(`http://${m.addr('alertmanager', 'web')}`, o.alarmWaitMs ?? 0);
+      return { conversations, topic, findings, duplicates, missing, evaluationsFile, alerts };
     }
     await new Promise((r) => setTimeout(r, 1_000));
   }
@@ -158,6 +177,10 @@ export function reportText(r: DemoReport): string {
     );
   }
   lines.push(`demo: ${r.findings.length} findings, ${r.duplicates} duplicate deliveries (at-least-once), evaluation events in ${r.evaluationsFile}`);
+  for (const a of r.alerts) {
+    const about = ['question', 'service', 'agent', 'instance'].flatMap((k) => (a.labels[k] === undefined ? [] : [`${k}=${a.labels[k]}`])).join(' ');
+    lines.push(`demo: alert in Alertmanager: ${a.alertname} ${about} since ${a.startsAt}`);
+  }
   if (r.missing.length > 0) lines.push(`demo: runs short of findings when the wait ended: ${r.missing.join(', ')}`);
   return `${lines.join('\n')}\n`;
 }

@@ -2,8 +2,9 @@
  * `npm run stack -- up | demo | status | down | compose`: the shipped stack from one description
  * (scripts/stack/description.ts), as processes here or as docker-compose.yml.
  */
-import { writeFile, mkdir } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
+import { parse } from 'yaml';
 import { parseFlags } from '../../src/cli/flags.ts';
 import { generatedFiles } from './compose.ts';
 import { demo, reportText } from './demo.ts';
@@ -29,10 +30,21 @@ Options:
   --state-dir DIR   where up keeps pids, logs, configs and data (default .cache/stack)
   --kafka HOST:PORT up: use this broker instead of starting one (it is not stopped by down)
   --suffix S        up: append -S to every topic and group name (a shared broker)
+  --member-config F up: top-level sections (JSON or YAML) added to both members' configuration,
+                    e.g. a judge section (examples/judge-local.yaml)
+  --alarm-wait-ms N demo: also wait this long for a trajwatch alert in Alertmanager (judge on)
   --runs N          demo: how many runs (default 1)
   --wait-ms N       demo: how long to wait for the findings (default 120000)
   --json            demo: print the report as JSON
 `;
+
+/** A JSON or YAML file of top-level configuration sections. */
+async function readSections(path: string): Promise<Record<string, unknown>> {
+  const value = parse(await readFile(path, 'utf8')) as unknown;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error(`stack: --member-config ${path} must hold a mapping of configuration sections`);
+  return value as Record<string, unknown>;
+}
 
 function positive(name: string, value: string | undefined, fallback: number): number {
   const n = Number(value ?? fallback);
@@ -42,12 +54,17 @@ function positive(name: string, value: string | undefined, fallback: number): nu
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const flags = parseFlags(rest, HELP, { strings: ['state-dir', 'kafka', 'suffix', 'runs', 'wait-ms'], booleans: ['json'] });
+  const flags = parseFlags(rest, HELP, { strings: ['state-dir', 'kafka', 'suffix', 'runs', 'wait-ms', 'member-config', 'alarm-wait-ms'], booleans: ['json'] });
   if (flags === undefined) return 0;
   const stateDir = resolve(flags.values['state-dir'] ?? join(ROOT, '.cache/stack'));
   switch (command) {
     case 'up':
-      await up({ stateDir, kafka: flags.values.kafka?.split(','), suffix: flags.values.suffix ?? '' });
+      await up({
+        stateDir,
+        kafka: flags.values.kafka?.split(','),
+        suffix: flags.values.suffix ?? '',
+        memberConfig: flags.values['member-config'] === undefined ? undefined : await readSections(flags.values['member-config']),
+      });
       return 0;
     case 'down':
       await down({ stateDir });

@@ -32,6 +32,8 @@ export interface UpOptions {
   kafka?: string[];
   /** Suffix for topic and group names (a shared broker); empty: the shipped names. */
   suffix?: string;
+  /** Top-level sections added to the members' configuration (e.g. a judge): said by `up`, never silent. */
+  memberConfig?: Record<string, unknown>;
   log?: (line: string) => void;
 }
 
@@ -109,12 +111,17 @@ async function commandOf(s: Service, m: Mapping): Promise<[string, string[]]> {
 }
 
 /** Writes the service's files (rendered with the local mapping, or copied from the repo) and makes its directories. */
-async function placeFiles(s: Service, m: Mapping, stateDir: string): Promise<void> {
+async function placeFiles(s: Service, m: Mapping, stateDir: string, extra: Record<string, unknown>): Promise<void> {
   await mkdir(join(stateDir, s.name), { recursive: true });
   for (const f of s.files) {
     const to = m.file(s.name, f.at);
-    if (f.render === undefined) await copyFile(join(ROOT, f.repo), to);
-    else await writeFile(to, configText(s, f.render, m));
+    const render = f.render;
+    if (render === undefined) await copyFile(join(ROOT, f.repo), to);
+    else
+      await writeFile(
+        to,
+        configText(s, (mapping) => ({ ...render(mapping), ...extra }), m),
+      );
   }
   for (const d of s.dirs) await mkdir(m.dir(s.name, d.at), { recursive: true });
 }
@@ -129,8 +136,8 @@ async function startKafka(state: StackState, log: (line: string) => void): Promi
   return { name: 'kafka', pid, log: join(dir, 'broker.log'), addresses: { client: `127.0.0.1:${port}` } };
 }
 
-async function startService(s: Service, state: StackState, m: Mapping): Promise<RunningService> {
-  await placeFiles(s, m, state.stateDir);
+async function startService(s: Service, state: StackState, m: Mapping, extra: Record<string, unknown>): Promise<RunningService> {
+  await placeFiles(s, m, state.stateDir, extra);
   const [program, args] = await commandOf(s, m);
   const logPath = join(state.stateDir, s.name, `${s.name}.log`);
   const out = await open(logPath, 'a');
@@ -187,6 +194,7 @@ export async function up(o: UpOptions): Promise<StackState> {
   };
   await writeState(state);
   const m = localMapping(state);
+  if (o.memberConfig !== undefined) log(`trajwatch members: the description's configuration plus ${Object.keys(o.memberConfig).join(', ')} (--member-config)`);
   try {
     for (const s of startOrder()) {
       if (s.local === 'kafka-broker') {
@@ -203,7 +211,8 @@ export async function up(o: UpOptions): Promise<StackState> {
         );
         continue;
       }
-      const r = await startService(s, state, m);
+      const extra = s.local === 'trajwatch' ? (o.memberConfig ?? {}) : {};
+      const r = await startService(s, state, m, extra);
       log(
         `${s.name}: pid ${r.pid}, ${Object.entries(r.addresses)
           .map(([k, v]) => `${k} ${v}`)
