@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { ConfigError, UsageError } from '../errors.ts';
+import { resolve } from 'node:path';
+import type { Kafka } from 'kafkajs';
+import { ConfigError, UpstreamError, UsageError } from '../errors.ts';
 import { audienceView, type Audience } from '../findings/audience.ts';
 import type { FindingLogRecord } from '../sinks/finding-sink.ts';
 import { kafkaClient } from '../kafka/client.ts';
@@ -88,7 +89,13 @@ export async function tailCommand(args: string[]): Promise<number> {
       throw new ConfigError(['sinks.kafka: --kafka needs "sinks.kafka.brokers" in the config or TRAJWATCH_SINK_KAFKA_BROKERS'], 'tail');
     }
     const topic = values.alarms === true ? kafka.topics.alarms : kafka.topics.findings;
-    follower = new TopicFollower(kafkaClient(kafka, { keyPrefix: 'sinks.kafka.', log: levelLog(logger) }), topic, values['from-start'] === true, print);
+    const client = kafkaClient(kafka, { keyPrefix: 'sinks.kafka.', log: levelLog(logger) });
+    const missing = await missingTopic(client, topic, values.alarms === true ? 'alarms' : 'findings', kafka.brokers);
+    if (missing !== undefined) {
+      process.stderr.write(`trajwatch tail: ${missing}\n`);
+      return 1;
+    }
+    follower = new TopicFollower(client, topic, values['from-start'] === true, print);
   } else {
     const paths = dataDirPaths(resolve(config.dataDir));
     const file = values.alarms === true ? paths.alarms : paths.findings;
@@ -105,7 +112,11 @@ export async function tailCommand(args: string[]): Promise<number> {
   const timer = timeoutMs === undefined ? undefined : setTimeout(end, timeoutMs);
   void follower.done.then(end);
   try {
-    await running.start();
+    await running.start().catch((err: unknown) => {
+      if (err instanceof ConfigError || values.kafka !== true) throw err;
+      // One line, not kafkajs's stack: the broker went away, or the topic between the check and the join.
+      throw new UpstreamError(`tail --kafka: cannot follow the topic: ${(err as Error).message}`, { retriable: true, cause: err });
+    });
     await ended;
   } finally {
     clearTimeout(timer);
@@ -116,6 +127,27 @@ export async function tailCommand(args: string[]): Promise<number> {
   if (stopped.outcome === 'failed') throw stopped.error;
   if (failure !== undefined) throw failure;
   return 0;
+}
+
+/**
+ * Why `topic` cannot be followed, in one line naming the key that fixes it, or undefined when it
+ * exists. tail never creates a topic: serve's Kafka sink does, with `sinks.kafka.createTopics`.
+ *
+ * @throws UpstreamError when the brokers cannot be asked.
+ */
+async function missingTopic(kafka: Kafka, topic: string, which: 'findings' | 'alarms', brokers: readonly string[]): Promise<string | undefined> {
+  const admin = kafka.admin();
+  let topics: string[];
+  try {
+    await admin.connect();
+    topics = await admin.listTopics();
+  } catch (err) {
+    throw new UpstreamError(`tail --kafka: cannot list the topics of ${brokers.join(',')}: ${(err as Error).message}`, { retriable: true, cause: err });
+  } finally {
+    await admin.disconnect().catch(() => undefined);
+  }
+  if (topics.includes(topic)) return undefined;
+  return `topic ${topic} does not exist on ${brokers.join(',')}: serve's Kafka sink creates it at its first record with sinks.kafka.createTopics, or set sinks.kafka.topics.${which} to the topic serve writes`;
 }
 
 /** The line as `audience` sees it: itself (internal), or its external view re-serialized. */

@@ -43,6 +43,23 @@ export const SessionStageConfigSchema = z.strictObject({
 export type SessionStageConfig = z.infer<typeof SessionStageConfigSchema>;
 
 /**
+ * OTLP logs from Kafka (the Collector exporter's `logs` topic): GenAI content events joined to
+ * the spans they name, as `/v1/logs` does. The Collector must key them by trace id
+ * (`partition_logs_by_trace_id`) and the topic must have the spans topic's partition count:
+ * partition p of both goes to one consumer (checked at start).
+ */
+export const KafkaLogsConfigSchema = z.strictObject({
+  /** Off: only spans are read (content events sent as logs are then not joined). */
+  enabled: z.boolean().default(false),
+  /** The Collector exporter's `logs.topic`. */
+  topic: TopicName.default('otlp_logs'),
+  /** The Collector exporter's `logs.encoding`. */
+  encoding: z.enum(['otlp_proto', 'otlp_json']).default('otlp_proto'),
+});
+
+export type KafkaLogsConfig = z.infer<typeof KafkaLogsConfigSchema>;
+
+/**
  * The Kafka source: OTLP records written by the OTel Collector's Kafka exporter, read as one
  * consumer group (docs/scaling-out.md). Strict, every default embedded.
  */
@@ -53,6 +70,16 @@ export const KafkaSourceConfigSchema = KafkaConnectionSchema.extend({
   groupId: z.string().min(1).default('trajwatch'),
   /** The Collector exporter's `traces.encoding`. */
   encoding: z.enum(['otlp_proto', 'otlp_json']).default('otlp_proto'),
+  /** The logs topic read beside `topic`; see {@link KafkaLogsConfigSchema}. */
+  logs: KafkaLogsConfigSchema.prefault({}),
+  /**
+   * Create the source topics (`topic`, `logs.topic`) at start when missing: with the partition
+   * count of the one that exists, else `topicPartitions`. Off: a missing one stops the start.
+   */
+  createTopics: z.boolean().default(false),
+  /** Partitions of a source topic created at start (when neither exists; -1 replication: the broker's default). */
+  topicPartitions: z.number().int().min(1).default(3),
+  topicReplicationFactor: z.number().int().min(-1).max(32).default(-1),
   /** Undecodable records go here with the reason in the `trajwatch.dlq.reason` header. */
   deadLetterTopic: TopicName.default('otlp_spans.dlq'),
   /** Create the dead-letter topic at start when it is missing (brokers often refuse auto-creation). */
@@ -74,6 +101,10 @@ export const KafkaSourceConfigSchema = KafkaConnectionSchema.extend({
   .refine((c) => c.heartbeatIntervalMs < c.sessionTimeoutMs, {
     message: 'heartbeatIntervalMs must be below sessionTimeoutMs',
     path: ['heartbeatIntervalMs'],
+  })
+  .refine((c) => !c.logs.enabled || (c.logs.topic !== c.topic && c.logs.topic !== c.deadLetterTopic), {
+    message: 'the logs topic must be a topic of its own, not the spans or dead-letter topic',
+    path: ['logs', 'topic'],
   })
   .refine((c) => !c.sessions.enabled || TopicName.safeParse(sessionsTopicOf(c)).success, {
     message: 'the groupId does not make a topic name (<groupId>.sessions): set sessions.topic',

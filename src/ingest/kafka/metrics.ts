@@ -5,7 +5,7 @@ import type { KafkaSourceStats } from './source.ts';
  * The Kafka source's Prometheus series, read from {@link KafkaSourceStats} at scrape time
  * (nothing is counted twice on the hot path). Absent stats (no Kafka source) register nothing.
  *
- * Counters: `trajwatch_kafka_source_records_total`, `_spans_total`, `_dead_letter_total{reason}`,
+ * Counters: `trajwatch_kafka_source_records_total`, `_spans_total`, `_log_records_total`, `_dead_letter_total{reason}`,
  * `_commits_total{outcome}`, `_pauses_total`, `_joins_total`, `_dropped_trajectories_total`.
  * Gauges: `trajwatch_kafka_source_lag_records`, `_assigned_partitions`, `_paused`.
  */
@@ -44,6 +44,7 @@ export function registerKafkaSourceMetrics(registry: Registry, read: () => Kafka
     });
   mirror(`${prefix}_records_total`, 'Records consumed from the Kafka source topic (decoded or dead-lettered).', [], (s) => [[{}, s.recordsConsumed]]);
   mirror(`${prefix}_spans_total`, 'Spans decoded from Kafka source records.', [], (s) => [[{}, s.spansConsumed]]);
+  mirror(`${prefix}_log_records_total`, 'Log records decoded from the logs topic (source.kafka.logs).', [], (s) => [[{}, s.logRecordsConsumed]]);
   mirror(`${prefix}_dead_letter_total`, 'Undecodable records sent to the dead-letter topic, by reason.', ['reason'], (s) =>
     Object.entries(s.deadLettered).map(([reason, n]) => [{ reason }, n]),
   );

@@ -1,7 +1,7 @@
 import { DecodeError } from '../../errors.ts';
 import type { KafkaSourceConfig } from './config.ts';
-import { decodeOtlpJson } from '../otlp/json-decode.ts';
-import { decodeOtlpProto } from '../otlp/proto-decode.ts';
+import type { DecodedLogsRequest } from '../log-record.ts';
+import { decodeLogsBody, decodeTracesBody } from '../otlp/decode-body.ts';
 import type { DecodedRequest } from '../span.ts';
 
 /** Why a record went to the dead-letter topic: a bounded set, so it can label a metric. */
@@ -14,13 +14,29 @@ export interface Undecodable {
 }
 
 /**
- * Decodes one Kafka record's value with the same decoders as the HTTP receiver: an OTLP
+ * Decodes one Kafka record's value of the spans topic with the same decoders as the HTTP receiver: an OTLP
  * `ExportTraceServiceRequest` in protobuf or JSON, as the Collector's Kafka exporter writes it.
  * Never throws: an unreadable record comes back as {@link Undecodable}.
  */
 export function decodeRecord(value: Buffer | null, encoding: KafkaSourceConfig['encoding']): DecodedRequest | Undecodable {
+  return decodeWith(decodeTracesBody, value, encoding);
+}
+
+/**
+ * Decodes one record of the logs topic with the `/v1/logs` decoders: an OTLP
+ * `ExportLogsServiceRequest` in protobuf or JSON. Never throws, like {@link decodeRecord}.
+ */
+export function decodeLogsRecord(value: Buffer | null, encoding: KafkaSourceConfig['logs']['encoding']): DecodedLogsRequest | Undecodable {
+  return decodeWith(decodeLogsBody, value, encoding);
+}
+
+function decodeWith<Decoded>(
+  decode: (format: 'protobuf' | 'json', body: Buffer) => Decoded | DecodeError,
+  value: Buffer | null,
+  encoding: 'otlp_proto' | 'otlp_json',
+): Decoded | Undecodable {
   if (value === null) return { reason: 'no-value', detail: 'record has no value (a tombstone?)' };
-  const decoded = encoding === 'otlp_proto' ? decodeOtlpProto(value) : decodeOtlpJson(value.toString('utf8'));
+  const decoded = decode(encoding === 'otlp_proto' ? 'protobuf' : 'json', value);
   if (decoded instanceof DecodeError) {
     return { reason: encoding === 'otlp_proto' ? 'undecodable-otlp-proto' : 'undecodable-otlp-json', detail: decoded.message };
   }
@@ -28,6 +44,6 @@ export function decodeRecord(value: Buffer | null, encoding: KafkaSourceConfig['
 }
 
 /** Whether `decoded` is a refusal rather than a request. */
-export function isUndecodable(decoded: DecodedRequest | Undecodable): decoded is Undecodable {
+export function isUndecodable<Decoded extends object>(decoded: Decoded | Undecodable): decoded is Undecodable {
   return 'reason' in decoded;
 }

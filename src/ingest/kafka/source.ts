@@ -1,14 +1,15 @@
 import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
-import { Backoff } from '../../storage/backoff.ts';
-import type { Kafka, Consumer, EachBatchPayload, IHeaders, KafkaMessage, Producer } from 'kafkajs';
-import { UpstreamError } from '../../errors.ts';
+import { type Kafka, type Consumer, type EachBatchPayload, type KafkaMessage, PartitionAssigners, type Producer } from 'kafkajs';
+import { ConfigError, UpstreamError } from '../../errors.ts';
 import { kafkaClient } from '../../kafka/client.ts';
+import { coPartitionedAssigner } from '../../kafka/co-partitioned-assigner.ts';
 import { ensureTopics } from '../../kafka/topics.ts';
 import { whileSettling } from '../../kafka/settle.ts';
 import type { KafkaSourceConfig } from './config.ts';
-import { type DeadLetterReason, decodeRecord, isUndecodable, type Undecodable } from './record.ts';
+import { DeadLetters } from './dead-letter.ts';
+import { decodeLogsRecord, decodeRecord, isUndecodable, type Undecodable } from './record.ts';
+import { checkSourceTopics, deadLetterTopic, logsPositionPartition, sourceTopics } from './topics.ts';
 import type { PositionedInput, SourcePosition } from '../pipeline-input.ts';
-import type { DecodedRequest } from '../span.ts';
 
 /**
  * How a record's value becomes input: decoded and handed to the target, returning the spans it
@@ -30,6 +31,8 @@ export interface KafkaSourceStats {
   /** Records taken from the topic (decoded or dead-lettered). */
   recordsConsumed: number;
   spansConsumed: number;
+  /** Log records decoded from the logs topic (content events or not). */
+  logRecordsConsumed: number;
   /** Records sent to the dead-letter topic, by reason. */
   deadLettered: Record<string, number>;
   /** Failed dead-letter produce attempts (each is retried; the partition waits). */
@@ -47,6 +50,8 @@ export interface KafkaSourceStats {
   /** Open trajectories fed from two partitions (the producer did not key by trace id). */
   mixedPartitionTrajectories: number;
   assignedPartitions: number[];
+  /** Partitions of the logs topic assigned (the same as `assignedPartitions` under co-partitioning). */
+  assignedLogPartitions: number[];
   /** Records behind the high watermark on the assigned partitions, as of each partition's last batch. */
   lagRecords: number;
 }
@@ -54,10 +59,6 @@ export interface KafkaSourceStats {
 const STOP_SETTLE_TIMEOUT_MS = 5_000;
 /** How long a commit may delay a rejoin or a stop; an unfinished one only means a longer replay. */
 const COMMIT_WAIT_MS = 2_000;
-/** The backoff between attempts at a failed dead-letter produce (the house Backoff: full jitter). */
-const DEAD_LETTER_RETRY_INITIAL_MS = 100;
-const DEAD_LETTER_RETRY_MAX_MS = 5_000;
-const DLQ_HEADER_REASON = 'trajwatch.dlq.reason';
 
 /**
  * Consumes OTLP records from Kafka as one member of a consumer group and feeds the pipeline.
@@ -74,6 +75,11 @@ const DLQ_HEADER_REASON = 'trajwatch.dlq.reason';
  *
  * Undecodable records go to the dead-letter topic with the reason; the partition moves on.
  * When the pipeline refuses input, the consumer pauses (never drops) until it accepts again.
+ *
+ * With `logs.enabled` it reads the logs topic too, handing each record to `acceptLogs` as a
+ * `/v1/logs` export is, its offset committed under the same rule. Partition p of both topics
+ * is assigned to one member ({@link coPartitionedAssigner}): a trace's spans and its content
+ * events, keyed alike by the Collector, meet in one assembler.
  */
 export class KafkaSource {
   readonly config: KafkaSourceConfig;
@@ -82,19 +88,22 @@ export class KafkaSource {
   readonly #producer: Producer;
   readonly #log: LevelLog;
   readonly #reader: RecordReader;
+  /** The topics consumed: the spans (or stage 2's) topic, and the logs topic when read. */
+  readonly #topics: string[];
+  readonly #logsTopic: string | undefined;
   #assigned = new Set<number>();
+  #assignedLogs = new Set<number>();
   readonly #lag = new Map<number, number>();
   #commitTimer: NodeJS.Timeout | undefined;
   #committing: Promise<void> | undefined;
   #inBatch: Promise<void> | undefined;
   #stopping = false;
   #commitFailing = false;
-  readonly #loggedReasons = new Set<string>();
+  readonly #deadLetters: DeadLetters;
   readonly #stats = {
     recordsConsumed: 0,
     spansConsumed: 0,
-    deadLettered: {} as Record<string, number>,
-    deadLetterErrors: 0,
+    logRecordsConsumed: 0,
     commits: 0,
     commitErrors: 0,
     pauses: 0,
@@ -109,7 +118,12 @@ export class KafkaSource {
     this.#target = target;
     this.#log = log;
     this.#reader = reader ?? ((value, position) => this.#otlp(value, position));
+    // Logs are OTLP: stage 2 of a repartition (its own reader) reads only its topic.
+    this.#logsTopic = reader === undefined && config.logs.enabled ? config.logs.topic : undefined;
+    this.#topics = reader === undefined ? sourceTopics(config) : [config.topic];
     this.#consumer = kafka.consumer({
+      // Co-partitioned first; round robin (the same with one topic) lets an older member share the group while it is rolled.
+      partitionAssigners: [coPartitionedAssigner, PartitionAssigners.roundRobin],
       groupId: config.groupId,
       sessionTimeout: config.sessionTimeoutMs,
       heartbeatInterval: config.heartbeatIntervalMs,
@@ -118,26 +132,29 @@ export class KafkaSource {
       allowAutoTopicCreation: false,
     });
     this.#producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    this.#deadLetters = new DeadLetters(this.#producer, config.deadLetterTopic, log);
   }
 
   /**
    * Joins the group and starts consuming; resolves after the first join.
-   * @throws UpstreamError when the broker cannot be reached or the topic does not exist;
-   *   ConfigError for unreadable secrets.
+   * @throws ConfigError for a missing source topic that may not be created, a logs topic of
+   *   another partition count, unreadable secrets; UpstreamError when the broker cannot be reached.
    */
   static async start(config: KafkaSourceConfig, target: PositionedInput, options: KafkaSourceOptions = {}): Promise<KafkaSource> {
     const log = options.log ?? stderrLog('source.kafka');
+    if (config.logs.enabled && options.reader === undefined && target.acceptLogs === undefined) {
+      throw new Error('kafka source: logs.enabled needs a target that takes logs (acceptLogs)');
+    }
     const kafka = kafkaClient(config, { keyPrefix: 'source.kafka.', env: options.env, log });
     const source = new KafkaSource(config, target, kafka, log, options.reader);
     try {
-      if (config.createDeadLetterTopic) {
-        await ensureTopics(kafka, [
-          { topic: config.deadLetterTopic, create: { numPartitions: 1, replicationFactor: -1 }, fix: 'create it', where: 'the Kafka cluster (source.kafka)' },
-        ]);
-      }
+      // Checked before the join: a missing topic is named now, not at the first undecodable record or a kafkajs crash.
+      if (options.reader === undefined) await checkSourceTopics(kafka, config);
+      else await ensureTopics(kafka, [deadLetterTopic(config)]);
       await source.#run();
     } catch (err) {
       await source.#disconnect();
+      if (err instanceof ConfigError) throw err;
       throw new UpstreamError(`kafka source: cannot consume ${config.topic}: ${(err as Error).message}`, {
         retriable: true,
         cause: err,
@@ -152,8 +169,10 @@ export class KafkaSource {
     for (const p of this.#assigned) lagRecords += this.#lag.get(p) ?? 0;
     return {
       ...this.#stats,
-      deadLettered: { ...this.#stats.deadLettered },
+      deadLettered: { ...this.#deadLetters.sent },
+      deadLetterErrors: this.#deadLetters.errors,
       assignedPartitions: [...this.#assigned].sort((a, b) => a - b),
+      assignedLogPartitions: [...this.#assignedLogs].sort((a, b) => a - b),
       lagRecords,
     };
   }
@@ -167,26 +186,29 @@ export class KafkaSource {
     if (this.#stopping) return;
     this.#stopping = true;
     clearInterval(this.#commitTimer);
-    this.#consumer.pause([{ topic: this.config.topic }]);
+    this.#consumer.pause(this.#topics.map((topic) => ({ topic })));
     await this.#inBatch;
     await bounded(this.#target.settled(), STOP_SETTLE_TIMEOUT_MS);
     await bounded(this.#committing, COMMIT_WAIT_MS);
     await bounded(this.#commitNow(), COMMIT_WAIT_MS);
-    this.#forget(this.#assigned, 'stop');
+    this.#forget(this.#positionPartitions(), 'stop');
     await this.#disconnect();
   }
 
   async #run(): Promise<void> {
     const { topic } = this.config;
     const events = this.#consumer.events;
-    this.#consumer.on(events.GROUP_JOIN, (e) => this.#joined(e.payload.memberAssignment[topic] ?? []));
+    this.#consumer.on(events.GROUP_JOIN, (e) => {
+      const assignment = e.payload.memberAssignment;
+      this.#joined(assignment[topic] ?? [], this.#logsTopic === undefined ? [] : (assignment[this.#logsTopic] ?? []));
+    });
     this.#consumer.on(events.REBALANCING, () => void this.commit());
     this.#consumer.on(events.CRASH, (e) => {
       this.#log('error', 'kafka consumer crashed', { error: e.payload.error.message, restart: e.payload.restart });
     });
     await Promise.all([this.#consumer.connect(), this.#producer.connect()]);
     // A topic created a moment ago (the sessions topic, by this or a sibling member) may not be in every broker's metadata yet.
-    await whileSettling(() => this.#consumer.subscribe({ topics: [topic], fromBeginning: this.config.fromBeginning }));
+    await whileSettling(() => this.#consumer.subscribe({ topics: this.#topics, fromBeginning: this.config.fromBeginning }));
     await this.#consumer.run({
       autoCommit: false,
       eachBatchAutoResolve: false,
@@ -213,6 +235,9 @@ export class KafkaSource {
     const offsets: { topic: string; partition: number; offset: string }[] = [];
     for (const [partition, offset] of this.#target.committable()) {
       if (this.#assigned.has(partition)) offsets.push({ topic: this.config.topic, partition, offset: String(offset) });
+      else if (this.#logsTopic !== undefined && partition <= -2 && this.#assignedLogs.has(logsPositionPartition(partition))) {
+        offsets.push({ topic: this.#logsTopic, partition: logsPositionPartition(partition), offset: String(offset) });
+      }
     }
     if (offsets.length === 0) return;
     try {
@@ -228,19 +253,37 @@ export class KafkaSource {
     }
   }
 
-  #joined(partitions: number[]): void {
+  #joined(partitions: number[], logPartitions: number[]): void {
     this.#stats.joins++;
     // kafkajs fetches every assigned partition again from its committed offset after a join.
-    const { dropped, mixed } = this.#forget(this.#assigned, 'rebalance');
+    const { dropped, mixed } = this.#forget(this.#positionPartitions(), 'rebalance');
     this.#assigned = new Set(partitions);
-    for (const p of this.#lag.keys()) if (!this.#assigned.has(p)) this.#lag.delete(p);
+    this.#assignedLogs = new Set(logPartitions);
+    const held = this.#positionPartitions();
+    for (const p of this.#lag.keys()) if (!held.has(p)) this.#lag.delete(p);
+    const sorted = [...this.#assigned].sort((a, b) => a - b);
     this.#log('info', 'partitions assigned', {
       topic: this.config.topic,
+      ...(this.#logsTopic === undefined ? {} : { logsTopic: this.#logsTopic }),
       groupId: this.config.groupId,
-      partitions: [...this.#assigned].sort((a, b) => a - b),
+      partitions: sorted,
       droppedOpenTrajectories: dropped,
       mixedPartitionTrajectories: mixed,
     });
+    if (this.#logsTopic !== undefined && sorted.join() !== [...this.#assignedLogs].sort((a, b) => a - b).join()) {
+      // A member of an older version chose round robin: content events may reach another member than their spans.
+      this.#log('warn', 'spans and logs partitions assigned apart: is every member of the group co-partitioning?', {
+        partitions: sorted,
+        logPartitions: [...this.#assignedLogs].sort((a, b) => a - b),
+      });
+    }
+  }
+
+  /** The position partitions (`logsPositionPartition`) of everything assigned now. */
+  #positionPartitions(): Set<number> {
+    const all = new Set(this.#assigned);
+    for (const p of this.#assignedLogs) all.add(logsPositionPartition(p));
+    return all;
   }
 
   #forget(partitions: ReadonlySet<number>, why: 'rebalance' | 'stop'): { dropped: number; mixed: number } {
@@ -255,25 +298,28 @@ export class KafkaSource {
   }
 
   async #batch({ batch, resolveOffset, heartbeat, isRunning, isStale }: EachBatchPayload): Promise<void> {
-    const { partition } = batch;
+    const partition = batch.topic === this.#logsTopic ? logsPositionPartition(batch.partition) : batch.partition;
+    const read = batch.topic === this.#logsTopic ? this.#logs : this.#reader;
     const highWatermark = Number(batch.highWatermark);
     for (const message of batch.messages) {
       if (!isRunning() || isStale() || this.#stopping) return;
       if (this.#target.admission() !== undefined) await this.#waitForAdmission(heartbeat);
       if (this.#stopping) return;
       const offset = Number(message.offset);
-      await this.#take(partition, offset, message, heartbeat);
+      await this.#take(read, batch.topic, partition, offset, message, heartbeat);
       resolveOffset(message.offset);
       this.#lag.set(partition, Math.max(0, highWatermark - offset - 1));
     }
     await this.#heartbeat(heartbeat);
   }
 
-  async #take(partition: number, offset: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> {
-    const taken = this.#reader(message.value, { partition, offset });
+  /** `partition`: the position partition (`logsPositionPartition` for the logs topic). */
+  async #take(read: RecordReader, topic: string, partition: number, offset: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> {
+    const taken = read(message.value, { partition, offset });
     this.#stats.recordsConsumed++;
     if (typeof taken !== 'number') {
-      await this.#deadLetter(partition, offset, message, taken.reason, taken.detail, heartbeat);
+      const own = topic === this.#logsTopic ? logsPositionPartition(partition) : partition;
+      await this.#deadLetters.send(`${topic}/${own}/${offset}`, message, taken.reason, taken.detail, () => this.#heartbeat(heartbeat));
       // An empty request only moves the partition's committable offset past this record.
       this.#target.accept({ spans: [], rejected: [] }, { partition, offset });
       return;
@@ -288,51 +334,18 @@ export class KafkaSource {
     return decoded.spans.length;
   }
 
-  /** Sends the record as it came, plus the reason, to the dead-letter topic; retries until the broker has it. */
-  async #deadLetter(
-    partition: number,
-    offset: number,
-    message: KafkaMessage,
-    reason: DeadLetterReason,
-    detail: string,
-    heartbeat: () => Promise<void>,
-  ): Promise<void> {
-    const source = `${this.config.topic}/${partition}/${offset}`;
-    if (!this.#loggedReasons.has(reason)) {
-      this.#loggedReasons.add(reason);
-      this.#log('warn', 'undecodable record sent to the dead-letter topic (logged once per reason)', { reason, detail, record: source });
-    }
-    const headers: IHeaders = {
-      ...message.headers,
-      [DLQ_HEADER_REASON]: reason,
-      'trajwatch.dlq.detail': detail.slice(0, 1_000),
-      'trajwatch.dlq.source': source,
-    };
-    const backoff = new Backoff(DEAD_LETTER_RETRY_INITIAL_MS, DEAD_LETTER_RETRY_MAX_MS);
-    let failing = false;
-    for (;;) {
-      try {
-        await this.#producer.send({
-          topic: this.config.deadLetterTopic,
-          acks: -1,
-          messages: [{ key: message.key, value: message.value, headers }],
-        });
-        break;
-      } catch (err) {
-        // The partition waits rather than skip the record; the first failure is logged.
-        this.#stats.deadLetterErrors++;
-        if (!failing) this.#log('error', 'dead-letter produce failed; retrying', { error: (err as Error).message, record: source });
-        failing = true;
-        await sleep(backoff.next());
-        await this.#heartbeat(heartbeat);
-      }
-    }
-    this.#stats.deadLettered[reason] = (this.#stats.deadLettered[reason] ?? 0) + 1;
-  }
+  /** A record of the logs topic, handed on as a `/v1/logs` export is; counts as no spans. */
+  readonly #logs: RecordReader = (value, position) => {
+    const decoded = decodeLogsRecord(value, this.config.logs.encoding);
+    if (isUndecodable(decoded)) return decoded;
+    this.#target.acceptLogs!(decoded, position);
+    this.#stats.logRecordsConsumed += decoded.logs.length;
+    return 0;
+  };
 
   /** Pauses the topic while the pipeline refuses input; nothing is dropped. */
   async #waitForAdmission(heartbeat: () => Promise<void>): Promise<void> {
-    const topics = [{ topic: this.config.topic }];
+    const topics = this.#topics.map((topic) => ({ topic }));
     this.#consumer.pause(topics);
     this.#stats.pauses++;
     this.#stats.paused = true;

@@ -11,7 +11,7 @@ const DISCONNECT_TIMEOUT_MS = 2_000;
 
 /**
  * The Kafka sink's transport: one `sendBatch` per batch with an idempotent kafkajs producer
- * (`acks: -1`, one request in flight), the topics created first when configured. `onSent`
+ * (`acks: -1`, one request in flight), the topics checked first (created when `createTopics`). `onSent`
  * hears each acknowledged request's duration and record count (latency stats, metrics).
  */
 export class KafkaTransport implements DeliveryTransport<SinkRecord> {
@@ -60,7 +60,9 @@ export class KafkaTransport implements DeliveryTransport<SinkRecord> {
   }
 
   async #ensureProducer(): Promise<Producer> {
-    if (this.#config.createTopics && !this.#topicsReady) {
+    // Checked whether or not it may create them: a missing topic is named with the key that fixes it,
+    // not retried as kafkajs's "does not host this topic-partition".
+    if (!this.#topicsReady) {
       await ensureTopics(this.#kafka, sinkTopics(this.#config));
       this.#topicsReady = true;
     }
@@ -106,11 +108,11 @@ function toTopicMessages(entries: readonly OutboxEntry<SinkRecord>[], topics: Ka
 }
 
 function sinkTopics(config: KafkaSinkConfig): WantedTopic[] {
-  const create = { numPartitions: config.topicPartitions, replicationFactor: config.topicReplicationFactor };
+  const create = config.createTopics ? { numPartitions: config.topicPartitions, replicationFactor: config.topicReplicationFactor } : undefined;
   return [config.topics.findings, config.topics.alarms].map((topic) => ({
     topic,
     create,
-    fix: 'create it, or set sinks.kafka.createTopics',
+    fix: `create it (sinks.kafka.topics names it)${create === undefined ? ', or set sinks.kafka.createTopics' : ''}`,
     where: 'the Kafka cluster (sinks.kafka)',
   }));
 }

@@ -2,6 +2,7 @@ import type { Kafka, Producer } from 'kafkajs';
 import { ConfigError, UpstreamError } from '../../errors.ts';
 import { type KafkaSourceConfig, sessionsTopicOf } from '../../ingest/kafka/config.ts';
 import type { RecordReader } from '../../ingest/kafka/source.ts';
+import { checkSourceTopics } from '../../ingest/kafka/topics.ts';
 import { kafkaClient } from '../../kafka/client.ts';
 import type { Pipeline } from '../../pipeline/pipeline.ts';
 import { Forwarder } from '../../repartition/forwarder.ts';
@@ -44,6 +45,8 @@ export class RepartitionComponent implements Component {
     const admin = this.#kafka.admin();
     try {
       await admin.connect();
+      // The source topics first, as the source checks them (created with createTopics, else named with the key), before the repartition requires them.
+      await checkSourceTopics(admin, this.#config);
       const { maxMessageBytes } = await prepareTopics(admin, {
         source: { topic, ...(sessions.sourcePartitions === undefined ? {} : { partitions: sessions.sourcePartitions }) },
         internal: { topic: internal, partitions: sessions.partitions, replicationFactor: sessions.replicationFactor },
