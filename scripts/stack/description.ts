@@ -149,6 +149,8 @@ export function trajwatchConfig(m: Mapping): Record<string, unknown> {
       kafka: {
         brokers,
         topic: m.name(NAMES.spans),
+        // The content events (prompts, tool arguments and results) the Collector writes beside the spans.
+        logs: { enabled: true, topic: m.name(NAMES.logs) },
         groupId: m.name(NAMES.group),
         deadLetterTopic: m.name(NAMES.deadLetter),
         // A member that dies is noticed within 10 s and its partitions move to the other.

@@ -3,7 +3,8 @@
 // run), two real `trajwatch serve --source kafka` members, Prometheus with the alert rules and
 // Alertmanager, all loopback processes started by `up`. The JS demo sends its agent runs through
 // the Collector; the findings must arrive on the findings topic and as evaluation events in the
-// Collector's file exporter. Then one member is killed with SIGKILL mid-demo: every run's
+// Collector's file exporter; content sent only as log events must reach the trajectories
+// through otlp_logs. Then one member is killed with SIGKILL mid-demo: every run's
 // findings still arrive (duplicates allowed, counted). `down` must leave no pid alive.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -14,7 +15,9 @@ import { promisify } from 'node:util';
 import { context, trace } from '@opentelemetry/api';
 import { OTLPLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { BatchLogRecordProcessor, LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type DemoReport, demo } from '../../scripts/stack/demo.ts';
 import { NAMES } from '../../scripts/stack/description.ts';
@@ -116,9 +119,60 @@ describe('npm run stack: up → demo → checks → chaos → down', () => {
     expect(records.find((r) => r.key === traceId)).toBeDefined();
   }, 90_000);
 
-  // Task B (h-kafkalogs, logs through Kafka) makes the members read the logs topic too; until it is
-  // merged the demo's content arrives as span attributes only, and this is not checked.
-  it.todo('the trajectories carry the tool arguments from the log events (needs the members to read otlp_logs: Task B)');
+  it('the trajectories carry the tool arguments and results sent only as log events (the members read otlp_logs too)', async () => {
+    const m = mappingOf(state);
+    const collector = `http://${m.addr('otel-collector', 'otlpHttp')}`;
+    const session = `stack-logs-${randomUUID()}`;
+    const resource = resourceFromAttributes({ 'service.name': 'stack-e2e-agent' });
+    const tracerProvider = new BasicTracerProvider({
+      resource,
+      spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: `${collector}/v1/traces` }))],
+    });
+    const loggerProvider = new LoggerProvider({
+      resource,
+      processors: [new BatchLogRecordProcessor({ exporter: new OTLPLogExporter({ url: `${collector}/v1/logs` }) })],
+    });
+    const tracer = tracerProvider.getTracer('stack-e2e');
+    const logger = loggerProvider.getLogger('stack-e2e');
+    const root = tracer.startSpan('invoke_agent forecaster', { attributes: { 'gen_ai.operation.name': 'invoke_agent', 'gen_ai.conversation.id': session } });
+    const rootCtx = trace.setSpan(context.active(), root);
+    // The span names the call only; its arguments and result are log events in its context.
+    const tool = tracer.startSpan(
+      'execute_tool get_weather',
+      {
+        attributes: {
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': 'get_weather',
+          'gen_ai.tool.call.id': 'call_1',
+          'gen_ai.conversation.id': session,
+        },
+      },
+      rootCtx,
+    );
+    const toolCtx = trace.setSpan(rootCtx, tool);
+    logger.emit({ eventName: 'gen_ai.tool.message', context: toolCtx, body: { role: 'tool', content: '{"city": "Paris"}', id: 'call_1' } });
+    logger.emit({ eventName: 'gen_ai.choice', context: toolCtx, body: { message: '18C, sunny', id: 'call_1' } });
+    tool.end();
+    root.end();
+    await loggerProvider.forceFlush();
+    await tracerProvider.forceFlush();
+    await Promise.all([loggerProvider.shutdown(), tracerProvider.shutdown()]);
+
+    type Row = { key: string; steps: { kind: string; args?: { parsed?: unknown }; result?: string }[] };
+    const deadline = Date.now() + 60_000;
+    let row: Row | undefined;
+    while (row === undefined && Date.now() < deadline) {
+      for (const member of ['trajwatch-1', 'trajwatch-2']) {
+        const text = await readFile(join(m.dir(member, '/data'), 'trajectories.jsonl'), 'utf8').catch(() => '');
+        const rows = text.split('\n').flatMap((l) => (l.startsWith('{') ? [JSON.parse(l) as Row] : []));
+        row = rows.filter((r) => r.key === session).at(-1) ?? row;
+      }
+      if (row === undefined) await new Promise((r) => setTimeout(r, 500));
+    }
+    const toolStep = row?.steps.find((s) => s.kind === 'tool');
+    expect(toolStep?.args?.parsed).toEqual({ city: 'Paris' });
+    expect(toolStep?.result).toBe('18C, sunny');
+  }, 90_000);
 
   it('chaos: one member killed with SIGKILL mid-demo, the other takes over; every run has all its findings, duplicates counted', async () => {
     const victim = state.services.find((s) => s.name === 'trajwatch-2')!;
