@@ -58,8 +58,13 @@ export const NAMES = {
 /** Partitions of the topics the Collector writes (and of the repartition topic). */
 export const PARTITIONS = 6;
 
-/** Topics the stack creates before anything produces: the Collector's, per signal. */
-export const TOPICS: readonly string[] = [NAMES.spans, NAMES.logs];
+/**
+ * Topics the stack creates before any member starts, all with {@link PARTITIONS}: the Collector's
+ * (spans and logs need equal counts), the repartition's, the dead-letter and the sink's. The
+ * members could create the last four themselves, but two starting at once on a fresh broker race
+ * (one saw UNKNOWN_TOPIC_OR_PARTITION preparing the sessions topic).
+ */
+export const TOPICS: readonly string[] = [NAMES.spans, NAMES.logs, NAMES.sessions, NAMES.deadLetter, NAMES.findings, NAMES.alarms];
 
 /** The version scripts/setup/kafka/broker.sh runs here. */
 const KAFKA_IMAGE = 'apache/kafka:4.4.0';

@@ -78,6 +78,7 @@ async function main(argv: string[]): Promise<number> {
         runs: positive('--runs', flags.values.runs, 1),
         expectPerRun: 4,
         waitMs: positive('--wait-ms', flags.values['wait-ms'], 120_000),
+        alarmWaitMs: flags.values['alarm-wait-ms'] === undefined ? 0 : positive('--alarm-wait-ms', flags.values['alarm-wait-ms'], 1),
       });
       process.stdout.write(flags.values.json === true ? `${JSON.stringify(report)}\n` : reportText(report));
       return report.missing.length === 0 ? 0 : 1;

@@ -67,12 +67,13 @@ describe('the stack description', () => {
     expect(collector.exporters.kafka.traces.topic).toBe('otlp_spans-run1');
   });
 
-  it("compose creates the Collector's topics in a one-shot service before the Collector and the members start", () => {
+  it('compose creates every topic of the stack in a one-shot service before the Collector and the members start', () => {
     const compose = parse(read('docker-compose.yml')!) as {
       services: Record<string, { command?: string[]; depends_on?: Record<string, { condition: string }> }>;
     };
     const script = compose.services['kafka-topics']!.command!.join(' ');
-    for (const topic of ['otlp_spans', 'otlp_logs']) expect(script).toContain(`--create --if-not-exists --topic ${topic} --partitions 6`);
+    for (const topic of ['otlp_spans', 'otlp_logs', 'trajwatch.sessions', 'otlp_spans.dlq', 'trajwatch.findings', 'trajwatch.alarms'])
+      expect(script).toContain(`--create --if-not-exists --topic ${topic} --partitions 6`);
     for (const s of ['otel-collector', 'trajwatch-1', 'trajwatch-2'])
       expect(compose.services[s]!.depends_on!['kafka-topics']).toEqual({ condition: 'service_completed_successfully' });
   });
