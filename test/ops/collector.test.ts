@@ -1,7 +1,8 @@
 // A real OpenTelemetry Collector (built here by scripts/setup/otelcol/build.sh from the Go module
 // proxy) runs each shipped config in collector-config/, with compose host names and ports
 // rewritten to loopback ones; spans go in through the OTel JS SDK's OTLP/protobuf exporter.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { context, SpanStatusCode, trace } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
@@ -133,6 +134,9 @@ describe('collector-config/to-kafka through a real Collector and a real Kafka br
       ...listeners.replacements,
       'brokers: [kafka:9092]': `brokers: [${brokers.join(', ')}]`,
       'topic: otlp_spans': `topic: ${topic}`,
+      // The evaluation events' own receiver and file (the stack's path back in; unused here).
+      '0.0.0.0:4320': `127.0.0.1:${await freePort()}`,
+      '/var/lib/otelcol/evaluations.jsonl': join(mkdtempSync(join(tmpdir(), 'trajwatch-otelcol-evals-')), 'evaluations.jsonl'),
     });
     collector = await startCollector(bin, config);
   }, 240_000);

@@ -17,8 +17,10 @@
  *    one must reach the findings topic (0 lost); duplicates are counted.
  * Prints one JSON summary; exits 1 when a finding is lost.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Kafka } from 'kafkajs';
 import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
@@ -94,6 +96,9 @@ const collector = await startCollector(
     'port: 8888': `port: ${metricsPort}`,
     'brokers: [kafka:9092]': `brokers: [${brokers.join(', ')}]`,
     'topic: otlp_spans': `topic: ${topic}`,
+    // The stack's evaluation-event receiver and file (unused here).
+    '0.0.0.0:4320': `127.0.0.1:${await freePort()}`,
+    '/var/lib/otelcol/evaluations.jsonl': join(mkdtempSync(join(tmpdir(), 'sessions-chaos-evals-')), 'evaluations.jsonl'),
   }),
 );
 
