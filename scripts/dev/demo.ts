@@ -9,11 +9,15 @@
  * call and the two unguarded outbound actions.
  */
 import { context, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import { logs } from '@opentelemetry/api-logs';
+import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
+import { OTLPLogExporter as HttpJsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
+import { OTLPLogExporter as HttpProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
 import { OTLPTraceExporter as GrpcExporter } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as HttpJsonExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as HttpProtoExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import { NodeSDK, tracing } from '@opentelemetry/sdk-node';
+import { logs as sdkLogs, NodeSDK, tracing } from '@opentelemetry/sdk-node';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -31,6 +35,10 @@ Options:
   --protocol P          http/protobuf (default), http/json or grpc
   --compression C       gzip or none (default none)
   --conversation ID     gen_ai.conversation.id, the trajectory key (default: a new UUID)
+  --content WHERE       where the prompts, tool arguments and results go: attributes (default,
+                        on the spans) or logs (OTLP log records, the GenAI
+                        gen_ai.client.inference.operation.details event in each span's context,
+                        as the 2026 conventions put them; the spans then carry no content)
   --timeout-ms N        how long the exporter keeps trying, retries included (default 10000)
   --runs N              how many runs to send, each its own conversation (default 1; 3 with --judge)
   --judge               then wait for serve's judge to answer each run's windows (serve started
@@ -53,6 +61,11 @@ interface ToolTurn {
   args: Record<string, unknown>;
   outcome: { result: unknown } | { errorType: string; message: string };
 }
+
+type ContentIn = 'attributes' | 'logs';
+const CONTENT_IN: readonly ContentIn[] = ['attributes', 'logs'];
+/** Where this run's content goes (set once from --content). */
+let contentIn: ContentIn = 'attributes';
 
 const MODEL = 'gpt-4o-2024-08-06';
 const AGENT = 'support-agent';
@@ -91,6 +104,31 @@ function exporterFor(protocol: Protocol, endpoint: string, compression: 'gzip' |
   return protocol === 'http/json' ? new HttpJsonExporter({ url, ...options }) : new HttpProtoExporter({ url, ...options });
 }
 
+function logExporterFor(protocol: Protocol, endpoint: string, compression: 'gzip' | 'none', timeoutMillis: number) {
+  const base = endpoint.replace(/\/+$/, '').replace(/\/v1\/traces$/, '');
+  const options = { compression: compression as never, timeoutMillis };
+  if (protocol === 'grpc') return new GrpcLogExporter({ url: base, ...options });
+  const url = `${base}/v1/logs`;
+  return protocol === 'http/json' ? new HttpJsonLogExporter({ url, ...options }) : new HttpProtoLogExporter({ url, ...options });
+}
+
+/**
+ * A step's content, where --content says: as the span's attributes, or as the GenAI details
+ * event (`gen_ai.client.inference.operation.details`) in the span's context, an OTLP log record
+ * carrying the same keys as attributes.
+ */
+function content(span: Span, attributes: Record<string, string>): void {
+  if (contentIn === 'attributes') {
+    span.setAttributes(attributes);
+    return;
+  }
+  logs.getLogger('trajwatch-demo', '1.0.0').emit({
+    eventName: 'gen_ai.client.inference.operation.details',
+    context: trace.setSpan(context.active(), span),
+    attributes,
+  });
+}
+
 /** Runs `fn` inside a span that is the active context, and ends the span. */
 async function inSpan<T>(name: string, attributes: Record<string, string>, fn: (span: Span) => Promise<T> | T): Promise<T> {
   const tracer = trace.getTracer('trajwatch-demo', '1.0.0');
@@ -120,15 +158,16 @@ async function runAgent(conversationId: string): Promise<void> {
           'gen_ai.tool.name': turn.tool,
           'gen_ai.tool.call.id': callId,
           'gen_ai.tool.type': 'function',
-          'gen_ai.tool.call.arguments': JSON.stringify(turn.args),
         },
         async (span) => {
           await sleep(turn.latencyMs);
+          const args = JSON.stringify(turn.args);
           if ('result' in turn.outcome) {
             const text = JSON.stringify(turn.outcome.result);
-            span.setAttribute('gen_ai.tool.call.result', text);
+            content(span, toolContent(request, args, text));
             return text;
           }
+          content(span, toolContent(request, args, undefined));
           const error = new Error(turn.outcome.message);
           error.name = turn.outcome.errorType;
           span.recordException(error);
@@ -141,8 +180,20 @@ async function runAgent(conversationId: string): Promise<void> {
     }
     const final = [{ role: 'assistant', parts: [{ type: 'text', content: FINAL_ANSWER }], finish_reason: 'stop' }];
     await chat(common, messages, final);
-    agent.setAttribute('gen_ai.output.messages', JSON.stringify(final));
+    content(agent, { 'gen_ai.output.messages': JSON.stringify(final) });
   });
+}
+
+/**
+ * A tool call's content: on the span, `gen_ai.tool.call.arguments` / `.result`; in the details
+ * event, the call as the `tool_call` part of the input messages and its answer as the
+ * `tool_call_response` part of the output messages (docs/clients.md, "GenAI content").
+ */
+function toolContent(request: { id: string; name: string; arguments: unknown }, args: string, result: string | undefined): Record<string, string> {
+  if (contentIn === 'attributes') return { 'gen_ai.tool.call.arguments': args, ...(result === undefined ? {} : { 'gen_ai.tool.call.result': result }) };
+  const call = { role: 'assistant', parts: [{ type: 'tool_call', id: request.id, name: request.name, arguments: request.arguments }] };
+  const answer = { role: 'tool', parts: [{ type: 'tool_call_response', id: request.id, response: result }] };
+  return { 'gen_ai.input.messages': JSON.stringify([call]), ...(result === undefined ? {} : { 'gen_ai.output.messages': JSON.stringify([answer]) }) };
 }
 
 async function chat(common: Record<string, string>, input: unknown[], output: unknown[]): Promise<void> {
@@ -154,10 +205,11 @@ async function chat(common: Record<string, string>, input: unknown[], output: un
       'gen_ai.provider.name': 'openai',
       'gen_ai.request.model': MODEL,
       'gen_ai.response.model': MODEL,
-      'gen_ai.input.messages': JSON.stringify(input),
-      'gen_ai.output.messages': JSON.stringify(output),
     },
-    () => sleep(CHAT_LATENCY_MS),
+    async (span) => {
+      await sleep(CHAT_LATENCY_MS);
+      content(span, { 'gen_ai.input.messages': JSON.stringify(input), 'gen_ai.output.messages': JSON.stringify(output) });
+    },
   );
 }
 
@@ -174,6 +226,7 @@ async function main(): Promise<number> {
       protocol: { type: 'string', default: 'http/protobuf' },
       compression: { type: 'string', default: 'none' },
       conversation: { type: 'string' },
+      content: { type: 'string', default: 'attributes' },
       'timeout-ms': { type: 'string', default: '10000' },
       runs: { type: 'string' },
       judge: { type: 'boolean' },
@@ -195,6 +248,11 @@ async function main(): Promise<number> {
     process.stderr.write(`demo: --compression must be gzip or none, got "${values.compression}"\n`);
     return 2;
   }
+  if (!CONTENT_IN.includes(values.content as ContentIn)) {
+    process.stderr.write(`demo: --content must be one of ${CONTENT_IN.join(', ')}, got "${values.content}"\n`);
+    return 2;
+  }
+  contentIn = values.content as ContentIn;
   const timeoutMs = Number(values['timeout-ms']);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) {
     process.stderr.write(`demo: --timeout-ms must be a positive integer, got "${values['timeout-ms']}"\n`);
@@ -232,6 +290,9 @@ async function main(): Promise<number> {
   const sdk = new NodeSDK({
     resource: resourceFromAttributes({ 'service.name': 'trajwatch-demo-support-agent', 'service.version': '1.0.0' }),
     spanProcessors: [new tracing.BatchSpanProcessor(counting)],
+    ...(contentIn === 'logs'
+      ? { logRecordProcessors: [new sdkLogs.BatchLogRecordProcessor({ exporter: logExporterFor(protocol, values.endpoint, values.compression, timeoutMs) })] }
+      : {}),
   });
   sdk.start();
   for (const id of conversationIds) await runAgent(id);

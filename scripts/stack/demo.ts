@@ -138,7 +138,10 @@ export async function demo(state: StackState, o: DemoOptions): Promise<DemoRepor
   const base = o.conversation ?? `stack-demo-${randomUUID()}`;
   const conversations = o.runs === 1 ? [base] : Array.from({ length: o.runs }, (_, i) => `${base}-${i + 1}`);
   const endpoint = `http://${m.addr('otel-collector', 'otlpHttp')}`;
-  const sending = run(process.execPath, [DEMO, '--endpoint', endpoint, '--runs', String(o.runs), '--conversation', base], { timeout: 120_000 });
+  // Content as OTLP log records (the GenAI details event), as the 2026 conventions put it: the Collector's logs pipeline must carry it.
+  const sending = run(process.execPath, [DEMO, '--endpoint', endpoint, '--content', 'logs', '--runs', String(o.runs), '--conversation', base], {
+    timeout: 120_000,
+  });
   o.onSending?.();
   await sending.catch((err: Error & { stderr?: string }) => {
     throw new Error(`stack demo: the JS demo failed: ${err.message}\n${err.stderr ?? ''}`);

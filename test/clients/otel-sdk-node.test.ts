@@ -21,18 +21,21 @@ afterAll(async () => {
   await target.stop();
 });
 
-const cases: { name: string; protocol: string; compression: string; endpoint: () => string }[] = [
+const cases: { name: string; protocol: string; compression: string; content?: 'logs'; endpoint: () => string }[] = [
   { name: 'OTLP/HTTP JSON', protocol: 'http/json', compression: 'none', endpoint: () => target.httpUrl },
   { name: 'OTLP/HTTP protobuf', protocol: 'http/protobuf', compression: 'none', endpoint: () => target.httpUrl },
   { name: 'OTLP/HTTP protobuf, gzip', protocol: 'http/protobuf', compression: 'gzip', endpoint: () => target.httpUrl },
   { name: 'OTLP/gRPC', protocol: 'grpc', compression: 'none', endpoint: () => target.grpcUrl },
   { name: 'OTLP/gRPC, gzip', protocol: 'grpc', compression: 'gzip', endpoint: () => target.grpcUrl },
+  // Content as OTLP log records (the GenAI details event), the spans carrying none: the same trajectory.
+  { name: 'OTLP/HTTP protobuf, content as log events', protocol: 'http/protobuf', compression: 'none', content: 'logs', endpoint: () => target.httpUrl },
+  { name: 'OTLP/gRPC, content as log events', protocol: 'grpc', compression: 'gzip', content: 'logs', endpoint: () => target.grpcUrl },
 ];
 
 describe('OpenTelemetry Node SDK (NodeSDK) into a running serve', () => {
   for (const c of cases) {
     it(`assembles the demo agent's trajectory sent over ${c.name}`, async () => {
-      const conversation = `sdk-node-${c.protocol.replace('/', '-')}-${c.compression}`;
+      const conversation = `sdk-node-${c.protocol.replace('/', '-')}-${c.compression}${c.content === undefined ? '' : `-${c.content}`}`;
       const { stdout } = await run(process.execPath, [
         DEMO,
         '--endpoint',
@@ -43,6 +46,7 @@ describe('OpenTelemetry Node SDK (NodeSDK) into a running serve', () => {
         c.compression,
         '--conversation',
         conversation,
+        ...(c.content === undefined ? [] : ['--content', c.content]),
       ]);
       expect(stdout).toContain(`sent 12 spans of conversation ${conversation}`);
 
@@ -65,6 +69,7 @@ describe('OpenTelemetry Node SDK (NodeSDK) into a running serve', () => {
       expect(tools[2]!.error).toBeUndefined();
       expect(tools[3]!.args?.parsed).toEqual({ order_id: 'A-77', amount: 129.9, currency: 'EUR' });
       expect(tools[4]!.result).toBe('{"message_id":"m-88"}');
+      expect(t.steps.filter((s) => s.kind === 'llm' && s.result === undefined)).toEqual([]);
     });
   }
 

@@ -83,6 +83,8 @@ describe('npm run stack: up → demo → checks → chaos → down', () => {
     calm = JSON.parse(stdout) as DemoReport;
     const key = calm.conversations[0]!;
     expect(calm.missing).toEqual([]);
+    // The demo sends its content as log events (--content logs): the repetition is found only if the
+    // arguments came through the Collector's logs pipeline and otlp_logs to the member.
     expect(areasOf(calm, key)).toEqual(['error-output', 'tool.repetition', 'unguarded-send', 'unguarded-send']);
     for (const f of calm.findings) {
       expect(f.records.length, f.findingId).toBeGreaterThanOrEqual(1);
