@@ -26,6 +26,13 @@ import { replayCorpus, serveSlice, type SliceRequest } from './corpus.ts';
 export const QUIET_BOUND_MS = 90_000;
 /** Polls in a row with nothing changed (and nothing open or in a backlog) that make a run quiet. */
 const QUIET_POLLS = 3;
+/**
+ * Short, so each run closes what it holds within seconds: a session, or a trace without a root
+ * span, closes on the idle timeout. Kafka's quiet period is the sessions
+ * tests' (stage 2 waits for every trace of a session forwarded by stage 1).
+ */
+const HTTP_ASSEMBLER = { quietPeriodMs: 300, idleTimeoutMs: 2_000 };
+const KAFKA_ASSEMBLER = { quietPeriodMs: 1_000, idleTimeoutMs: 2_000 };
 const POLL_MS = 500;
 
 /** One data directory a combination wrote, with the configuration file it ran with. */
@@ -186,7 +193,7 @@ async function post(url: string, r: SliceRequest): Promise<number> {
 export async function runHttp(c: RunCombination, brokers: string[] | undefined): Promise<RunResult> {
   const { model, otlp, e, close } = await endpoints(c, brokers);
   const slice = serveSlice({ logs: true });
-  const serve = await startServe({ assembler: { quietPeriodMs: 300, idleTimeoutMs: 60_000 }, ...configFor(c, e) });
+  const serve = await startServe({ assembler: HTTP_ASSEMBLER, ...configFor(c, e) });
   try {
     const started = Date.now();
     const statuses = [];
@@ -228,7 +235,7 @@ export async function runKafka(c: RunCombination, brokers: string[]): Promise<Ru
     const sessionsTopic = `${topic}.sessions`;
     await admin.createTopics({ topics: [{ topic, numPartitions: SOURCE_PARTITIONS }], waitForLeaders: true });
     const groupId = uniqueTopic('trajwatch-matrix');
-    const extra = configFor(c, e);
+    const extra = { assembler: KAFKA_ASSEMBLER, ...configFor(c, e) };
     members = await Promise.all(Array.from({ length: KAFKA_INSTANCES }, () => startSessionMember({ brokers, topic, groupId, sessionsTopic, extra })));
     if (!(await waitFor(() => settledOn(members, [topic, sessionsTopic], SOURCE_PARTITIONS), QUIET_BOUND_MS))) {
       throw new Error(`the group did not settle:\n${members.map((m) => m.output().slice(-3000)).join('\n---\n')}`);
