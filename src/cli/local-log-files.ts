@@ -6,29 +6,10 @@
  * active one. A rotation while reading renames the active file and could hide its lines from
  * this read: when the closed files change during the read, the whole read is done again.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { basename, dirname, join } from 'node:path';
-import { rotatedSegments } from '../storage/segment-naming.ts';
+import { readFile } from 'node:fs/promises';
+import { logFiles } from '../storage/rotated-log-files.ts';
 
-/** The files of the log at `path`, oldest first: closed segments by offset, then the active file. */
-export async function logFiles(path: string): Promise<string[]> {
-  const dir = dirname(path);
-  const name = basename(path);
-  const naming = rotatedSegments(name);
-  let entries: string[];
-  try {
-    entries = await readdir(dir);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  const segments = entries
-    .map((f) => ({ f, offset: naming.parse(f) }))
-    .filter((s): s is { f: string; offset: number } => s.offset !== undefined)
-    .sort((a, b) => a.offset - b.offset)
-    .map((s) => s.f);
-  return [...segments, ...(entries.includes(name) ? [name] : [])].map((f) => join(dir, f));
-}
+export { logFiles };
 
 /** Every whole line of the log at `path`, in order (a last line without its newline is still being written: left out). */
 export async function readLogLines(path: string, attempts = 3): Promise<string[]> {

@@ -10,6 +10,7 @@ import { serveCommand } from './serve.ts';
 import { showCommand } from './show.ts';
 import { tailCommand } from './tail.ts';
 import { validateConfigCommand } from './validate-config.ts';
+import { verifyCommand } from './verify.ts';
 
 const HELP = `trajwatch — a streaming analyzer for AI-agent telemetry
 
@@ -25,6 +26,7 @@ Commands:
   calibrate          join gold labels with recorded judge answers; write certificates
   label              serve a page to label judged windows (gold for calibrate)
   reliability        how the judge's probabilities hold up against labels; writes a PNG
+  verify             check every invariant over a data directory's output (and --kafka topic)
 
 Run 'trajwatch <command> --help' for a command's options.
 `;
@@ -39,6 +41,7 @@ const COMMANDS: Record<string, (args: string[]) => Promise<number>> = {
   reliability: reliabilityCommand,
   tail: tailCommand,
   show: showCommand,
+  verify: verifyCommand,
 };
 
 /** Commands that serve until stopped; the others only print, and end when their reader goes. */

@@ -36,6 +36,9 @@ export const LAYERS: readonly string[] = [
   // every stage below it; the topology above builds it.
   'pipeline/',
   'topology/',
+  // The invariant checker over a deployment's output (`trajwatch verify`): reads what every
+  // stage writes, beside the commands; only cli/ imports it.
+  'verify/',
   'cli/',
 ];
 

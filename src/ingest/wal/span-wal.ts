@@ -46,17 +46,19 @@ export interface SpanWalStats {
 }
 
 const TYPE_BY_REQUEST = { traces: { protobuf: 0, json: 1 }, logs: { protobuf: 3, json: 4 } } as const;
-const RELEASE_TYPE = 2;
+/** The release mark's record type. */
+export const RELEASE_TYPE = 2;
 /** Record type → what request it holds; the release mark has none. */
-const REQUEST_BY_TYPE: readonly ({ signal: WalSignal; format: WalFormat } | undefined)[] = [
+export const REQUEST_BY_TYPE: readonly ({ signal: WalSignal; format: WalFormat } | undefined)[] = [
   { signal: 'traces', format: 'protobuf' },
   { signal: 'traces', format: 'json' },
   undefined,
   { signal: 'logs', format: 'protobuf' },
   { signal: 'logs', format: 'json' },
 ];
-const CODEC = frameCodec('write-ahead log', REQUEST_BY_TYPE.length - 1);
-const NAMING = numberedSegments('seg-', '.wal');
+/** The log's frames and its segments' names: `verify` reads the log with them, without opening it for writing. */
+export const WAL_CODEC = frameCodec('write-ahead log', REQUEST_BY_TYPE.length - 1);
+export const WAL_NAMING = numberedSegments('seg-', '.wal');
 
 /**
  * A segmented, checksummed write-ahead log of accepted requests. Records appended in one turn
@@ -103,8 +105,8 @@ export class SpanWal {
   static async open(dir: string, options: SpanWalOptions): Promise<{ wal: SpanWal; records: AsyncIterable<WalRecord> }> {
     const floor = { releasedBelow: 0 };
     const log = await SegmentedLog.open(dir, {
-      naming: NAMING,
-      codec: CODEC,
+      naming: WAL_NAMING,
+      codec: WAL_CODEC,
       segmentBytes: options.segmentBytes,
       retention: { maxBytes: options.maxBytes },
       onWriteFailure: 'refuse',
