@@ -109,7 +109,11 @@ describe('the configuration matrix: every combination runs to its end and `trajw
           const v = await verify(o, { kafka: c.sinks === 'kafka' || c.sinks === 'all' });
           expect(v.violations, `trajwatch verify on ${o.dataDir}:\n${v.text}`).toEqual([]);
           expect(v.code, v.text).toBe(0);
-          verified.push(v.summary);
+          expect(v.summary?.ok, v.text).toBe(true);
+          // It read what the combination wrote: trajectories, and manifests checked against their capture.
+          expect(v.checked['revision-unique'], v.text).toBeGreaterThan(0);
+          expect(v.checked['manifest-vs-capture'], v.text).toBeGreaterThan(0);
+          verified.push(v.checked);
         }
         report(title(c), {
           requests: r.requestsSent,

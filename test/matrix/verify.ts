@@ -7,10 +7,20 @@ import type { Output } from './run.ts';
 
 const VERIFY_BOUND_MS = 60_000;
 
+/** Verify's summary object (`--json`, last line): each invariant with what it checked. */
+export interface VerifySummary {
+  kind: 'summary';
+  ok: boolean;
+  invariants: { id: string; checked: number; violations: number }[];
+}
+
 export interface Verified {
   code: number | null;
   violations: Record<string, unknown>[];
-  summary: unknown;
+  /** Undefined when verify printed none (the test then fails on it). */
+  summary: VerifySummary | undefined;
+  /** Invariant id → records checked, for the test's report. */
+  checked: Record<string, number>;
   /** stdout and stderr, for the failure message. */
   text: string;
 }
@@ -30,10 +40,7 @@ export async function verify(o: Output, options: { kafka: boolean }): Promise<Ve
         throw new Error(`trajwatch verify --json printed a line that is not JSON: ${l}\n${text}`);
       }
     });
-  const summaries = rows.filter(isSummary);
-  return { code: r.code, violations: rows.filter((row) => !isSummary(row)), summary: summaries.at(-1), text };
-}
-
-function isSummary(row: Record<string, unknown>): boolean {
-  return row.summary !== undefined || row.kind === 'summary' || row.type === 'summary';
+  const summary = rows.find((row) => row.kind === 'summary') as VerifySummary | undefined;
+  const checked = Object.fromEntries((summary?.invariants ?? []).map((i) => [i.id, i.checked]));
+  return { code: r.code, violations: rows.filter((row) => row.kind !== 'summary'), summary, checked, text };
 }
