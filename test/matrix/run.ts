@@ -9,7 +9,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Kafka } from 'kafkajs';
+import { type Admin, Kafka } from 'kafkajs';
 import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { runCli } from '../helpers/cli.ts';
 import { uniqueTopic } from '../helpers/kafka.ts';
@@ -219,6 +219,15 @@ export async function runHttp(c: RunCombination, brokers: string[] | undefined):
   }
 }
 
+/** Waits (bounded) until every partition of `topics` names a leader in the broker's metadata. */
+async function waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
+  const led = async () => {
+    const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+    return meta.every((t) => t.partitions.length === SOURCE_PARTITIONS && t.partitions.every((p) => p.leader >= 0));
+  };
+  if (!(await waitFor(led, QUIET_BOUND_MS))) throw new Error(`the topics ${topics.join(', ')} have no leader for every partition`);
+}
+
 const KAFKA_INSTANCES = 2;
 const SOURCE_PARTITIONS = 6;
 
@@ -233,7 +242,17 @@ export async function runKafka(c: RunCombination, brokers: string[]): Promise<Ru
   try {
     const topic = uniqueTopic('matrix.spans');
     const sessionsTopic = `${topic}.sessions`;
-    await admin.createTopics({ topics: [{ topic, numPartitions: SOURCE_PARTITIONS }], waitForLeaders: true });
+    // The topics made here, before the members start, each partition led: two members creating the
+    // same topic at once, or consuming one whose leaders are not known yet, fail at start.
+    await admin.createTopics({
+      topics: [topic, sessionsTopic].map((t) => ({ topic: t, numPartitions: SOURCE_PARTITIONS })),
+      waitForLeaders: true,
+    });
+    await waitForLeaders(admin, [topic, sessionsTopic]);
+    if (e.findingsTopic !== undefined) {
+      const sinkTopics = [e.findingsTopic, `${e.findingsTopic}.alarms`];
+      await admin.createTopics({ topics: sinkTopics.map((t) => ({ topic: t, numPartitions: 1 })), waitForLeaders: true });
+    }
     const groupId = uniqueTopic('trajwatch-matrix');
     const extra = { assembler: KAFKA_ASSEMBLER, ...configFor(c, e) };
     members = await Promise.all(Array.from({ length: KAFKA_INSTANCES }, () => startSessionMember({ brokers, topic, groupId, sessionsTopic, extra })));
