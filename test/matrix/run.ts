@@ -219,13 +219,24 @@ export async function runHttp(c: RunCombination, brokers: string[] | undefined):
   }
 }
 
-/** Waits (bounded) until every partition of `topics` names a leader in the broker's metadata. */
-async function waitForLeaders(admin: Admin, topics: string[]): Promise<void> {
+/**
+ * Creates `topics` and waits (bounded) until every partition names a leader. A loaded broker
+ * answers metadata for a topic it just created with UNKNOWN_TOPIC_OR_PARTITION for a while,
+ * which kafkajs's own `waitForLeaders` does not retry: asked again here until it knows.
+ */
+async function createLed(admin: Admin, topics: string[], partitions: number): Promise<void> {
+  await admin.createTopics({ topics: topics.map((topic) => ({ topic, numPartitions: partitions })) });
+  let last: unknown;
   const led = async () => {
-    const { topics: meta } = await admin.fetchTopicMetadata({ topics });
-    return meta.every((t) => t.partitions.length === SOURCE_PARTITIONS && t.partitions.every((p) => p.leader >= 0));
+    try {
+      const { topics: meta } = await admin.fetchTopicMetadata({ topics });
+      return meta.every((t) => t.partitions.length === partitions && t.partitions.every((p) => p.leader >= 0));
+    } catch (err) {
+      last = err;
+      return false;
+    }
   };
-  if (!(await waitFor(led, QUIET_BOUND_MS))) throw new Error(`the topics ${topics.join(', ')} have no leader for every partition`);
+  if (!(await waitFor(led, QUIET_BOUND_MS))) throw new Error(`the topics ${topics.join(', ')} have no leader for every partition`, { cause: last });
 }
 
 const KAFKA_INSTANCES = 2;
@@ -244,15 +255,8 @@ export async function runKafka(c: RunCombination, brokers: string[]): Promise<Ru
     const sessionsTopic = `${topic}.sessions`;
     // The topics made here, before the members start, each partition led: two members creating the
     // same topic at once, or consuming one whose leaders are not known yet, fail at start.
-    await admin.createTopics({
-      topics: [topic, sessionsTopic].map((t) => ({ topic: t, numPartitions: SOURCE_PARTITIONS })),
-      waitForLeaders: true,
-    });
-    await waitForLeaders(admin, [topic, sessionsTopic]);
-    if (e.findingsTopic !== undefined) {
-      const sinkTopics = [e.findingsTopic, `${e.findingsTopic}.alarms`];
-      await admin.createTopics({ topics: sinkTopics.map((t) => ({ topic: t, numPartitions: 1 })), waitForLeaders: true });
-    }
+    await createLed(admin, [topic, sessionsTopic], SOURCE_PARTITIONS);
+    if (e.findingsTopic !== undefined) await createLed(admin, [e.findingsTopic, `${e.findingsTopic}.alarms`], 1);
     const groupId = uniqueTopic('trajwatch-matrix');
     const extra = { assembler: KAFKA_ASSEMBLER, ...configFor(c, e) };
     members = await Promise.all(Array.from({ length: KAFKA_INSTANCES }, () => startSessionMember({ brokers, topic, groupId, sessionsTopic, extra })));
