@@ -225,7 +225,8 @@ export async function runHttp(c: RunCombination, brokers: string[] | undefined):
  * which kafkajs's own `waitForLeaders` does not retry: asked again here until it knows.
  */
 async function createLed(admin: Admin, topics: string[], partitions: number): Promise<void> {
-  await admin.createTopics({ topics: topics.map((topic) => ({ topic, numPartitions: partitions })) });
+  // kafkajs waits for leaders unless told not to, and gives up at the first such answer.
+  await admin.createTopics({ topics: topics.map((topic) => ({ topic, numPartitions: partitions })), waitForLeaders: false });
   let last: unknown;
   const led = async () => {
     try {
