@@ -61,6 +61,7 @@ export async function verifyCommand(args: string[]): Promise<number> {
     report = await verifyDataDir({
       dataDir: resolve(config.dataDir),
       localLog: config.sinks.localLog.audience,
+      checks: config.checks,
       ...(values.kafka === true && kafka !== undefined
         ? {
             kafka: {

@@ -1,4 +1,7 @@
-import { CAPTURE_GAP_REASONS } from '../assemble/capture-gaps.ts';
+import { CAPTURE_GAP_REASONS, type CaptureGap } from '../assemble/capture-gaps.ts';
+import type { Trajectory } from '../assemble/trajectory.ts';
+import { gapHides } from '../checks/capture-table.ts';
+import type { ChecksConfig } from '../checks/config.ts';
 import { CAPTURE_TABLE } from '../checks/registry.ts';
 import { CONFLICT_REASON } from '../checks/tool-repetition.ts';
 import { MANIFEST_CHECKS } from '../findings/manifest-schema.ts';
@@ -18,6 +21,8 @@ interface CaptureSummary {
   reasons: string;
   steps: number;
   gaps: ReadonlySet<string>;
+  /** Per check, the first present gap its row says hides its subject (conditional cells evaluated on the line's steps). */
+  hidden: ReadonlyMap<string, { gap: string; why: string }>;
   conflicts: boolean;
 }
 
@@ -29,7 +34,9 @@ interface CaptureSummary {
  * capture only, a gap kind only when the trajectory has that gap, `capture-conflict` only when
  * it has conflicts. The manifest's capture (complete, reasons, steps) is the trajectory's.
  * Without the trajectory line (no trajectory log, or not yet written) the manifest is checked
- * on its own capture section.
+ * on its own capture section. A conditional cell of the table (`onlyIf`: the gap hides the
+ * subject only on a step that may be a gate or a send) is evaluated on the line's steps with
+ * the checks' configuration verify was given (`--config`), as the checks evaluated it.
  */
 export class ManifestVsCapture implements Checker {
   readonly id = 'manifest-vs-capture' as const;
@@ -38,6 +45,11 @@ export class ManifestVsCapture implements Checker {
   /** Manifests whose trajectory line was not read: checked on their own capture only. */
   #withoutTrajectory = 0;
   readonly #captures = new Map<string, CaptureSummary>();
+  readonly #checks: ChecksConfig;
+
+  constructor(checks: ChecksConfig) {
+    this.#checks = checks;
+  }
 
   trajectory(line: TrajectoryLine): void {
     const k = revisionKey(line.key, line.revision);
@@ -48,6 +60,7 @@ export class ManifestVsCapture implements Checker {
       reasons: [...line.incompleteReasons].sort().join(','),
       steps: line.steps.length,
       gaps: new Set((line.captureGaps ?? []).map((g) => g.reason)),
+      hidden: hiddenChecks(line, this.#checks),
       conflicts: (line.conflicts ?? []).length > 0,
     });
   }
@@ -80,15 +93,8 @@ export class ManifestVsCapture implements Checker {
   /** A claim of absence: from a complete capture, with no gap that hides the check's subject unconditionally. */
   #absence(check: string, complete: boolean, t: CaptureSummary | undefined, add: (what: string) => void): void {
     if (!complete) return add(`${check} is none-observed (a claim of absence) on an incomplete capture`);
-    if (t === undefined) return;
-    const row = CAPTURE_TABLE.find((r) => r.check === check);
-    for (const gap of t.gaps) {
-      const cell = row?.hiddenBy[gap as keyof NonNullable<typeof row>['hiddenBy']];
-      // A conditional cell (`onlyIf`) depends on the gap's spans and the tool roles: not read back here.
-      if (cell?.hides === true && cell.onlyIf === undefined) {
-        add(`${check} is none-observed while the trajectory has a ${gap} gap, which hides its subject (${cell.why})`);
-      }
-    }
+    const hidden = t?.hidden.get(check);
+    if (hidden !== undefined) add(`${check} is none-observed while the trajectory has a ${hidden.gap} gap, which hides its subject (${hidden.why})`);
   }
 
   /** An `unavailable` names its reason, and the reason is present in the capture. */
@@ -113,6 +119,22 @@ export class ManifestVsCapture implements Checker {
   note(): string | undefined {
     return this.#withoutTrajectory === 0 ? undefined : `${this.#withoutTrajectory} manifest(s) without their trajectory line: checked on their own capture`;
   }
+}
+
+/**
+ * Which checks a present gap hides, by the capture table. The conditions read only the steps'
+ * span id, kind, tool name and agent name, which the line carries under the same names.
+ */
+function hiddenChecks(line: TrajectoryLine, cfg: ChecksConfig): Map<string, { gap: string; why: string }> {
+  const out = new Map<string, { gap: string; why: string }>();
+  const gaps = (line.captureGaps ?? []).filter((g) => GAP_KINDS.has(g.reason)) as CaptureGap[];
+  if (gaps.length === 0) return out;
+  const steps = { steps: line.steps } as unknown as Trajectory;
+  for (const row of CAPTURE_TABLE) {
+    const gap = gaps.find((g) => gapHides(row.hiddenBy[g.reason], g, steps, cfg));
+    if (gap !== undefined) out.set(row.check, { gap: gap.reason, why: row.hiddenBy[gap.reason].why });
+  }
+  return out;
 }
 
 export function revisionKey(key: string, revision: number): string {

@@ -11,7 +11,7 @@ export const DEFAULT_KAFKA_READ_TIMEOUT_MS = 60_000;
  * stops: a throwaway consumer group that commits nothing, so no position of a real consumer
  * moves. Each record's value goes to `take` with its partition and offset, in partition order.
  * Resolves with the number of records read.
- * @throws UpstreamError when the end is not reached within `timeoutMs`.
+ * @throws UpstreamError when the brokers cannot be read, or the end is not reached within `timeoutMs`.
  */
 export async function readTopicToEnd(
   kafka: Kafka,
@@ -19,6 +19,15 @@ export async function readTopicToEnd(
   take: (text: string, at: RecordLocation) => void,
   timeoutMs = DEFAULT_KAFKA_READ_TIMEOUT_MS,
 ): Promise<number> {
+  try {
+    return await readToEnd(kafka, topic, take, timeoutMs);
+  } catch (err) {
+    if (err instanceof UpstreamError) throw err;
+    throw new UpstreamError(`cannot read the findings topic ${topic}: ${(err as Error).message}`, { cause: err, retriable: true, context: { topic } });
+  }
+}
+
+async function readToEnd(kafka: Kafka, topic: string, take: (text: string, at: RecordLocation) => void, timeoutMs: number): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   let ends: Map<number, bigint>;

@@ -17,7 +17,9 @@ const TrajectoryLineSchema = z.looseObject({
   refusedSpans: z.number().int().min(0).optional(),
   conflicts: z.array(z.unknown()).optional(),
   captureGaps: z.array(z.looseObject({ reason: z.string(), spanIds: z.array(z.string()) })).optional(),
-  steps: z.array(z.looseObject({ id: z.string(), traceId: z.string() })),
+  steps: z.array(
+    z.looseObject({ id: z.string(), traceId: z.string(), kind: z.string().optional(), toolName: z.string().optional(), agentName: z.string().optional() }),
+  ),
 });
 
 const RememberedLineSchema = z.looseObject({ n: z.number().int().min(0), key: z.string().min(1), revision: z.number().int().min(1) });

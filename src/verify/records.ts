@@ -14,7 +14,8 @@ export interface TrajectoryLine {
   refusedSpans?: number;
   conflicts?: unknown[];
   captureGaps?: { reason: string; spanIds: string[] }[];
-  steps: { id: string; traceId: string }[];
+  /** Each step's span and what the capture table's conditions read of it (`spansMayPlay`). */
+  steps: { id: string; traceId: string; kind?: string; toolName?: string; agentName?: string }[];
 }
 
 /** A line of the closed-revision memory (`revisions/seg-*.jsonl`, `encodeRemembered`). */

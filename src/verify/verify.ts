@@ -2,6 +2,7 @@ import { stat } from 'node:fs/promises';
 import type { Kafka } from 'kafkajs';
 import { dataDirPaths } from '../core/data-dir.ts';
 import { UsageError } from '../errors.ts';
+import type { ChecksConfig } from '../checks/config.ts';
 import type { Audience } from '../findings/audience.ts';
 import { AudienceStrip } from './audience-strip.ts';
 import type { Checker } from './checker.ts';
@@ -22,6 +23,8 @@ export interface VerifyInput {
   dataDir: string;
   /** `sinks.localLog.audience`: the view findings.jsonl and alarms.jsonl hold. */
   localLog: { findings: Audience; alarms: Audience };
+  /** The checks' configuration the directory was written with: the capture table's conditions read it. */
+  checks: ChecksConfig;
   kafka?: { client: Kafka; topic: string; audience: Audience; timeoutMs?: number };
 }
 
@@ -58,7 +61,7 @@ export async function verifyDataDir(input: VerifyInput): Promise<VerifyReport> {
   const spans = new SpansAccounted();
   const checkers: Checker[] = [
     schema,
-    new ManifestVsCapture(),
+    new ManifestVsCapture(input.checks),
     new WindowFate(),
     strip,
     new RevisionUnique(),

@@ -1,18 +1,22 @@
 /**
  * `trajwatch verify` on healthy directories exits 0: one written by `replay` of the in-repo
- * TRAIL traces and framework captures, and one written by a real `serve` (write-ahead log on)
- * stopped by SIGTERM with a trajectory still open.
+ * TRAIL traces and framework captures, one written by a real `serve` (write-ahead log on)
+ * stopped by SIGTERM with a trajectory still open, and one by a `serve` with the judge on. The
+ * judge's LLM endpoint cannot run here: a stand-in HTTP server speaking Chat Completions
+ * answers it (`test/helpers/model-stand-in.ts`); everything else is the real service.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sendFlaggedAgentRuns } from '../helpers/agent-trace.ts';
 import { runCli } from '../helpers/cli.ts';
+import { startModelStandIn } from '../helpers/model-stand-in.ts';
 import { startServe, waitForLines } from '../helpers/serve.ts';
-import { cleanReplayDir, verifyJson } from './helpers.ts';
+import { cleanReplayDir, jsonLines, verifyJson } from './helpers.ts';
 
 const checked = (out: Awaited<ReturnType<typeof verifyJson>>['out'], id: string) => out.summary.invariants.find((i) => i.id === id)!.checked;
 
-describe('trajwatch verify on healthy directories', () => {
+// Each case starts real processes (replay, serve, verify): bounded generously for loaded shared cores.
+describe('trajwatch verify on healthy directories', { timeout: 300_000 }, () => {
   it('a replay of the TRAIL traces and the framework captures: every invariant holds', async () => {
     const dir = await cleanReplayDir();
     const { code, out } = await verifyJson(dir);
@@ -48,6 +52,29 @@ describe('trajwatch verify on healthy directories', () => {
     expect(checked(out, 'revision-unique')).toBeGreaterThan(0);
     // The open run's spans wait in the log for the next start: counted, not a violation.
     expect(out.summary.invariants.find((i) => i.id === 'spans-accounted')!.note).toMatch(/^\d+ span\(s\) in unreleased requests/);
+  });
+
+  it('a real serve with the judge on (a stand-in model endpoint): every window has its fate, every invariant holds', async () => {
+    const model = await startModelStandIn();
+    try {
+      const serve = await startServe({ judge: { enabled: true, client: { baseUrl: model.baseUrl, model: 'judge', apiKeyEnv: null, retries: 0 } } });
+      try {
+        await sendFlaggedAgentRuns(serve.url, ['conv-verify-judged-a', 'conv-verify-judged-b']);
+        // A manifest is written once its revision's judged windows are settled.
+        await waitForLines(join(serve.dataDir, 'findings.jsonl'), (r) => r.filter((x) => 'record_kind' in x).length >= 2, 60_000);
+      } finally {
+        expect(await serve.stop()).toBe(0);
+      }
+      const dataDir = serve.dataDir;
+      const { code, out } = await verifyJson(dataDir);
+      expect(out.violations).toEqual([]);
+      expect(code).toBe(0);
+      expect(checked(out, 'window-fate')).toBeGreaterThan(0);
+      const judged = (await jsonLines<{ method?: { kind: string } }>(join(dataDir, 'findings.jsonl'))).filter((r) => r.method?.kind === 'judged');
+      expect(judged.length).toBeGreaterThan(0);
+    } finally {
+      await model.close();
+    }
   });
 });
 

@@ -14,7 +14,7 @@ import { verifyJson } from './helpers.ts';
 
 const brokers = await kafkaForTests();
 
-describe.runIf(brokers !== undefined)('trajwatch verify --kafka against a real broker', () => {
+describe.runIf(brokers !== undefined)('trajwatch verify --kafka against a real broker', { timeout: 300_000 }, () => {
   it('holds on the topic a serve wrote, then names the topic record that breaks an invariant', async () => {
     const topics = { findings: uniqueTopic('verify.findings'), alarms: uniqueTopic('verify.alarms') };
     const serve = await startServe({ sinks: { kafka: { brokers, createTopics: true, topicPartitions: 2, topics } } });

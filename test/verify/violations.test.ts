@@ -24,7 +24,7 @@ interface Check {
 let clean: string;
 beforeAll(async () => {
   clean = await cleanReplayDir();
-});
+}, 300_000);
 
 /** A copy of the clean directory with findings.jsonl's rows changed by `edit`. */
 async function withFindings(edit: (rows: Row[]) => Row[]): Promise<string> {
@@ -50,7 +50,8 @@ async function violated(dir: string, invariant: string, extra: string[] = []) {
 
 const isManifest = (r: Row) => r.record_kind === 'analysis-manifest';
 
-describe('trajwatch verify names each broken invariant and the record it is in', () => {
+// Each case starts real processes (verify; replay or serve for some): bounded generously for loaded shared cores.
+describe('trajwatch verify names each broken invariant and the record it is in', { timeout: 300_000 }, () => {
   it('record-schema: a findings line that is not JSON, and a trajectory line without its key', async () => {
     const dir = await copyDir(clean);
     const findings = join(dir, 'findings.jsonl');
@@ -99,6 +100,20 @@ describe('trajwatch verify names each broken invariant and the record it is in',
     expect(found[0]!.what).toMatch(/fault-passthrough is none-observed while the trajectory has a tool-result-not-captured gap/);
     expect(found[1]!.what).toMatch(/none-observed \(a claim of absence\) on an incomplete capture/);
     expect(found[2]!.what).toMatch(/unavailable for a clock-skew gap the trajectory does not have/);
+  });
+
+  it('manifest-vs-capture: a conditional cell of the capture table, read with the checks configuration verify is given', async () => {
+    // The TRAIL runs have tool-result-not-captured gaps on steps that are no gate by the default
+    // tool classes, so the gate checks claimed absence. Told every tool is a gate, verify finds
+    // that the gap hides those checks' subject: the claims no longer follow from the capture.
+    const dir = await copyDir(clean);
+    const config = join(dir, 'every-tool-a-gate.json');
+    await writeFile(config, JSON.stringify({ checks: { gates: { include: ['.'] } } }));
+    const found = await violated(dir, 'manifest-vs-capture', ['--config', config]);
+    expect(found.length).toBeGreaterThan(0);
+    for (const v of found)
+      expect(v.what).toMatch(/^(unguarded-send|out-of-order-gate) is none-observed while the trajectory has a tool-result-not-captured gap/);
+    expect((await verifyJson(dir)).code).toBe(0);
   });
 
   it('window-fate: one window given two fates in a manifest', async () => {
