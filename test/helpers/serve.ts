@@ -30,7 +30,11 @@ export async function startServe(config: Record<string, unknown> = {}, extraArgs
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start within 20 s:\n${out}`)), 20_000);
+    const timer = setTimeout(() => {
+      // The caller gets no handle to stop it: not left running.
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start within 20 s:\n${out}`));
+    }, 20_000);
     const onData = () => {
       const m = /listening on https?:\/\/127\.0\.0\.1:(\d+)\//.exec(out);
       if (m !== null) {

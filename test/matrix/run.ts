@@ -193,7 +193,10 @@ async function post(url: string, r: SliceRequest): Promise<number> {
 export async function runHttp(c: RunCombination, brokers: string[] | undefined): Promise<RunResult> {
   const { model, otlp, e, close } = await endpoints(c, brokers);
   const slice = serveSlice({ logs: true });
-  const serve = await startServe({ assembler: HTTP_ASSEMBLER, ...configFor(c, e) });
+  const serve = await startServe({ assembler: HTTP_ASSEMBLER, ...configFor(c, e) }).catch(async (err: unknown) => {
+    await close();
+    throw err;
+  });
   try {
     const started = Date.now();
     const statuses = [];
@@ -260,7 +263,13 @@ export async function runKafka(c: RunCombination, brokers: string[]): Promise<Ru
     if (e.findingsTopic !== undefined) await createLed(admin, [e.findingsTopic, `${e.findingsTopic}.alarms`], 1);
     const groupId = uniqueTopic('trajwatch-matrix');
     const extra = { assembler: KAFKA_ASSEMBLER, ...configFor(c, e) };
-    members = await Promise.all(Array.from({ length: KAFKA_INSTANCES }, () => startSessionMember({ brokers, topic, groupId, sessionsTopic, extra })));
+    // Settled, not all: a member that failed to start must not leave the other one running.
+    const starts = await Promise.allSettled(
+      Array.from({ length: KAFKA_INSTANCES }, () => startSessionMember({ brokers, topic, groupId, sessionsTopic, extra })),
+    );
+    members = starts.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failed = starts.find((s) => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
     if (!(await waitFor(() => settledOn(members, [topic, sessionsTopic], SOURCE_PARTITIONS), QUIET_BOUND_MS))) {
       throw new Error(`the group did not settle:\n${members.map((m) => m.output().slice(-3000)).join('\n---\n')}`);
     }
