@@ -58,6 +58,11 @@ export class Pipeline implements PipelineInput {
   readonly logCounts: LogCounts = { refused: 0, notContentEvent: 0, noSpanContext: 0 };
   /** A burst of closes is being worked through in later turns. */
   #tickPending = false;
+  /**
+   * Per key, the last manifest still waiting on its judge: a later revision's manifest is
+   * written after it, so each findings stream names a key's revisions in increasing order.
+   */
+  readonly #manifestTail = new Map<string, Promise<void>>();
 
   constructor(options: PipelineOptions) {
     this.#options = options;
@@ -230,12 +235,23 @@ export class Pipeline implements PipelineInput {
     this.#outputs.writeFindings(analysis.findings);
     const judged = this.#options.decisions?.consider(t, analysis.checks, analysis.findings) ?? JUDGE_DISABLED;
     this.#options.onTrajectory?.(t, analysis);
-    if (!(judged instanceof Promise)) {
+    const earlier = this.#manifestTail.get(t.key);
+    if (!(judged instanceof Promise) && earlier === undefined) {
       this.#outputs.writeManifest(t, analysis, judged);
       this.#positions.holdUntilDurable(positions);
       return;
     }
+    const part = earlier === undefined ? (judged as Promise<JudgedPart>) : earlier.then(() => judged);
     // Its positions stay held until the judged findings, and the manifest naming them, are written.
-    this.#positions.holdWhileJudged(positions, judged, (part: JudgedPart) => this.#outputs.writeManifest(t, analysis, part));
+    this.#positions.holdWhileJudged(positions, part, (p: JudgedPart) => this.#outputs.writeManifest(t, analysis, p));
+    // Settles after the write above (callbacks of one promise run in the order they were added).
+    const tail = part.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#manifestTail.set(t.key, tail);
+    void tail.then(() => {
+      if (this.#manifestTail.get(t.key) === tail) this.#manifestTail.delete(t.key);
+    });
   }
 }
