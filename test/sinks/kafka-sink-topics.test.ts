@@ -1,6 +1,6 @@
 /**
  * The Kafka sink and a missing topic on the real broker (which does not auto-create topics):
- * without `createTopics` the delivery failure names the topic and `sinks.kafka.createTopics`
+ * without `createTopics` the start warns, and the delivery failure names the topic and `sinks.kafka.createTopics`
  * (not kafkajs's "does not host this topic-partition"), the records wait in the outbox, and
  * they are delivered once the topic exists.
  */
@@ -32,9 +32,16 @@ describe.runIf(brokers !== undefined)('Kafka sink topics (real broker, no auto-c
       log: (level, message, fields = {}) => logged.push({ level, message, fields }),
     });
     try {
+      // Named at start, before any finding is written.
+      for (let i = 0; i < 200 && !logged.some((l) => l.level === 'warn'); i++) await new Promise((r) => setTimeout(r, 50));
+      const atStart = logged.find((l) => l.level === 'warn');
+      expect(atStart?.message).toContain(`topic ${topics.findings} does not exist`);
+      expect(atStart?.message).toContain('sinks.kafka.createTopics');
+      expect(atStart?.message).toContain('findings wait in the outbox until it exists');
+
       const value = JSON.stringify({ finding_id: 'f-1', claim: 'c' });
       expect(sink.write([{ topic: 'findings', key: 't-1', id: 'f-1', value, headers: {} }])).toMatchObject({ ok: true });
-      for (let i = 0; i < 200 && logged.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 200 && !logged.some((l) => l.message.includes('failing')); i++) await new Promise((r) => setTimeout(r, 50));
       const failure = logged.find((l) => l.message.includes('failing'));
       expect(failure?.fields.error).toContain(`topic ${topics.findings} does not exist`);
       expect(failure?.fields.error).toContain('sinks.kafka.createTopics');

@@ -1,5 +1,6 @@
 import { type LevelLog, stderrLog } from '../../telemetry/logger.ts';
 import type { Kafka } from 'kafkajs';
+import { ConfigError } from '../../errors.ts';
 import type { MetricRegistry } from '../../telemetry/metrics.ts';
 import { SINK_RECORD_SHAPE, type SinkRecord } from '../record.ts';
 import { kafkaClient } from '../../kafka/client.ts';
@@ -61,9 +62,14 @@ export class KafkaSink {
     this.config = config;
     this.#log = log;
     this.#onProduce = onProduce;
+    const transport = new KafkaTransport(kafka, config, (elapsedMs, records) => this.#observeProduce(elapsedMs, records));
+    // Asked now, not at the first finding: a topic that is missing (and may not be created) is named at start.
+    transport.prepare().catch((err: unknown) => {
+      if (err instanceof ConfigError) log('warn', `kafka sink: ${err.issues.join('; ')}; findings wait in the outbox until it exists`);
+    });
     this.engine = new DeliveryEngine({
       outbox,
-      transport: new KafkaTransport(kafka, config, (elapsedMs, records) => this.#observeProduce(elapsedMs, records)),
+      transport,
       config,
       log,
       names: { delivery: 'kafka delivery', outbox: 'kafka outbox' },

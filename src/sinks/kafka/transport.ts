@@ -59,13 +59,21 @@ export class KafkaTransport implements DeliveryTransport<SinkRecord> {
     return this.#dropProducer();
   }
 
+  /**
+   * Checks the topics (creating them when `createTopics`) once: a missing topic is named with the
+   * key that fixes it, not retried as kafkajs's "does not host this topic-partition". Asked at
+   * the first send, and by the sink at start so an operator hears of a missing topic before the
+   * first finding.
+   * @throws ConfigError naming a missing topic and its fix; kafkajs errors from the broker.
+   */
+  async prepare(): Promise<void> {
+    if (this.#topicsReady) return;
+    await ensureTopics(this.#kafka, sinkTopics(this.#config));
+    this.#topicsReady = true;
+  }
+
   async #ensureProducer(): Promise<Producer> {
-    // Checked whether or not it may create them: a missing topic is named with the key that fixes it,
-    // not retried as kafkajs's "does not host this topic-partition".
-    if (!this.#topicsReady) {
-      await ensureTopics(this.#kafka, sinkTopics(this.#config));
-      this.#topicsReady = true;
-    }
+    await this.prepare();
     if (this.#producer !== undefined) return this.#producer;
     const producer = this.#kafka.producer({
       idempotent: true,
