@@ -89,7 +89,8 @@ try {
       answerFormat: format,
       dataDir,
       contextTokens,
-      timeoutMs: 300_000,
+      // Below the 300 s header timeout of Node's fetch, so a slow window fails as `timeout`, not `network`.
+      timeoutMs: 280_000,
       deadlineMs: STARTED_MS + budgetMinutes * 60_000,
       onTrajectory: (done, of) => console.error(`judge-vs-labels: ${done}/${of} traces judged (${Math.round((Date.now() - STARTED_MS) / 1000)} s)`),
     },
