@@ -47,7 +47,7 @@ try {
     if (keep !== undefined) mkdirSync(keep, { recursive: true });
     const run = await judgeTrajectories(
       traces.map((t) => t.trajectory),
-      { baseUrl, model, answerFormat, contextTokens: N_CTX, dataDir: keep },
+      { baseUrl, model, answerFormat, contextTokens: N_CTX, dataDir: keep, timeoutMs: 280_000 },
     );
     rows.push(row(answerFormat, run, (performance.now() - started) / 1000));
     console.error(rows.at(-1));
@@ -82,7 +82,7 @@ const section = [
   BEGIN,
   '## The judge on a real small model (scripts/bench/judge-bench.ts)',
   '',
-  `Model \`${model}\` at ${server === undefined ? `${baseUrl} (${arg('--served-by') ?? 'a server started outside the script'})` : `llama-cpp-python's server (n_ctx ${N_CTX}, 2 threads, \`nice\`)`}; the ${traces.length} in-repo TRAIL traces (test/fixtures/trail-dev/), every trajectory sampled, the default window policy, \`client.contextTokens\` ${N_CTX} (the server's \`n_ctx\`). A window's answers are valid only all together (a reply is refused whole), so the valid-answer figure counts 8 per window whose reply parsed, over 8 per window that got a reply. Latency is per judged window, prompt evaluation included, on 2 cores shared with other work.`,
+  `Model \`${model}\` at ${server === undefined ? `${baseUrl} (${arg('--served-by') ?? 'a server started outside the script'})` : `llama-cpp-python's server (n_ctx ${N_CTX}, 2 threads, \`nice\`)`}; the ${traces.length} in-repo TRAIL traces (test/fixtures/trail-dev/), every trajectory sampled, the default window policy (its fallback on: a window over a cap or the context is judged as the next smaller kind, \`windowPolicy.config.fallback\`), \`client.contextTokens\` ${N_CTX} (the server's \`n_ctx\`). A window's answers are valid only all together (a reply is refused whole), so the valid-answer figure counts 8 per window whose reply parsed, over 8 per window that got a reply. Latency is per judged window, prompt evaluation included, on 2 cores shared with other work.`,
   '',
   '| protocol | windows judged | replies | valid answers | failures | windows refused | latency per window (median) | largest prompt (tokens) | run |',
   '|---|---|---|---|---|---|---|---|---|',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Backoff } from '../storage/backoff.ts';
-import { ANSWER_FORMATS } from './answer-format.ts';
+import { ANSWER_FORMATS, type AnswerFormat } from './answer-format.ts';
+import { formatRefusal, requestedFormat } from './format-refusal.ts';
 import type { TokenLogprob } from './parse-answers.ts';
 import { receiptOf, unknownUsage, type AttemptReceipt, type Receipt } from './receipts.ts';
 
@@ -31,10 +32,12 @@ export const JudgeClientSchema = z
      * How the reply is shaped (answer-format.ts): `json_schema` (OpenAI, vLLM, llama.cpp's
      * server, Ollama, LM Studio), `json_object` (llama-cpp-python's server), `grammar` (GBNF
      * only) or `lines` (servers with no structured output). Part of the evaluator identity and
-     * the request contract: a change retires certificates. See docs/benchmarks.md for the
-     * measurement behind the default.
+     * the request contract: a change retires certificates. The default is structured output,
+     * chosen by measurement (docs/benchmarks.md: a small local model answers 100 % in protocol
+     * with it, 0 % with lines); a server that refuses it fails the call naming this key and
+     * the alternatives (format-refusal.ts), never a stream of bad answers.
      */
-    answerFormat: z.enum(ANSWER_FORMATS).default('lines'),
+    answerFormat: z.enum(ANSWER_FORMATS).default('json_schema'),
     /** Prices to turn usage into cost; null = cost unknown. */
     pricing: z
       .strictObject({
@@ -55,7 +58,13 @@ export type FailureKind = 'timeout' | 'cancelled' | 'network' | 'http' | 'bad-re
 
 export type ChatOutcome =
   | { ok: true; content: string; logprobs: TokenLogprob[] | null; servedModel: string | null; receipt: Receipt }
-  | { ok: false; failure: { kind: FailureKind; status?: number; message: string }; receipt: Receipt };
+  | {
+      ok: false;
+      failure: { kind: FailureKind; status?: number; message: string };
+      receipt: Receipt;
+      /** Set when the server refused the structured format asked for (format-refusal.ts): a configuration fault. */
+      refusedFormat?: AnswerFormat;
+    };
 
 export interface ChatClientOptions {
   fetch?: typeof fetch;
@@ -81,6 +90,7 @@ export class ChatClient {
    * One invocation: the first attempt and its retries. Every physical attempt gets its own
    * entry in the receipt; an attempt that got no usage report (timeout, network error, an error
    * status, cancellation after sending) has unknown usage, since the provider may have billed it.
+   * An error answer that refuses the structured format asked for is not retried (`refusedFormat`).
    */
   async complete(body: Record<string, unknown>, signal?: AbortSignal): Promise<ChatOutcome> {
     const attempts: AttemptReceipt[] = [];
@@ -114,6 +124,10 @@ export class ChatClient {
           return 'failure' in read ? fail(read.failure) : { ...read.answer, receipt: receiptOf(attempts) };
         }
         attempts.push(this.#usageOf(payload, 'http', status));
+        const format = requestedFormat(body);
+        const refused = formatRefusal(format, res.status, payload);
+        if (refused !== null)
+          return { ok: false, failure: { kind: 'http', status: res.status, message: refused }, receipt: receiptOf(attempts), refusedFormat: format };
         last = { kind: 'http', status: res.status, message: `HTTP ${res.status}: ${payload.slice(0, 200)}` };
         if (!RETRIABLE_STATUS.has(res.status)) break;
         const after = Number(res.headers.get('retry-after'));

@@ -5,8 +5,8 @@ import { toolRoles } from '../checks/tool-roles.ts';
 import { canonicalDigest } from '../core/digest.ts';
 import type { Provenance } from '../findings/provenance/provenance.ts';
 import type { Finding } from '../findings/schema.ts';
-import { extractWindows, windowRequests } from '../windows/extract.ts';
-import type { TraceWindow, WindowRefusal } from '../windows/window.ts';
+import { windowRequests } from '../windows/extract.ts';
+import type { WindowRefusal } from '../windows/window.ts';
 import { admitCall } from './admission.ts';
 import { JudgeBudget } from './budget.ts';
 import { CallQueue } from './call-queue.ts';
@@ -23,10 +23,9 @@ import { LabelWindowStore, type LabelWindowStats } from './label-windows.ts';
 import { bump, newCounters, type BudgetName, type DecisionPointStats, type JudgeCall, type JudgeCounters, type LedgerStats } from './judge-stats.ts';
 import { Ledger } from './ledger/ledger.ts';
 import { inputDigests, invocationIdentity, ledgerKey, LedgerProtocol, type InvocationIdentity } from './ledger/protocol.ts';
-import { buildRequestBody } from './prompt.ts';
 import { attemptCeilingTokens, emptyReceipt } from './receipts.ts';
-import { requestRefusal } from './request-fit.ts';
 import { fateOf, notSampled, refusalOf } from './window-fates.ts';
+import { fitWindows } from './window-fit.ts';
 import type { LayerJob } from './walk/layer-reader.ts';
 import { layerPoints, type LayerPoints } from './walk/layer-points.ts';
 import { runWalk } from './walk/run-walk.ts';
@@ -255,7 +254,6 @@ export class DecisionPoints {
 
   /** Queues the trajectory's windows; returns the walk when one runs (it asks for a sampled trajectory only). */
   #consider(parts: Enabled, t: Trajectory, checks: CheckResults, inlineFindings: readonly Finding[], c: Consideration): Promise<void> | undefined {
-    const policy = this.#cfg.windowPolicy;
     const policyDigest = this.#id.windowPolicyDigest;
     const outbound = toolRoles(t, this.#checksCfg).outbound;
     const requests = windowRequests(t, checks, outbound, this.#cfg.sampling, policyDigest);
@@ -263,27 +261,22 @@ export class DecisionPoints {
       c.add({ ...fateOf(t, policyDigest, n), fate: 'not-sampled', reason: n.reason, detail: n.detail, finding_ids: [] });
     }
     if (requests.length === 0) return undefined;
-    const { windows, refusals } = extractWindows(t, requests, policy, policyDigest);
+    const { windows, refusals } = fitWindows(t, requests, this.#cfg, policyDigest);
     for (const r of refusals) {
-      this.#skip(parts, 'refused', r, null);
+      this.#skip(parts, 'refused', r, r.windowId ?? null);
       c.add({ ...fateOf(t, policyDigest, r), fate: 'refused', reason: r.reason, detail: r.detail, finding_ids: [] });
     }
-    const judged = (window: TraceWindow, findingIds: string[], reason?: string) =>
-      c.add({ ...fateOf(t, policyDigest, window), fate: 'judged', ...(reason === undefined ? {} : { reason }), finding_ids: findingIds });
-    const skipped = (window: TraceWindow, fate: 'refused' | 'deferred', reason: string, detail: string) => {
-      this.#skip(parts, fate, refusalOf(window, reason, detail), window.id);
-      c.add({ ...fateOf(t, policyDigest, window), fate, reason, detail, finding_ids: [] });
-    };
     const provenance = this.#options.provenance?.(t) ?? provenanceOf(inlineFindings);
-    for (const window of windows) {
-      const { model, maxOutputTokens, logprobs, topLogprobs, answerFormat } = this.#cfg.client;
-      const body = buildRequestBody(window, { model, maxOutputTokens, logprobs, topLogprobs, answerFormat });
-      const bytes = Buffer.byteLength(JSON.stringify(body));
-      const unfit = requestRefusal(bytes, policy.config.maxRequestBytes, this.#cfg.client);
-      if (unfit !== null) {
-        skipped(window, 'refused', unfit.reason, unfit.detail);
-        continue;
-      }
+    for (const { window, body, bytes, fellBack } of windows) {
+      // A window judged as a smaller kind than asked for says so in its fate (window-fit.ts).
+      const site = { ...fateOf(t, policyDigest, window), ...(fellBack === undefined ? {} : { detail: fellBack }) };
+      const judged = (findingIds: string[], reason?: string) =>
+        c.add({ ...site, fate: 'judged', ...(reason === undefined ? {} : { reason }), finding_ids: findingIds });
+      const skipped = (fate: 'refused' | 'deferred', reason: string, detail: string) => {
+        this.#skip(parts, fate, refusalOf(window, reason, detail), window.id);
+        c.add({ ...site, fate, reason, detail, finding_ids: [] });
+      };
+      const { answerFormat } = this.#cfg.client;
       this.#counters.windowsBuilt++;
       this.#counters.redactions += window.redactions;
       const digests = inputDigests(this.#id, window);
@@ -292,23 +285,23 @@ export class DecisionPoints {
       if (known.kind === 'duplicate') {
         // Judged for an earlier close of this revision: its findings are named by that manifest.
         this.#counters.duplicates++;
-        judged(window, [], 'duplicate-in-flight');
+        judged([], 'duplicate-in-flight');
         continue;
       }
       if (known.kind === 'replay') {
         this.#counters.replays++;
-        judged(window, this.#emitter.emit(t, checks, window, known.result, provenance, true), 'replay');
+        judged(this.#emitter.emit(t, checks, window, known.result, provenance, true), 'replay');
         continue;
       }
       if (known.kind === 'unanswerable') {
         // Nothing new is paid for and nothing is appended: the key stays as the ledger has it.
         this.#counters[known.counter]++;
         const result = parts.protocol.unanswered(key, digests, window, known.failure, null, emptyReceipt());
-        judged(window, this.#emitter.emit(t, checks, window, result, provenance), known.failure.kind);
+        judged(this.#emitter.emit(t, checks, window, result, provenance), known.failure.kind);
         continue;
       }
       if (this.#stopping) {
-        skipped(window, 'deferred', 'shutdown', 'the process is stopping');
+        skipped('deferred', 'shutdown', 'the process is stopping');
         continue;
       }
       const intentBytes = Buffer.byteLength(JSON.stringify(parts.protocol.intent(key, digests, window))) + 1;
@@ -320,11 +313,11 @@ export class DecisionPoints {
         { queued: this.#queue.length, inFlight: this.#queue.inFlight },
       );
       if (!admitted.ok) {
-        skipped(window, 'deferred', admitted.reason, admitted.detail);
+        skipped('deferred', admitted.reason, admitted.detail);
         continue;
       }
       const ceilingTokens = attemptCeilingTokens(bytes, this.#cfg.client.maxOutputTokens);
-      const settle = c.pending(fateOf(t, policyDigest, window));
+      const settle = c.pending(site);
       this.#queue.push({ t, checks, window, body, key, digests, provenance, estimatedTokens, ceilingTokens, settle, answerFormat });
     }
     this.#queue.pump();

@@ -1,5 +1,5 @@
-/** Which part of the judge met an unexpected fault. */
-export type FaultPart = 'ledger' | 'emit' | 'on-call' | 'judge' | 'label-windows';
+/** Which part of the judge met an unexpected fault; `answer-format`: the server refused `judge.client.answerFormat`. */
+export type FaultPart = 'ledger' | 'emit' | 'on-call' | 'judge' | 'label-windows' | 'answer-format';
 /** `stats().faults` keys: the parts, and `listener` for a fault listener that threw. */
 export type FaultCount = FaultPart | 'listener';
 

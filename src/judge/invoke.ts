@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors.ts';
 import type { TraceWindow } from '../windows/window.ts';
 import { UNRESOLVED_EVENT_ID } from '../windows/window.ts';
 import type { JudgeBudget } from './budget.ts';
@@ -75,6 +76,8 @@ export async function invoke(p: InvokeParts, job: Invocation): Promise<ResultRec
   let result: ResultRecord;
   if (!outcome.ok) {
     bump(counters.failures, outcome.failure.kind);
+    // A configuration fault, not a bad answer: told (the log names the key and the alternatives) and counted by part.
+    if (outcome.refusedFormat !== undefined) p.faults.report('answer-format', new ConfigError([outcome.failure.message], 'judge.client.answerFormat'));
     called(p, { seconds, outcome: outcome.failure.kind, receipt: outcome.receipt, failure: outcome.failure });
     result = protocol.unanswered(key, digests, window, outcome.failure, null, outcome.receipt, questions);
   } else {

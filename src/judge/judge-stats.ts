@@ -43,7 +43,7 @@ export interface DecisionPointStats extends OutcomeCounts {
   redactions: number;
   ledgerErrors: number;
   /**
-   * Unexpected faults by part (`ledger`, `emit`, `on-call`, `judge`; `listener`: an `onFault`/`onError` that threw): each went to
+   * Unexpected faults by part (`ledger`, `emit`, `on-call`, `judge`, `label-windows`, `answer-format`: the server refused the answer format; `listener`: an `onFault`/`onError` that threw): each went to
    * `onFault`. Always present in `DecisionPoints.stats()`; optional for stats built elsewhere.
    */
   faults?: Record<string, number>;

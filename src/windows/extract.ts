@@ -5,7 +5,7 @@ import { spanRef } from '../core/evidence-ref.ts';
 import { isoFromUnixNano } from '../core/time.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import type { Step } from '../normalize/step.ts';
-import type { WindowPolicy } from './policy.ts';
+import { smallerKinds, type WindowPolicy } from './policy.ts';
 import { redactSecrets } from '../core/redact.ts';
 import { sampledByRate, type Sampling } from './sampling.ts';
 import type { TraceWindow, WindowEvent, WindowKind, WindowRefusal, WindowTrigger } from './window.ts';
@@ -82,40 +82,92 @@ export function windowId(trajectoryKey: string, revision: number, kind: WindowKi
 export interface Extraction {
   windows: TraceWindow[];
   refusals: WindowRefusal[];
+  /** Windows built as a smaller kind than asked for (`windowPolicy.config.fallback`): window id → why. */
+  fellBack: Map<string, string>;
+}
+
+/** Why a built window cannot be sent (a request over a cap or the model's context), or null. Pure. */
+export type FitCheck = (w: TraceWindow) => { reason: string; detail: string } | null;
+
+export interface ExtractOptions {
+  /** A window that does not fit is built again as the policy's next smaller kinds (`smallerKinds`). */
+  fallback?: boolean;
+  /** What fitting means beyond the window's own caps (the judge's request caps). */
+  fits?: FitCheck;
 }
 
 /**
  * Build the requested windows under the policy. Every cap refuses the whole window with its
  * reason; nothing is truncated. Requests beyond `maxWindowsPerTrajectory` are refused in order.
+ * With `fallback`, a window that does not fit (its caps, or `fits`) is built again at the same
+ * anchor as each smaller kind in turn (`smallerKinds`); each kind tried and not fitting is
+ * refused with its own reason, its detail saying what came of the request; the chain stops at a
+ * kind the trajectory asks for at that anchor on its own.
  * Pure: the same trajectory, requests and policy give byte-identical windows.
  */
-export function extractWindows(t: Trajectory, requests: readonly WindowRequest[], policy: WindowPolicy, policyDigest: string): Extraction {
-  const out: Extraction = { windows: [], refusals: [] };
+export function extractWindows(
+  t: Trajectory,
+  requests: readonly WindowRequest[],
+  policy: WindowPolicy,
+  policyDigest: string,
+  options: ExtractOptions = {},
+): Extraction {
+  const out: Extraction = { windows: [], refusals: [], fellBack: new Map() };
+  const asked = new Set(requests.map((r) => `${r.kind}:${r.anchorIndex}`));
   let accepted = 0;
   for (const req of requests) {
     const anchor = t.steps[req.anchorIndex]!;
-    const refuse = (reason: string, detail: string) =>
+    const refuse = (kind: WindowKind, reason: string, detail: string, windowId?: string) =>
       out.refusals.push({
         trajectoryKey: t.key,
         revision: t.revision,
-        kind: req.kind,
+        kind,
         anchor: `${anchor.traceId}/${anchor.id}`,
         triggers: req.triggers,
         reason,
         detail,
+        ...(windowId === undefined ? {} : { windowId }),
       });
     if (!policy.config.kinds.includes(req.kind)) {
-      refuse('kind-disabled', `window kind ${req.kind} is not in the policy's kinds`);
+      refuse(req.kind, 'kind-disabled', `window kind ${req.kind} is not in the policy's kinds`);
       continue;
     }
     if (accepted >= policy.config.maxWindowsPerTrajectory) {
-      refuse('windows-per-trajectory', `more than ${policy.config.maxWindowsPerTrajectory} windows asked for`);
+      refuse(req.kind, 'windows-per-trajectory', `more than ${policy.config.maxWindowsPerTrajectory} windows asked for`);
       continue;
     }
     accepted++;
-    const built = buildWindow(t, req, policy, policyDigest);
-    if ('reason' in built) refuse(built.reason, built.detail);
-    else out.windows.push(built);
+    const kinds = [req.kind, ...(options.fallback === true ? smallerKinds(policy, req.kind) : [])];
+    const misfits: { kind: WindowKind; reason: string; detail: string; windowId?: string }[] = [];
+    let fitted: TraceWindow | undefined;
+    let ownRequest: WindowKind | undefined;
+    for (const kind of kinds) {
+      if (kind !== req.kind && asked.has(`${kind}:${req.anchorIndex}`)) {
+        ownRequest = kind;
+        break;
+      }
+      if (kind !== req.kind) asked.add(`${kind}:${req.anchorIndex}`);
+      const built = buildWindow(t, { ...req, kind }, policy, policyDigest);
+      const unfit = 'reason' in built ? built : (options.fits?.(built) ?? null);
+      if (unfit === null && !('reason' in built)) {
+        fitted = built;
+        break;
+      }
+      misfits.push({ kind, reason: unfit!.reason, detail: unfit!.detail, ...('reason' in built ? {} : { windowId: built.id }) });
+    }
+    const outcome =
+      fitted !== undefined
+        ? `; judged as the ${fitted.kind} window at this anchor instead`
+        : ownRequest !== undefined
+          ? `; the ${ownRequest} window at this anchor is asked for on its own`
+          : kinds.length > 1
+            ? `; no kind of windowPolicy.config.fallback fits (tried ${kinds.join(', ')})`
+            : '';
+    for (const m of misfits) refuse(m.kind, m.reason, `${m.detail}${outcome}`, m.windowId);
+    if (fitted === undefined) continue;
+    out.windows.push(fitted);
+    const first = misfits[0];
+    if (first !== undefined) out.fellBack.set(fitted.id, `judged as ${fitted.kind}: the ${req.kind} window did not fit (${first.reason}: ${first.detail})`);
   }
   return out;
 }

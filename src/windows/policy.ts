@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { canonicalDigest } from '../core/digest.ts';
-import { WINDOW_KINDS } from './window.ts';
+import { WINDOW_KINDS, type WindowKind } from './window.ts';
 
 /**
  * The extraction policy: named, versioned, and everything that changes what a window contains
@@ -34,6 +34,17 @@ export const WindowPolicySchema = z
           .array(z.enum(WINDOW_KINDS))
           .min(1)
           .default([...WINDOW_KINDS]),
+        /**
+         * Window kinds from larger to smaller, for the judge (`fitWindows`, judge/window-fit.ts): a
+         * window that does not fit — over `maxEventsPerWindow`, `maxBytesPerWindow`,
+         * `maxRequestBytes` or the model's context (`judge.client.contextTokens`) — is built again
+         * at the same anchor as each kind after its own in this list (and in `kinds`) until one
+         * fits; none fits, it is refused. Never truncated. `[]`: refused at once.
+         */
+        fallback: z
+          .array(z.enum(WINDOW_KINDS))
+          .default(['agent', 'turn', 'event'])
+          .refine((kinds) => new Set(kinds).size === kinds.length, { message: 'lists a kind twice' }),
       })
       .prefault({}),
   })
@@ -41,7 +52,20 @@ export const WindowPolicySchema = z
 
 export type WindowPolicy = z.infer<typeof WindowPolicySchema>;
 
-/** sha256 hex of the policy's canonical JSON. */
+/**
+ * sha256 hex of the policy's canonical JSON, without `fallback`: the fallback decides which of
+ * the windows the policy builds is judged for a request, never what a window of a kind holds
+ * (like `judge.sampling`, which stays out too), so window ids, ledger keys and certificates
+ * stand when it changes.
+ */
 export function windowPolicyDigest(policy: WindowPolicy): string {
-  return canonicalDigest({ name: policy.name, version: policy.version, config: policy.config });
+  const { fallback: _fallback, ...config } = policy.config;
+  return canonicalDigest({ name: policy.name, version: policy.version, config });
+}
+
+/** The kinds a window of `kind` that does not fit is built as next, in order: those after it in `fallback` that `kinds` allows. */
+export function smallerKinds(policy: WindowPolicy, kind: WindowKind): WindowKind[] {
+  const at = policy.config.fallback.indexOf(kind);
+  if (at < 0) return [];
+  return policy.config.fallback.slice(at + 1).filter((k) => policy.config.kinds.includes(k));
 }

@@ -56,4 +56,6 @@ export interface WindowRefusal {
   /** `events-per-window`, `bytes-per-window`, `windows-per-trajectory`, `request-bytes`, `no-agent-step`... */
   reason: string;
   detail: string;
+  /** The built window's id, when it was built and then found not to fit its request's caps. */
+  windowId?: string;
 }

@@ -63,6 +63,18 @@ describe('a certificate qualifies only the request, layer and evaluator it was i
     expect(Object.values(r.dp.stats().certified).some(Boolean)).toBe(false);
   });
 
+  it('a certificate issued under the line protocol (the default before json_schema) is retired, not reused, under the default protocol', async () => {
+    const h = await positiveHarness({ answerFormat: 'lines' });
+    await installBoundCertificates(h.dataDir, h.cfg, { servedModel: SERVED });
+    const byDefault: JudgeConfig = { ...h.cfg, client: { ...h.cfg.client, answerFormat: JudgeClientSchema.parse({}).answerFormat } };
+    expect(byDefault.client.answerFormat).toBe('json_schema');
+    const r = await judgeAll(h.dataDir, byDefault);
+    expect(r.alarms).toEqual([]);
+    expect(q0(r.findings).length).toBeGreaterThan(0);
+    for (const f of q0(r.findings)) expect(recommendationOf(f)).toMatchObject({ action: 'escalate', reason: 'certificate-request-contract-mismatch' });
+    expect(Object.values(r.dp.stats().certified).some(Boolean)).toBe(false);
+  });
+
   it('escalates under another endpoint (provider) for the same model', async () => {
     const h = await positiveHarness();
     await installBoundCertificates(h.dataDir, h.cfg, { servedModel: SERVED });

@@ -11,6 +11,7 @@ import type { JudgeCall } from '../../src/judge/judge-stats.ts';
 import { readLedger } from '../../src/judge/ledger/ledger.ts';
 import type { ResultRecord } from '../../src/judge/ledger/record.ts';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
+import type { WindowFate } from '../../src/findings/manifest-schema.ts';
 
 export interface TrailJudgeOptions {
   baseUrl: string;
@@ -18,12 +19,18 @@ export interface TrailJudgeOptions {
   answerFormat: AnswerFormat;
   /** Overrides of `windowPolicy.config` (which windows are built, and their caps). */
   windowConfig?: Record<string, unknown>;
+  /** `judge.sampling`; default every trajectory (rate 1) with every trigger. */
+  sampling?: Record<string, unknown>;
   maxOutputTokens?: number;
   timeoutMs?: number;
   /** `client.contextTokens`: the model's context, or null. */
   contextTokens?: number | null;
   /** Reuse a data directory (and so its ledger): a second run over it replays. */
   dataDir?: string;
+  /** Wall-clock time (ms since the epoch) after which no further trajectory is started; the run says how many it reached. */
+  deadlineMs?: number;
+  /** Told after each trajectory is judged (progress for a long run). */
+  onTrajectory?: (done: number, of: number) => void;
 }
 
 export interface TrailJudgeRun {
@@ -33,6 +40,10 @@ export interface TrailJudgeRun {
   findings: Finding[];
   refused: Record<string, number>;
   stats: ReturnType<DecisionPoints['stats']>;
+  /** The trajectories judged, in order: all of them unless `deadlineMs` passed first. */
+  judged: number;
+  /** Every window's fate, as the manifests name them (judged, refused, not sampled; a fallback's detail). */
+  fates: WindowFate[];
 }
 
 /**
@@ -53,19 +64,25 @@ export async function judgeTrajectories(trajectories: readonly Trajectory[], o: 
       answerFormat: o.answerFormat,
       contextTokens: o.contextTokens ?? null,
     },
-    sampling: { rate: 1 },
+    sampling: o.sampling ?? { rate: 1 },
     budget: { maxConcurrent: 1, callsPerMinute: 1000, maxQueuedWindows: 1000 },
     windowPolicy: { config: o.windowConfig ?? {} },
   });
   const findings: Finding[] = [];
   const calls: JudgeCall[] = [];
   const dp = await DecisionPoints.open(dataDir, cfg, { checks: defaultChecksConfig, onFindings: (f) => findings.push(...f), onCall: (c) => calls.push(c) });
-  for (const t of trajectories) await dp.consider(t, runChecks(t, defaultChecksConfig), []);
+  const fates: WindowFate[] = [];
+  let judged = 0;
+  for (const t of trajectories) {
+    if (o.deadlineMs !== undefined && Date.now() >= o.deadlineMs) break;
+    fates.push(...(await dp.consider(t, runChecks(t, defaultChecksConfig), [])).windows);
+    o.onTrajectory?.(++judged, trajectories.length);
+  }
   await dp.drain();
   const stats = dp.stats();
   await dp.close();
   const results = (await readLedger(join(dataDir, 'judge', 'ledger.jsonl'))).filter((r): r is ResultRecord => r.type === 'result');
-  return { dataDir, results, calls, findings, refused: stats.refused, stats };
+  return { dataDir, results, calls, findings, refused: stats.refused, stats, judged, fates };
 }
 
 export async function removeRun(run: TrailJudgeRun): Promise<void> {

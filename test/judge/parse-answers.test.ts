@@ -181,12 +181,20 @@ describe('answer formats', () => {
   });
 
   it('a change of protocol changes the request contract and the evaluator identity; lines keeps the digests it always had', () => {
-    const base = JudgeClientSchema.parse({ model: 'm' });
-    expect(base.answerFormat).toBe('lines');
-    const json = { ...base, answerFormat: 'json_object' as const };
-    expect(requestContractDigest(json)).not.toBe(requestContractDigest(base));
-    expect(evaluatorIdentity(json).digest).not.toBe(evaluatorIdentity(base).digest);
-    expect(evaluatorIdentity(base).parts).not.toHaveProperty('answerFormat');
-    expect(requestContractDigest({ ...base, answerFormat: 'grammar' })).not.toBe(requestContractDigest(json));
+    const lines = JudgeClientSchema.parse({ model: 'm', answerFormat: 'lines' });
+    const json = { ...lines, answerFormat: 'json_object' as const };
+    expect(requestContractDigest(json)).not.toBe(requestContractDigest(lines));
+    expect(evaluatorIdentity(json).digest).not.toBe(evaluatorIdentity(lines).digest);
+    expect(evaluatorIdentity(lines).parts).not.toHaveProperty('answerFormat');
+    expect(requestContractDigest({ ...lines, answerFormat: 'grammar' })).not.toBe(requestContractDigest(json));
+  });
+
+  it("the default is json_schema (chosen by measurement): a configuration that names no format is a new evaluator, so the old default's certificates retire", () => {
+    const byDefault = JudgeClientSchema.parse({ model: 'm' });
+    expect(byDefault.answerFormat).toBe('json_schema');
+    const before = JudgeClientSchema.parse({ model: 'm', answerFormat: 'lines' });
+    expect(evaluatorIdentity(byDefault).parts.answerFormat).toBe('json_schema');
+    expect(evaluatorIdentity(byDefault).digest).not.toBe(evaluatorIdentity(before).digest);
+    expect(requestContractDigest(byDefault)).not.toBe(requestContractDigest(before));
   });
 });

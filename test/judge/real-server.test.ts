@@ -16,6 +16,9 @@ import { resolveTrailCorpus } from '../helpers/trail-corpus.ts';
 import { CHECKS, deployRun } from './judge-harness.ts';
 import { judgeTrajectories, removeRun } from './judge-trail.ts';
 import { startLlamaServer, type LlamaServer } from './llama-server.ts';
+import { fitWindows } from '../../src/judge/window-fit.ts';
+import { terminalIndex } from '../../src/windows/extract.ts';
+import { windowPolicyDigest } from '../../src/windows/policy.ts';
 
 // The judge client against a real OpenAI-compatible server, not our stand-in: llama.cpp's
 // server (llama-cpp-python[server], compiled from its sdist by scripts/setup/llama-server-env.sh)
@@ -213,7 +216,7 @@ describe.skipIf(smolWhy !== null)(
     const trajectories = () => loadTrailTraces(resolveTrailCorpus({ want: 'in-repo' })).map((t) => t.trajectory);
     beforeAll(async () => {
       server = await startLlamaServer(PYTHON, { model: SMOL, alias: SMOL_ALIAS, nCtx: 8192, threads: 2 });
-    }, 120_000);
+    }, 300_000);
     afterAll(async () => server?.stop());
 
     it('structured output (json_object with the battery schema): every answer in protocol, renormalized probabilities, real usage, and a replay that pays nothing twice', async () => {
@@ -292,6 +295,57 @@ describe.skipIf(smolWhy !== null)(
       expect(out.failure.kind).toBe('http');
       expect(out.failure.message).toContain('json_object');
     });
+
+    it("a turn window over the model's context is judged as the event window at its anchor, in protocol, and both fates say so", async () => {
+      // Caps out of the way, so the model's context is what the turn window is over.
+      const windowConfig = {
+        kinds: ['turn', 'event'],
+        eventContextSteps: 0,
+        maxWindowsPerTrajectory: 1,
+        maxEventsPerWindow: 10_000,
+        maxBytesPerWindow: 1 << 24,
+        maxRequestBytes: 1 << 24,
+      };
+      const sampling = { rate: 0, triggers: { l0Hit: false, outbound: false, terminal: true } };
+      // Of the trajectories whose terminal turn window is over the context and whose terminal step alone fits, the one
+      // with the smallest request (no server needed to tell): one call of a 135M model on shared cores.
+      const cfg = JudgeConfigSchema.parse({
+        client: { model: SMOL_ALIAS, answerFormat: 'json_object', contextTokens: SMALL_CONTEXT },
+        windowPolicy: { config: windowConfig },
+      });
+      const digest = windowPolicyDigest(cfg.windowPolicy);
+      const t = trajectories()
+        .map((x) => ({ x, fit: fitWindows(x, [{ kind: 'turn', anchorIndex: terminalIndex(x), triggers: ['terminal'] }], cfg, digest) }))
+        .filter(({ fit }) => fit.windows[0]?.fellBack !== undefined && fit.refusals[0]?.reason === 'context-tokens')
+        .sort((a, b) => a.fit.windows[0]!.bytes - b.fit.windows[0]!.bytes)[0]?.x;
+      expect(t).toBeDefined();
+      const run = await judgeTrajectories([t!], {
+        baseUrl: server!.baseUrl,
+        model: SMOL_ALIAS,
+        answerFormat: 'json_object',
+        windowConfig,
+        sampling,
+        contextTokens: SMALL_CONTEXT,
+        // Below the 300 s header timeout of Node's fetch: a slow call fails as a timeout, not a network error.
+        timeoutMs: 280_000,
+      });
+      try {
+        expect(run.calls).toHaveLength(1);
+        const fates = run.fates.filter((w) => w.fate !== 'not-sampled');
+        expect(fates.map((w) => [w.kind, w.fate, w.reason])).toEqual([
+          ['turn', 'refused', 'context-tokens'],
+          ['event', 'judged', undefined],
+        ]);
+        expect(fates[0]!.detail).toMatch(
+          new RegExp(`over the ${SMALL_CONTEXT}-token context of ${SMOL_ALIAS}; judged as the event window at this anchor instead$`),
+        );
+        expect(fates[1]!.detail).toMatch(/^judged as event: the turn window did not fit \(context-tokens: ~\d+ prompt tokens estimated/);
+        expect(run.results[0]!.failure).toBeNull();
+        expect(run.results[0]!.receipt.promptTokens).toBeLessThanOrEqual(SMALL_CONTEXT);
+      } finally {
+        await removeRun(run);
+      }
+    }, 600_000);
 
     it("a window over the model's context is refused before any call, naming its token estimate and the context", async () => {
       const run = await judgeTrajectories(trajectories(), { baseUrl: server!.baseUrl, model: SMOL_ALIAS, answerFormat: 'json_object', contextTokens: 512 });

@@ -45,7 +45,8 @@ describe('record-only policies (the support choices)', () => {
         for (const t of reply.choices[0]!.logprobs.content) if (t.token === ' e2') t.logprob = Math.log(0.6);
         return { body: reply };
       },
-      { retries: 0 },
+      // The line protocol's reply, with the support id a token of its own.
+      { retries: 0, answerFormat: 'lines' },
       { sampling: { rate: 0, triggers: { l0Hit: false, outbound: false } } },
     );
     await judgeAll(h.dataDir, h.cfg, [deployRun('ro-1')]);

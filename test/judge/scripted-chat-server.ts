@@ -1,10 +1,14 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { answerKey } from '../../src/judge/answer-format.ts';
+import { requestedFormat } from '../../src/judge/format-refusal.ts';
 
 /**
  * An in-process HTTP server speaking the OpenAI Chat Completions API with scripted answers.
  * It stands in for a real LLM endpoint (vLLM, Ollama, a hosted API), which cannot run here;
- * the client under test talks real HTTP to it.
+ * the client under test talks real HTTP to it. A scripted `completion(...)` is written in the
+ * shape the request asks for, as a server that constrains decoding would: the eight lines when
+ * the request asks for none, the battery's JSON object under `response_format` or `grammar`.
  */
 export interface ScriptedReply {
   status?: number;
@@ -44,7 +48,10 @@ export async function startScriptedServer(script: (body: Record<string, unknown>
         hanging.add(res);
         return;
       }
-      const body = typeof reply.body === 'string' ? reply.body : JSON.stringify(reply.body ?? {});
+      const request = JSON.parse(text) as Record<string, unknown>;
+      const scripted = typeof reply.body === 'object' && reply.body !== null ? SCRIPTED.get(reply.body) : undefined;
+      const shaped = scripted !== undefined && requestedFormat(request) !== 'lines' ? structuredCompletion(scripted.answers, scripted.opts) : reply.body;
+      const body = typeof shaped === 'string' ? shaped : JSON.stringify(shaped ?? {});
       res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers }).end(body);
     });
   });
@@ -72,22 +79,53 @@ export interface ScriptedAnswer {
   runnerUp?: string;
 }
 
+type CompletionOptions = { model?: string | null; usage?: unknown; logprobs?: boolean };
+type Token = { token: string; logprob: number; top_logprobs: { token: string; logprob: number }[] };
+
+/** Scripted completions by identity, so the server can write them in the shape a request asks for. */
+const SCRIPTED = new WeakMap<object, { answers: readonly ScriptedAnswer[]; opts: CompletionOptions }>();
+
+/** The token that writes an answer's letter, its alternatives from `p` and `runnerUp`. */
+function letterToken(a: ScriptedAnswer): Token {
+  const p = a.p ?? 1;
+  const top = [{ token: a.letter, logprob: Math.log(p) }];
+  if (p < 1) top.push({ token: a.runnerUp ?? (a.letter === 'A' ? 'B' : 'A'), logprob: Math.log(1 - p) });
+  return { token: a.letter, logprob: Math.log(p), top_logprobs: top };
+}
+
 /** A chat completion whose content is one line per answer, with per-token logprobs when given. */
-export function completion(answers: readonly ScriptedAnswer[], opts: { model?: string | null; usage?: unknown; logprobs?: boolean } = {}): unknown {
-  const tokens: { token: string; logprob: number; top_logprobs: { token: string; logprob: number }[] }[] = [];
+export function completion(answers: readonly ScriptedAnswer[], opts: CompletionOptions = {}): unknown {
+  const tokens: Token[] = [];
   const push = (token: string, top: { token: string; logprob: number }[] = []) => tokens.push({ token, logprob: 0, top_logprobs: top });
   answers.forEach((a, i) => {
     push(String(i + 1));
     push(':');
     push(' ');
-    const p = a.p ?? 1;
-    const top = [{ token: a.letter, logprob: Math.log(p) }];
-    if (p < 1) top.push({ token: a.runnerUp ?? (a.letter === 'A' ? 'B' : 'A'), logprob: Math.log(1 - p) });
-    tokens.push({ token: a.letter, logprob: Math.log(p), top_logprobs: top });
+    tokens.push(letterToken(a));
     push(' |');
     push(` ${a.support}`);
     if (i < answers.length - 1) push('\n');
   });
+  const out = chatCompletion(tokens, opts);
+  SCRIPTED.set(out, { answers, opts });
+  return out;
+}
+
+/** The same answers as the structured reply (`{"q1":{"option":"B","support":"e1"},…}`), the letter a token of its own. */
+export function structuredCompletion(answers: readonly ScriptedAnswer[], opts: CompletionOptions = {}): object {
+  const tokens: Token[] = [];
+  const push = (token: string) => tokens.push({ token, logprob: 0, top_logprobs: [{ token, logprob: 0 }] });
+  push('{');
+  answers.forEach((a, i) => {
+    push(`${i === 0 ? '' : ','}${JSON.stringify(answerKey(i))}:{"option":"`);
+    tokens.push(letterToken(a));
+    push(`","support":${JSON.stringify(a.support)}}`);
+  });
+  push('}');
+  return chatCompletion(tokens, opts);
+}
+
+function chatCompletion(tokens: Token[], opts: CompletionOptions): object {
   const content = tokens.map((t) => t.token).join('');
   return {
     id: 'chatcmpl-scripted',
