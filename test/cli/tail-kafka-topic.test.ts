@@ -9,9 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka } from 'kafkajs';
 import { describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { runCli } from '../helpers/cli.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 
 const brokers = await kafkaForTests();
 
@@ -38,12 +37,7 @@ describe.runIf(brokers !== undefined)('tail --kafka and a missing topic (real br
       expect(ownLines(stderr)).toEqual([
         `trajwatch tail: topic ${topics[which]} does not exist on ${brokers!.join(',')}: serve's Kafka sink creates it at its first record with sinks.kafka.createTopics, or set sinks.kafka.topics.${which} to the topic serve writes`,
       ]);
-      const admin = new Kafka({
-        clientId: 'tail-test',
-        brokers: brokers!,
-        logLevel: kafkajsLogLevel('nothing'),
-        logCreator: quietLogCreator('nothing'),
-      }).admin();
+      const admin = quietKafka('tail-test', brokers).admin();
       await admin.connect();
       const existing = await admin.listTopics();
       await admin.disconnect();

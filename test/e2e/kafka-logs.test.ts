@@ -17,10 +17,9 @@ import { BatchLogRecordProcessor, LoggerProvider } from '@opentelemetry/sdk-logs
 import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { freePort } from '../ops/free-port.ts';
 import { BUILD_TIMEOUT_MS, type CollectorProcess, ensureCollector, renderConfig, startCollector } from '../ops/otelcol.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { groupSettled, metric, readFindings, readTrajectories, startAll, waitFor } from '../helpers/serve-group.ts';
 
@@ -120,12 +119,7 @@ describe.runIf(brokers !== undefined)('content events as OTLP logs through a rea
 
   beforeAll(async () => {
     const bin = await ensureCollector();
-    const admin = new Kafka({
-      clientId: 'kafka-logs-test',
-      brokers: brokers!,
-      logLevel: kafkajsLogLevel('nothing'),
-      logCreator: quietLogCreator('nothing'),
-    }).admin();
+    const admin = quietKafka('kafka-logs-test', brokers).admin();
     await admin.connect();
     await admin.createTopics({
       topics: [spansTopic, logsTopic].map((topic) => ({ topic, numPartitions: PARTITIONS, replicationFactor: 1 })),

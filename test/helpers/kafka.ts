@@ -164,6 +164,11 @@ export interface ConsumedMessage {
   headers: Record<string, string>;
 }
 
+/** A kafkajs client for a test's own admin, producer or consumer, its log silenced. */
+export function quietKafka(clientId: string, brokers: string[] | undefined): Kafka {
+  return new Kafka({ clientId, brokers: brokers ?? [], logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+}
+
 /** A topic name no other test run uses. */
 export function uniqueTopic(prefix: string): string {
   return `${prefix}.${process.pid}.${Date.now().toString(36)}.${Math.random().toString(36).slice(2, 8)}`;

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DecodeError } from '../../src/errors.ts';
 import { decodeOtlpProto } from '../../src/ingest/otlp/proto-decode.ts';
 import { quietLogCreator, kafkajsLogLevel } from '../../src/kafka/kafkajs-log.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe, waitForLines } from '../helpers/serve.ts';
 import { freePort } from './free-port.ts';
 import { BUILD_TIMEOUT_MS, type CollectorProcess, ensureCollector, renderConfig, startCollector } from './otelcol.ts';
@@ -147,12 +147,7 @@ describe('collector-config/to-kafka through a real Collector and a real Kafka br
 
   it('writes OTLP protobuf records keyed by trace id that trajwatch decodes', async () => {
     const traceId = await sendAgentRun(`http://127.0.0.1:${httpPort}/v1/traces`, 'conv-collector-2');
-    const kafka = new Kafka({
-      clientId: 'trajwatch-test-consumer',
-      brokers: brokers!,
-      logLevel: kafkajsLogLevel('nothing'),
-      logCreator: quietLogCreator('nothing'),
-    });
+    const kafka = quietKafka('trajwatch-test-consumer', brokers);
     const consumer = kafka.consumer({ groupId: uniqueTopic('trajwatch-otelcol-test'), sessionTimeout: 10_000 });
     const records: { key: Buffer | null; value: Buffer | null; partition: number }[] = [];
     await consumer.connect();

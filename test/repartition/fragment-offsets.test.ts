@@ -6,11 +6,9 @@
  * after the record behind it was analyzed and its findings made durable; a trace that never
  * gets its last fragment marks its session `repartition-fragment-lost` once the deadline passed.
  */
-import { Kafka } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { splitRecord } from '../../src/repartition/fragments.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 import type { ServeProcess } from '../helpers/serve.ts';
 import { metric, readTrajectories, waitFor } from '../helpers/serve-group.ts';
 import { settledOn, startSessionMember } from './session-group.ts';
@@ -34,12 +32,7 @@ async function finalLine(dir: string, key: string): Promise<Line | undefined> {
 const hex32 = (s: string) => Buffer.from(s.padEnd(16, '0').slice(0, 16)).toString('hex');
 
 describe.runIf(brokers !== undefined)('stage 2 commits around fragments (real broker, real serve)', () => {
-  const kafka = new Kafka({
-    clientId: 'fragment-offsets-test',
-    brokers: brokers ?? [],
-    logLevel: kafkajsLogLevel('nothing'),
-    logCreator: quietLogCreator('nothing'),
-  });
+  const kafka = quietKafka('fragment-offsets-test', brokers);
   const admin = kafka.admin();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
   let member: ServeProcess | undefined;

@@ -6,22 +6,16 @@ import { Kafka } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Trajectory } from '../../src/assemble/trajectory.ts';
 import { ConfigError } from '../../src/errors.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { Forwarder } from '../../src/repartition/forwarder.ts';
 import { decodeRepartitionRecord } from '../../src/repartition/record.ts';
 import { prepareTopics } from '../../src/repartition/topics.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 import { makeStep } from '../helpers/steps.ts';
 
 const brokers = await kafkaForTests();
 
 describe.runIf(brokers !== undefined)('repartition topics and forwarder (real broker)', () => {
-  const kafka = new Kafka({
-    clientId: 'repartition-test',
-    brokers: brokers ?? [],
-    logLevel: kafkajsLogLevel('nothing'),
-    logCreator: quietLogCreator('nothing'),
-  });
+  const kafka = quietKafka('repartition-test', brokers);
   const admin = kafka.admin();
   const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
 

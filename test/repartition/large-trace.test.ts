@@ -7,10 +7,8 @@
  * out whole — every step, complete, and the findings of one `serve` given the same trace over
  * OTLP/HTTP. Figures printed as `[large-trace]`.
  */
-import { Kafka } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 import { type ServeProcess, startServe } from '../helpers/serve.ts';
 import { metric, readFindings, readTrajectories, waitFor } from '../helpers/serve-group.ts';
 import { kafkaRecords, largeTrace, otlpRequest } from './large-trace.ts';
@@ -40,12 +38,7 @@ async function sum(members: ServeProcess[], name: string): Promise<number> {
 }
 
 describe.runIf(brokers !== undefined)('a 5 MiB trace through the two-instance repartition (real broker)', () => {
-  const kafka = new Kafka({
-    clientId: 'large-trace-test',
-    brokers: brokers ?? [],
-    logLevel: kafkajsLogLevel('nothing'),
-    logCreator: quietLogCreator('nothing'),
-  });
+  const kafka = quietKafka('large-trace-test', brokers);
   const admin = kafka.admin();
   const producer = kafka.producer();
   let members: ServeProcess[] = [];

@@ -7,8 +7,7 @@
  */
 import { Kafka } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
-import { kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 import type { ServeProcess } from '../helpers/serve.ts';
 import { readFindings, readTrajectories, startAll, waitFor } from '../helpers/serve-group.ts';
 import { finalRevisions, replayFindingIds, settledOn, startSessionMember, type TrajectoryLine } from './session-group.ts';
@@ -25,7 +24,7 @@ function report(name: string, figures: Record<string, unknown>): void {
 }
 
 describe.runIf(brokers !== undefined)('sessions through a consumer group: repartition by session id (real broker)', () => {
-  const kafka = new Kafka({ clientId: 'sessions-test', brokers: brokers ?? [], logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+  const kafka = quietKafka('sessions-test', brokers);
   const admin = kafka.admin();
   const producer = kafka.producer();
   let members: ServeProcess[] = [];

@@ -9,10 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Kafka } from 'kafkajs';
 import { afterAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../src/kafka/kafkajs-log.ts';
 import { parseKafkaSinkConfig } from '../../src/sinks/kafka/config.ts';
 import { KafkaSink } from '../../src/sinks/kafka/sink.ts';
-import { consumeMessages, kafkaForTests, uniqueTopic } from '../helpers/kafka.ts';
+import { consumeMessages, kafkaForTests, uniqueTopic, quietKafka } from '../helpers/kafka.ts';
 
 const brokers = await kafkaForTests();
 
@@ -48,12 +47,7 @@ describe.runIf(brokers !== undefined)('Kafka sink topics (real broker, no auto-c
       expect(failure?.fields.error).not.toContain('does not host this topic-partition');
       expect(sink.stats()).toMatchObject({ delivered: 0, outboxRecords: 1 });
 
-      const admin = new Kafka({
-        clientId: 'sink-topics-test',
-        brokers: brokers!,
-        logLevel: kafkajsLogLevel('nothing'),
-        logCreator: quietLogCreator('nothing'),
-      }).admin();
+      const admin = quietKafka('sink-topics-test', brokers).admin();
       await admin.connect();
       await admin.createTopics({ topics: [topics.findings, topics.alarms].map((topic) => ({ topic, numPartitions: 1 })), waitForLeaders: true });
       await admin.disconnect();

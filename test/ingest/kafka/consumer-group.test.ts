@@ -3,10 +3,8 @@
  * broker (scripts/setup/kafka/broker.sh), fed OTLP protobuf records shaped like the Collector's.
  * Each test reports its figures (records, findings, duplicates, timings) on stdout.
  */
-import { Kafka } from 'kafkajs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
-import { kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../../helpers/kafka.ts';
 import type { ServeProcess } from '../../helpers/serve.ts';
 import {
   expectedFindingIds,
@@ -37,7 +35,7 @@ function report(name: string, figures: Record<string, unknown>): void {
 }
 
 describe.runIf(brokers !== undefined)('serve --source kafka as a consumer group (real broker)', () => {
-  const kafka = new Kafka({ clientId: 'group-test', brokers: brokers ?? [], logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+  const kafka = quietKafka('group-test', brokers);
   const admin = kafka.admin();
   const producer = kafka.producer();
   let members: ServeProcess[] = [];

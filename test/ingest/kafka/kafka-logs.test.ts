@@ -12,9 +12,8 @@ import type { Trajectory } from '../../../src/assemble/trajectory.ts';
 import { ConfigSchema } from '../../../src/config-schema.ts';
 import { KafkaSourceConfigSchema } from '../../../src/ingest/kafka/config.ts';
 import { KafkaSource } from '../../../src/ingest/kafka/source.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
 import { Pipeline } from '../../../src/pipeline/pipeline.ts';
-import { consumeMessages, kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import { consumeMessages, kafkaForTests, uniqueTopic, quietKafka } from '../../helpers/kafka.ts';
 import { agentRunSpans, encodeSpans } from '../../helpers/otlp-records.ts';
 
 const brokers = await kafkaForTests();
@@ -43,12 +42,7 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, timeout
 }
 
 describe.runIf(brokers !== undefined)('Kafka source with the logs topic (real broker)', () => {
-  const kafka = new Kafka({
-    clientId: 'logs-source-test',
-    brokers: brokers ?? [],
-    logLevel: kafkajsLogLevel('nothing'),
-    logCreator: quietLogCreator('nothing'),
-  });
+  const kafka = quietKafka('logs-source-test', brokers);
   const admin = kafka.admin();
   const producer = kafka.producer();
   beforeAll(() => Promise.all([admin.connect(), producer.connect()]));

@@ -11,9 +11,8 @@ import { ConfigSchema } from '../../../src/config-schema.ts';
 import { ConfigError } from '../../../src/errors.ts';
 import { KafkaSourceConfigSchema } from '../../../src/ingest/kafka/config.ts';
 import { KafkaSource } from '../../../src/ingest/kafka/source.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
 import { Pipeline } from '../../../src/pipeline/pipeline.ts';
-import { kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../../helpers/kafka.ts';
 import { startServe } from '../../helpers/serve.ts';
 import { lastAssignment, waitFor } from '../../helpers/serve-group.ts';
 
@@ -59,12 +58,7 @@ async function joined(source: KafkaSource): Promise<void> {
 }
 
 describe.runIf(brokers !== undefined)('Kafka source topics at start (real broker, no auto-creation)', () => {
-  const admin = new Kafka({
-    clientId: 'topics-test',
-    brokers: brokers ?? [],
-    logLevel: kafkajsLogLevel('nothing'),
-    logCreator: quietLogCreator('nothing'),
-  }).admin();
+  const admin = quietKafka('topics-test', brokers).admin();
   beforeAll(() => admin.connect());
   afterAll(() => admin.disconnect());
 

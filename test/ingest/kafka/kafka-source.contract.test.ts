@@ -1,9 +1,8 @@
 import { Kafka } from 'kafkajs';
 import { KafkaSourceConfigSchema } from '../../../src/ingest/kafka/config.ts';
 import { KafkaSource } from '../../../src/ingest/kafka/source.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
 import { type DeliverySource, runSourceDeliveryContract } from '../../contracts/source-delivery.contract.ts';
-import { kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import { kafkaForTests, uniqueTopic, quietKafka } from '../../helpers/kafka.ts';
 
 const brokers = await kafkaForTests();
 
@@ -12,7 +11,7 @@ const kafkaSource: DeliverySource = {
   name: 'Kafka source',
   skip: brokers === undefined ? 'no Kafka broker' : undefined,
   async start(target) {
-    const kafka = new Kafka({ clientId: 'source-contract', brokers: brokers!, logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+    const kafka = quietKafka('source-contract', brokers);
     const topic = uniqueTopic('source.contract');
     const admin = kafka.admin();
     await admin.connect();

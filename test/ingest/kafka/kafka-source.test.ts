@@ -9,8 +9,7 @@ import { KafkaSource } from '../../../src/ingest/kafka/source.ts';
 import { decodeOtlpProto } from '../../../src/ingest/otlp/proto-decode.ts';
 import { Pipeline } from '../../../src/pipeline/pipeline.ts';
 import type { FindingSink } from '../../../src/sinks/finding-sink.ts';
-import { kafkajsLogLevel, quietLogCreator } from '../../../src/kafka/kafkajs-log.ts';
-import { consumeMessages, kafkaForTests, uniqueTopic } from '../../helpers/kafka.ts';
+import { consumeMessages, kafkaForTests, uniqueTopic, quietKafka } from '../../helpers/kafka.ts';
 import { collectorRecords } from '../../helpers/otlp-records.ts';
 
 const brokers = await kafkaForTests();
@@ -45,7 +44,7 @@ async function until(what: string, ok: () => boolean | Promise<boolean>, timeout
 }
 
 describe.runIf(brokers !== undefined)('Kafka source against a real broker', () => {
-  const kafka = new Kafka({ clientId: 'source-test', brokers: brokers ?? [], logLevel: kafkajsLogLevel('nothing'), logCreator: quietLogCreator('nothing') });
+  const kafka = quietKafka('source-test', brokers);
   const admin = kafka.admin();
   const producer = kafka.producer();
   const ticker = new Set<NodeJS.Timeout>();
