@@ -141,11 +141,12 @@ describe.skipIf(why !== null)(`the judge client against llama.cpp's server${why 
     expect(r.perAttempt![0]).toMatchObject({ outcome: 'answered', status: 200 });
   });
 
-  it("judges a window end to end: the model's nonsense is refused whole as bad-answer, every question escalates, and the paid tokens are recorded", async () => {
+  it("judges a window end to end on the line protocol: the model's nonsense is refused whole as bad-answer, every question escalates, and the paid tokens are recorded", async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'trajwatch-llama-'));
     const cfg = JudgeConfigSchema.parse({
       enabled: true,
-      client: { baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, maxOutputTokens: 48, timeoutMs: 60_000 },
+      // The line protocol, asked for by name: what this random-weight model's nonsense is read against.
+      client: { baseUrl, model: ALIAS, apiKeyEnv: null, retries: 0, maxOutputTokens: 48, timeoutMs: 60_000, answerFormat: 'lines' },
       sampling: { rate: 0, triggers: { outbound: false, l0Hit: false } },
     });
     const findings: Finding[] = [];
