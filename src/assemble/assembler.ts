@@ -1,3 +1,4 @@
+import { withTexts } from '../normalize/step-texts.ts';
 import { sortSmall } from '../core/sort-small.ts';
 import { REFUSAL } from '../ingest/refusal.ts';
 import { type AdmissionRefusal, foldFloor, type PositionFloor, type SourcePosition } from '../ingest/pipeline-input.ts';
@@ -112,6 +113,11 @@ export class Assembler {
     if (this.#open.size >= this.#limits.maxOpenTrajectories) return REFUSAL.maxOpenTrajectories;
     if (this.#bufferedBytes >= this.#limits.maxBufferedBytes) return REFUSAL.maxBufferedBytes;
     return undefined;
+  }
+
+  /** See {@link ClosedRevisions.referencedFrom}. */
+  referencedFrom(partition: number): number | undefined {
+    return this.#closed.referencedFrom(partition);
   }
 
   stats(): AssemblerStats {
@@ -383,7 +389,7 @@ export class Assembler {
       this.#content.spanMissing += joined.spanMissing;
     }
     this.#retain(buffer, inherited, trajectory.traceIds, cause, nowMs);
-    this.#onClose(trajectory, buffer.positions, () => sortSmall([...buffer.steps.values()], compareSteps));
+    this.#onClose(trajectory, buffer.positions, () => withTexts(sortSmall([...buffer.steps.values()], compareSteps)));
   }
 
   #retain(buffer: OpenBuffer, inherited: Inherited, traceIds: string[], cause: CloseCause, nowMs: number): void {

@@ -1,4 +1,5 @@
 import { sortSmall } from '../core/sort-small.ts';
+import { withTexts } from '../normalize/step-texts.ts';
 import { linkRequests } from './link-requests.ts';
 import type { JoinCounts } from './log-join.ts';
 import { hasOrphans, type OpenBuffer } from './open-buffer.ts';
@@ -48,7 +49,7 @@ export function closeRevision(buffer: OpenBuffer, cause: CloseCause): ClosedRevi
     complete: incompleteReasons.length === 0,
     incompleteReasons,
     // The checks see what the requests tell of the tool steps; the retained steps stay as captured.
-    steps: linkRequests(steps),
+    steps: linkRequests(withTexts(steps)),
     conflicts: buffer.conflicts,
     ...(buffer.sessionConflicts.length > 0 ? { sessionConflicts: buffer.sessionConflicts } : {}),
     refusedSpans: buffer.refusedSpans,

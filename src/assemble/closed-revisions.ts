@@ -1,3 +1,4 @@
+import type { PositionFloor } from '../ingest/pipeline-input.ts';
 import type { Step } from '../normalize/step.ts';
 import type { CloseCause } from './close-revision.ts';
 import { ForgottenKeys } from './forgotten-keys.ts';
@@ -25,6 +26,8 @@ export interface Retained {
   closedAtMs: number;
   /** The partitions that fed it, so a revoked partition's replay starts it afresh. */
   partitions: number[] | undefined;
+  /** While its steps are kept: the lowest position per partition that fed them (their long texts may lie there). */
+  positions?: PositionFloor | undefined;
   /** Content events whose span had not arrived: kept with the steps, for a late span. */
   held: HeldContent | undefined;
 }
@@ -53,6 +56,7 @@ export function retainedOf(
     bytes: buffer.bytes,
     closedAtMs: closed.nowMs,
     partitions: buffer.positions === undefined ? undefined : [...buffer.positions.keys()],
+    positions: keepSteps ? buffer.positions : undefined,
     held: keepSteps && buffer.held?.isEmpty() === false ? buffer.held : undefined,
   };
   return { retained, keepSteps };
@@ -115,6 +119,16 @@ export class ClosedRevisions {
     this.retain(key, { ...kept, steps: undefined, bytes: 0, held: undefined }, false, r.closedAtMs);
   }
 
+  /** The lowest position of `partition` that fed a revision whose steps are kept; undefined when none. */
+  referencedFrom(partition: number): number | undefined {
+    let lowest: number | undefined;
+    for (const [, r] of this.#withSteps.entries()) {
+      const at = r.positions?.get(partition);
+      if (at !== undefined && (lowest === undefined || at < lowest)) lowest = at;
+    }
+    return lowest;
+  }
+
   /** Bytes of the steps kept for late spans. */
   get retainedBytes(): number {
     return this.#retainedBytes;
@@ -169,6 +183,7 @@ export class ClosedRevisions {
       r.digestsWithSteps = undefined;
       r.steps = undefined;
       r.held = undefined;
+      r.positions = undefined;
       this.#withSteps.delete(key);
       this.#retainedBytes -= r.bytes;
       this.#rememberDigests(key, r, replaced);

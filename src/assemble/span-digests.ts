@@ -1,3 +1,4 @@
+import { textOf } from '../ingest/long-text.ts';
 import { sha256Hex } from '../core/digest.ts';
 import type { Step } from '../normalize/step.ts';
 
@@ -126,8 +127,8 @@ function fingerprintOf(step: Step): Hash64 {
     .opt(step.toolName)
     .opt(step.toolCallId)
     .opt(step.args?.digest.slice(0, 16))
-    .text(step.result)
-    .text(step.input)
+    .text(textOf(step.result))
+    .text(textOf(step.input))
     .opt(step.error?.source)
     .opt(step.error?.type)
     .text(step.error?.message)

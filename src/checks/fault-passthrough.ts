@@ -1,3 +1,4 @@
+import { textOf } from '../ingest/long-text.ts';
 import { hasClockSkew, hiddenToolCalls } from '../assemble/capture-gaps.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
@@ -47,7 +48,7 @@ export function faultPassthrough(t: Trajectory, cfg: ChecksConfig): PatternHit<'
   // A delegated agent's task, read by shape once however many failures are compared with it.
   const tasks = new Map<number, string | undefined>();
   const taskOf = (j: number): string | undefined => {
-    if (!tasks.has(j)) tasks.set(j, readTask(t.steps[j]!.input!));
+    if (!tasks.has(j)) tasks.set(j, readTask(textOf(t.steps[j]!.input!)));
     return tasks.get(j);
   };
 
@@ -134,7 +135,7 @@ function distinctiveText(failure: StepFailure, cfg: ChecksConfig): string | unde
 function carrierField(step: Step, delegated: boolean, needle: string, task: () => string | undefined): string | undefined {
   if (step.kind === 'tool') return step.args?.raw.includes(needle) === true ? 'arguments' : undefined;
   // The raw input is searched first: only an input that holds the text at all is read by shape.
-  if (step.kind === 'agent' && delegated && step.input?.includes(needle) === true) {
+  if (step.kind === 'agent' && delegated && textOf(step.input)?.includes(needle) === true) {
     return task()?.includes(needle) === true ? 'task' : undefined;
   }
   return undefined;

@@ -1,3 +1,4 @@
+import { isText, textOf } from '../ingest/long-text.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { Step } from '../normalize/step.ts';
 import { readAnswer, type AnswerReading } from './message-shape.ts';
@@ -190,8 +191,9 @@ function readOutcome(t: Trajectory, steps: readonly number[], top: number, final
   };
   const candidates: [number, AnswerSource, AnswerReading | undefined][] = [];
   for (const index of final === top ? [final] : [final, top]) {
-    const value = t.steps[index]!.attributes['final_result'];
-    if (typeof value === 'string' && value.trim() !== '') candidates.push([index, 'final_result', { kind: 'answer', text: value }]);
+    const attribute = t.steps[index]!.attributes['final_result'];
+    const value = isText(attribute) ? textOf(attribute) : undefined;
+    if (value !== undefined && value.trim() !== '') candidates.push([index, 'final_result', { kind: 'answer', text: value }]);
   }
   // The top step's output is the run's own output; the final agent's, when the top is a
   // wrapper (a graph, a workflow, a crew), may be only that agent's part of it. A tool's result
@@ -208,7 +210,7 @@ function readOutcome(t: Trajectory, steps: readonly number[], top: number, final
 }
 
 function resultReading(step: Step): AnswerReading | undefined {
-  return step.result === undefined ? undefined : readAnswer(step.result);
+  return step.result === undefined ? undefined : readAnswer(textOf(step.result));
 }
 
 /** The last-ending llm step of the run, when no tool step of the run started after it ended. */

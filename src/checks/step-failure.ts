@@ -1,3 +1,4 @@
+import { isText, textOf } from '../ingest/long-text.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import { errorTypeName } from '../normalize/error.ts';
 import type { Step } from '../normalize/step.ts';
@@ -24,12 +25,13 @@ export function stepFailure(step: Step, rules: CompiledRules): StepFailure | und
   const text = nonEmpty(err?.message);
   // The normalizer's error names the most specific evidence; the raw fields are read too, so
   // a step built without one (or by a mapper that missed it) still counts.
-  if (err !== undefined) return withOptional(err.source, type, text ?? (err.source === 'result' ? nonEmpty(step.result) : undefined));
+  if (err !== undefined) return withOptional(err.source, type, text ?? (err.source === 'result' ? nonEmpty(textOf(step.result)) : undefined));
   if (step.statusCode === 2) return withOptional('status', type, text);
   if (step.eventNames.includes('exception')) return withOptional('exception', type, text);
   if (stringAttr(step, 'error.type') !== undefined) return withOptional('error.type', type, text);
-  if (step.kind === 'tool' && step.result !== undefined && isErrorPayload(step.result, rules)) {
-    return { source: 'result', text: step.result };
+  const result = textOf(step.result);
+  if (step.kind === 'tool' && result !== undefined && isErrorPayload(result, rules)) {
+    return { source: 'result', text: result };
   }
   return undefined;
 }
@@ -76,7 +78,8 @@ function truthy(value: unknown): boolean {
 
 function stringAttr(step: Step, key: string): string | undefined {
   const value = step.attributes[key];
-  return typeof value === 'string' && value !== '' ? value : undefined;
+  const text = isText(value) ? textOf(value) : undefined;
+  return text !== undefined && text !== '' ? text : undefined;
 }
 
 function nonEmpty(text: string | undefined): string | undefined {

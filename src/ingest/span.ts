@@ -1,3 +1,5 @@
+import type { LongText, TextSource } from './long-text.ts';
+
 /**
  * The internal span: what every decoder (OTLP protobuf, OTLP JSON, Kafka records) produces.
  * Ids are lower-case hex; times are nanoseconds since the epoch as bigint (never a lossy float).
@@ -8,9 +10,12 @@
  * - `intValue` becomes a number when it is a safe integer, otherwise its decimal string;
  * - `bytesValue` becomes its base64 text;
  * - `kvlistValue` becomes a plain object, `arrayValue` an array;
- * - an AnyValue with no value set becomes `null`.
+ * - an AnyValue with no value set becomes `null`;
+ * - a string value of a span or span event of at least `longTextMinBytes`, decoded from
+ *   protobuf with a text source, stays a {@link LongText}: its bytes by reference, decoded
+ *   when read (`textOf`). Readers of content take both.
  */
-export type AttrValue = string | number | boolean | null | AttrValue[] | { [key: string]: AttrValue };
+export type AttrValue = string | LongText | number | boolean | null | AttrValue[] | { [key: string]: AttrValue };
 
 export type Attributes = Record<string, AttrValue>;
 
@@ -66,4 +71,6 @@ export interface RejectedSpan {
 export interface DecodedRequest {
   spans: Span[];
   rejected: RejectedSpan[];
+  /** Where the request's `LongText` values live, when it was decoded with a text source. */
+  texts?: TextSource;
 }

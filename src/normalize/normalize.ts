@@ -7,6 +7,7 @@ import type { ConventionMapper } from './mapper.ts';
 import { openinferenceMapper } from './openinference.ts';
 import { openllmetryMapper } from './openllmetry.ts';
 import type { Step } from './step.ts';
+import { decodedSpan, referToTexts } from './step-texts.ts';
 import { vercelAiMapper } from './vercel-ai.ts';
 
 /**
@@ -36,8 +37,9 @@ export function selectMapper(span: Span): ConventionMapper {
  * span's GenAI content events for whatever its attributes lacked (one mechanism for every
  * convention: `content-events.ts`). Never throws; facts the span does not carry are absent.
  */
-export function normalizeSpan(span: Span): Step {
+export function normalizeSpan(original: Span): Step {
+  const { span, decoded } = decodedSpan(original);
   const step = selectMapper(span).toStep(span);
   if (span.events.length > 0) applyContentEvents(step, span.events);
-  return step;
+  return referToTexts(step, original, decoded);
 }

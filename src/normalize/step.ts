@@ -1,3 +1,4 @@
+import type { Text } from '../ingest/long-text.ts';
 import type { Attributes, AttrValue } from '../ingest/span.ts';
 
 /** What kind of act a step is, whatever convention described it. */
@@ -102,10 +103,14 @@ export interface Step {
   /** `request`: `toolCallId` is the id of the LLM request the step answers (`linkRequests`), not the span's. */
   toolCallIdSource?: 'request';
   args?: ToolArgs;
-  /** The tool result (tools) or the output text (llm, agent) as captured. */
-  result?: string;
-  /** Input text other than tool args (llm prompt messages, agent input), as captured. */
-  input?: string;
+  /**
+   * The tool result (tools) or the output text (llm, agent) as captured. A long one is a
+   * `LongText` while its trajectory is open (its bytes in the request or the WAL); a closed
+   * trajectory's steps hold strings (`withTexts`).
+   */
+  result?: Text;
+  /** Input text other than tool args (llm prompt messages, agent input), as captured; like `result`. */
+  input?: Text;
   error?: StepError;
   model?: string;
   agentName?: string;

@@ -202,6 +202,11 @@ export class Pipeline implements PipelineInput {
     return this.#outputs.flushed();
   }
 
+  /** The lowest source position that steps retained for late spans refer to (their long texts may be there). */
+  referencedFrom(partition: number): number | undefined {
+    return this.assembler.referencedFrom(partition);
+  }
+
   /** See {@link PositionLedger.committable}. */
   committable(): Map<number, number> {
     return this.#positions.committable();

@@ -166,9 +166,13 @@ export interface RepartitionFragment extends FragmentHeader {
   chunk: Buffer;
 }
 
-/** What `StepSchema` gives back: a {@link Step} (checked below, at compile time). */
+/**
+ * What `StepSchema` gives back: a {@link Step} of a closed trajectory, whose texts are strings
+ * (`withTexts`; a `LongText` is written as its string), checked below at compile time.
+ */
 type DecodedStep = z.output<typeof StepSchema>;
-const stepsMatch: DecodedStep extends Step ? (Step extends DecodedStep ? true : false) : false = true;
+type ClosedStep = Omit<Step, 'input' | 'result'> & { input?: string; result?: string };
+const stepsMatch: DecodedStep extends ClosedStep ? (ClosedStep extends DecodedStep ? true : false) : false = true;
 void stepsMatch;
 
 export type RepartitionRecord = z.output<typeof RepartitionRecordSchema>;

@@ -27,6 +27,8 @@ export interface SegmentedLogOptions<T> extends OpenSegmentsOptions<T> {
    * offset it starts at: an owner that reads records back by position records them here.
    */
   onWritten?: (segment: Segment, offset: number, batch: Batch) => void;
+  /** Called once segments are deleted (retention, `dropUnneeded`): an owner reading them back lets them go. */
+  onRemoved?: (segments: readonly Segment[]) => void;
 }
 
 /** A record read back, with the segment it is in. */
@@ -228,6 +230,7 @@ export class SegmentedLog<T> {
   async #remove(segments: readonly Segment[], includeActive = false): Promise<void> {
     if (segments.length === 0) return;
     const removed = await this.#files.remove(segments, includeActive);
+    if (removed.length > 0) this.#options.onRemoved?.(removed);
     let bytes = 0;
     for (const s of removed) bytes += s.sizeBytes;
     this.#deletedSegments += removed.length;

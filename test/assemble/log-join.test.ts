@@ -122,7 +122,7 @@ describe('joining log-carried content events to steps', () => {
     assembler.addContentEvent(T, 't1', { name: 'gen_ai.user.message', attributes: {}, body: { content: 'hi' }, timeUnixNano: 5n }, 50, 0);
     assembler.add(makeStep({ id: 't1', kind: 'llm' }), 0);
     assembler.advance(10_000);
-    expect(JSON.parse(closed[0]!.steps[0]!.input!)).toEqual([{ role: 'user', content: 'hi' }]);
+    expect(JSON.parse(String(closed[0]!.steps[0]!.input))).toEqual([{ role: 'user', content: 'hi' }]);
     expect(assembler.stats().contentEvents).toMatchObject({ held: 1, duplicate: 1 });
   });
 
@@ -144,7 +144,7 @@ describe('joining log-carried content events to steps', () => {
     assembler.addContentEvent(T, 'l1', message('first', 10n), 10, 0);
     assembler.add(makeStep({ id: 'l1', kind: 'llm' }), 0);
     assembler.advance(10_000);
-    expect(JSON.parse(closed[0]!.steps[0]!.input!).map((m: { content: string }) => m.content)).toEqual(['first', 'second']);
+    expect(JSON.parse(String(closed[0]!.steps[0]!.input)).map((m: { content: string }) => m.content)).toEqual(['first', 'second']);
   });
 });
 

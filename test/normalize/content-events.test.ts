@@ -78,7 +78,7 @@ describe('span events (Strands)', () => {
       }),
     );
     expect(step.kind).toBe('llm');
-    expect(JSON.parse(step.input!)).toEqual([
+    expect(JSON.parse(String(step.input))).toEqual([
       { role: 'user', content: '[{"text": "weather in Paris?"}]' },
       { role: 'tool', content: '[{"toolResult": {"toolUseId": "t1"}}]' },
     ]);
@@ -129,12 +129,12 @@ describe('log-record bodies (OpenAI-v2 instrumentation)', () => {
         body: { index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'done' } },
       },
     ]);
-    expect(JSON.parse(step.input!)).toEqual([
+    expect(JSON.parse(String(step.input))).toEqual([
       { role: 'user', content: 'hi' },
       { role: 'assistant', tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
       { role: 'tool', content: 'ok', id: 'c1' },
     ]);
-    expect(JSON.parse(step.result!)).toEqual({ role: 'assistant', content: 'done' });
+    expect(JSON.parse(String(step.result))).toEqual({ role: 'assistant', content: 'done' });
   });
 
   it("the tool calls a choice asks for become the llm step's requested calls (capture gaps read them)", () => {

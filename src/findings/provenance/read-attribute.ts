@@ -1,3 +1,4 @@
+import { LongText } from '../../ingest/long-text.ts';
 import type { AttrValue } from '../../ingest/span.ts';
 import type { Step } from '../../normalize/step.ts';
 
@@ -13,14 +14,16 @@ export function readAttribute(step: Step, names: readonly string[]): AttrValue |
 }
 
 /** A scalar attribute as text; structured values are not readings and give undefined. */
-export function scalarText(v: AttrValue | undefined): string | undefined {
+export function scalarText(value: AttrValue | undefined): string | undefined {
+  const v = value instanceof LongText ? value.toString() : value;
   if (typeof v === 'string') return v.length > 0 ? v : undefined;
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
   return undefined;
 }
 
 /** A finite number from a number or a numeric string (many emitters send every value as text). */
-export function numericValue(v: AttrValue | undefined): number | undefined {
+export function numericValue(value: AttrValue | undefined): number | undefined {
+  const v = value instanceof LongText ? value.toString() : value;
   const n = typeof v === 'number' ? v : typeof v === 'string' && v.trim() !== '' ? Number(v) : NaN;
   return Number.isFinite(n) ? n : undefined;
 }

@@ -1,3 +1,4 @@
+import { LongText } from '../../ingest/long-text.ts';
 import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { AttrValue, Attributes } from '../../ingest/span.ts';
 import type { Step } from '../../normalize/step.ts';
@@ -52,7 +53,8 @@ function refFromUri(uri: string): EvidenceRef {
   return { kind, uri };
 }
 
-function definitionValue(v: AttrValue): unknown {
+function definitionValue(value: AttrValue): unknown {
+  const v = value instanceof LongText ? value.toString() : value;
   if (typeof v !== 'string') return v;
   try {
     return JSON.parse(v) as unknown;

@@ -10,7 +10,7 @@ import { DecodeError } from '../../errors.ts';
 import type { DecodedLogsRequest } from '../log-record.ts';
 import type { PipelineInput, RawRequest } from '../pipeline-input.ts';
 import type { DecodedRequest } from '../span.ts';
-import { decodeLogsBody, decodeTracesBody } from './decode-body.ts';
+import { decodeLogsBody, decodeTracesBodyLazily } from './decode-body.ts';
 import type { PartialSuccess, ResponseFormat, Signal } from './response.ts';
 
 /**
@@ -59,7 +59,7 @@ function signalExport<Decoded>(
 }
 
 /** `/v1/traces`, `TraceService/Export`: the request's own admission, then the (durable) accept. */
-export const TRACES_EXPORT: SignalExport = signalExport('traces', decodeTracesBody, async (target, decoded, raw) => {
+export const TRACES_EXPORT: SignalExport = signalExport('traces', decodeTracesBodyLazily, async (target, decoded, raw) => {
   const over = target.admitRequest?.(decoded);
   if (over !== undefined) return { kind: 'refused', reason: over };
   if (target.acceptDurably === undefined) target.accept(decoded);

@@ -40,7 +40,7 @@ export function decodeAnyValue(r: ProtoReader, depth: number): AttrValue {
     switch (field) {
       case 1:
         r.expectWireType('AnyValue', field, wireType, wireLen);
-        value = r.readString();
+        value = r.readValueText();
         break;
       case 2:
         r.expectWireType('AnyValue', field, wireType, wireVarint);

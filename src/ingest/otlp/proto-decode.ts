@@ -7,7 +7,8 @@ import type { DecodeError } from '../../errors.ts';
 import type { maxAnyValueDepth } from './any-value.ts';
 import { decodeKeyValueInto } from './proto-any-value.ts';
 import { decodeExportRequest, exportRequestSchema } from './proto-export.ts';
-import { ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
+import { type ProtoReader, wireFixed32, wireFixed64, wireLen, wireVarint } from './proto-reader.ts';
+import type { TextSource } from '../long-text.ts';
 import type { Attributes, DecodedRequest, SpanEvent, SpanKind, SpanLink, StatusCode } from '../span.ts';
 import { spanProblem } from './span-validation.ts';
 
@@ -19,14 +20,17 @@ import { spanProblem } from './span-validation.ts';
  * request (truncated, wrong wire type, AnyValue nested deeper than
  * {@link maxAnyValueDepth}) yields a {@link DecodeError}; this function does not throw on
  * bad input. An empty body is a valid request with no spans. `encodedBytes` of each span is
- * the length of its Span message (without the enclosing tag and length prefix).
+ * the length of its Span message (without the enclosing tag and length prefix). With `texts`
+ * (the body's {@link TextSource}), long string values of spans and span events stay
+ * `LongText`s over the body's bytes and `texts` rides on the result, for the WAL to move.
  *
  * @example
  * const result = decodeOtlpProto(body);
  * if (result instanceof DecodeError) return badRequest(result.message);
  */
-export function decodeOtlpProto(body: Uint8Array): DecodedRequest | DecodeError {
-  return decodeExportRequest(body, TRACES, { spans: [], rejected: [] });
+export function decodeOtlpProto(body: Uint8Array, texts?: TextSource): DecodedRequest | DecodeError {
+  const out: DecodedRequest = texts === undefined ? { spans: [], rejected: [] } : { spans: [], rejected: [], texts };
+  return decodeExportRequest(body, TRACES, out, texts);
 }
 
 const TRACES = exportRequestSchema<DecodedRequest>('ExportTraceServiceRequest', 'Spans', decodeScopeSpans);
@@ -127,7 +131,9 @@ function decodeSpan(r: ProtoReader, end: number, resource: Attributes, scope: Sc
         break;
       case 9:
         r.expectWireType('Span', field, wireType, wireLen);
+        r.lazyText = true;
         decodeKeyValueInto(r, attributes, 0);
+        r.lazyText = false;
         break;
       case 11:
         r.expectWireType('Span', field, wireType, wireLen);
@@ -231,7 +237,9 @@ function decodeEvent(r: ProtoReader): SpanEvent {
       name = r.readString();
     } else if (field === 3) {
       r.expectWireType('Span.Event', field, wireType, wireLen);
+      r.lazyText = true;
       decodeKeyValueInto(r, attributes, 0);
+      r.lazyText = false;
     } else {
       r.skip(wireType, field);
     }

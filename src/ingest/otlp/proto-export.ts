@@ -3,6 +3,7 @@
  * resource groups (`ResourceSpans`, `ResourceLogs`: a Resource and scope groups), a scope
  * group holds the signal's records. The signal's decoder supplies only its scope group.
  */
+import type { TextSource } from '../long-text.ts';
 import { DecodeError } from '../../errors.ts';
 import type { Attributes } from '../span.ts';
 import { decodeKeyValueInto } from './proto-any-value.ts';
@@ -33,8 +34,8 @@ export function exportRequestSchema<Out>(
  * Decodes `body` as the export request of `schema` into `out`. A body that is not a
  * well-formed request yields the reader's {@link DecodeError}; bad input never throws.
  */
-export function decodeExportRequest<Out>(body: Uint8Array, schema: ExportRequestSchema<Out>, out: Out): Out | DecodeError {
-  const r = new ProtoReader(body);
+export function decodeExportRequest<Out>(body: Uint8Array, schema: ExportRequestSchema<Out>, out: Out, texts?: TextSource): Out | DecodeError {
+  const r = new ProtoReader(body, texts);
   try {
     while (r.pos < r.length) {
       const tag = r.readTag();

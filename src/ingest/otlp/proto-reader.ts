@@ -4,9 +4,19 @@
  * byte offset. The reader throws, and only {@link decodeOtlpProto} catches: the throw
  * unwinds the recursive descent, callers outside this module get the error as a value.
  */
-import { Buffer } from 'node:buffer';
+import { Buffer, isAscii } from 'node:buffer';
 import { DecodeError } from '../../errors.ts';
-import { decodeLongText, type InternCache, internMaxBytes, keyCache, longTextMinBytes, type NativeSliceBuffer, valueCache } from './proto-text.ts';
+import { LongText, type TextSource } from '../long-text.ts';
+import {
+  decodeLongText,
+  type InternCache,
+  internMaxBytes,
+  keyCache,
+  lazyTextMinBytes,
+  longTextMinBytes,
+  type NativeSliceBuffer,
+  valueCache,
+} from './proto-text.ts';
 
 /** Protobuf wire types. */
 export const wireVarint = 0;
@@ -45,8 +55,13 @@ export class ProtoReader {
   /** Halves of the last {@link readVarint64}, kept on the reader to avoid allocating a pair. */
   low = 0;
   high = 0;
+  /** Where long values' bytes stay ({@link readValueText}); without one every value is a string. */
+  readonly texts: TextSource | undefined;
+  /** Set while reading a span's or span event's attributes: the values that may stay {@link LongText}s. */
+  lazyText = false;
 
-  constructor(body: Uint8Array) {
+  constructor(body: Uint8Array, texts?: TextSource) {
+    this.texts = texts;
     this.buf = Buffer.from(body.buffer, body.byteOffset, body.byteLength) as NativeSliceBuffer;
     this.view = new DataView(body.buffer, body.byteOffset, body.byteLength);
     this.length = body.byteLength;
@@ -135,6 +150,22 @@ export class ProtoReader {
     return this.#readText(valueCache);
   }
 
+  /**
+   * An attribute's string value: with {@link lazyText} set, one of at least `lazyTextMinBytes`
+   * stays a {@link LongText} over the body's bytes (decoded only when read); else a string.
+   */
+  readValueText(): string | LongText {
+    const texts = this.texts;
+    if (texts === undefined || !this.lazyText) return this.#readText(valueCache);
+    const end = this.readLengthEnd();
+    const start = this.pos;
+    if (end - start < lazyTextMinBytes) {
+      return this.#textAt(valueCache, start, end);
+    }
+    this.pos = end;
+    return new LongText(texts, start, end - start, isAscii(this.buf.subarray(start, end)));
+  }
+
   /** A length-delimited attribute key: like {@link readString}, with keys' own cache so values cannot evict them. */
   readKey(): string {
     return this.#readText(keyCache);
@@ -142,7 +173,10 @@ export class ProtoReader {
 
   #readText(cache: InternCache): string {
     const end = this.readLengthEnd();
-    const start = this.pos;
+    return this.#textAt(cache, this.pos, end);
+  }
+
+  #textAt(cache: InternCache, start: number, end: number): string {
     this.pos = end;
     const length = end - start;
     if (length <= internMaxBytes) return cache.lookup(this.buf, this.view, start, end);

@@ -8,6 +8,14 @@ import { type Buffer, isAscii } from 'node:buffer';
 export const internMaxBytes = 48;
 
 /**
+ * Attribute values at least this long stay `LongText`s (by reference) when the decoder has a
+ * text source. Measured on TRAIL spans held open (docs/performance.md, fourth round): heap per
+ * buffered span 71 KB with every value a string, 13.8 KB from 2 KiB, 3.2 KB from 512 B, 2.5 KB
+ * from 128 B; below 512 B each reference (~50 B) saves little against the value it replaces.
+ */
+export const lazyTextMinBytes = 512;
+
+/**
  * Strings at least this long take {@link decodeLongText}. Its ASCII check is one more native
  * call and a view of the bytes; measured when it was introduced, the latin1 path pays for them
  * from about 1.5 KiB of ASCII. Shorter strings go straight to V8's decoder.

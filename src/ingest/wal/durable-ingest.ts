@@ -1,6 +1,7 @@
 import { DecodeError } from '../../errors.ts';
 import type { DecodedLogsRequest } from '../log-record.ts';
 import { decodeLogsBody, decodeTracesBody } from '../otlp/decode-body.ts';
+import type { TextSource } from '../long-text.ts';
 import type { LogsAccepted, PipelineInput, PositionedInput, Refused, RawRequest, RequestDemand } from '../pipeline-input.ts';
 import { demandOf } from '../request-demand.ts';
 import type { DecodedRequest } from '../span.ts';
@@ -17,6 +18,8 @@ const RELEASE_INTERVAL_MS = 500;
 type LoggedInput = PositionedInput &
   Required<Pick<PipelineInput, 'acceptLogs'>> & {
     admitRequest?(request: DecodedRequest, reserved?: RequestDemand): string | undefined;
+    /** The lowest position of a partition whose records closed trajectories' retained steps still refer to. */
+    referencedFrom?(partition: number): number | undefined;
   };
 
 /**
@@ -69,7 +72,7 @@ export class DurableIngest implements PipelineInput {
     this.#reserved.bytes += demand.bytes;
     let seq: number | Refused;
     try {
-      seq = await this.#append(raw, 'traces');
+      seq = await this.#append(raw, 'traces', request.texts);
     } finally {
       this.#reserved.trajectories -= demand.trajectories;
       this.#reserved.bytes -= demand.bytes;
@@ -95,8 +98,8 @@ export class DurableIngest implements PipelineInput {
    * `wal-unwritable` when the write failed: the log keeps its failure, `wal.refusal()`
    * answers `unwritable` until it recovers, so admission refuses the next requests too).
    */
-  async #append(raw: RawRequest, signal: WalSignal): Promise<number | Refused> {
-    const appended = this.wal.append(raw.format, raw.bytes, signal);
+  async #append(raw: RawRequest, signal: WalSignal, texts?: TextSource): Promise<number | Refused> {
+    const appended = this.wal.append(raw.format, raw.bytes, signal, texts);
     if (!appended.ok) return { refused: `wal-${appended.reason}` };
     try {
       await appended.durable;
@@ -125,11 +128,13 @@ export class DurableIngest implements PipelineInput {
         else this.#pipeline.acceptLogs(decoded, position);
         continue;
       }
-      const decoded = decodeTracesBody(r.format, r.bytes);
+      // Long texts refer to the log, as they did before the restart.
+      const decoded = decodeTracesBody(r.format, r.bytes, true);
       if (decoded instanceof DecodeError) {
         undecodable += 1;
         continue;
       }
+      if (decoded.texts !== undefined) r.moveTexts(decoded.texts);
       this.#pipeline.accept(decoded, position);
     }
     return { replayed: read - undecodable, undecodable };
@@ -137,6 +142,7 @@ export class DurableIngest implements PipelineInput {
 
   /** Releases every request the pipeline has finished (its trajectories closed, their output durable). */
   release(): Promise<void> {
+    this.wal.keepReferencedFrom(this.#pipeline.referencedFrom?.(WAL_PARTITION) ?? Number.POSITIVE_INFINITY);
     const below = this.#pipeline.committable().get(WAL_PARTITION);
     return below === undefined ? Promise.resolve() : this.wal.release(below);
   }

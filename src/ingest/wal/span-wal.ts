@@ -1,8 +1,11 @@
 import { StorageError } from '../../errors.ts';
 import { encodeFrame, FRAME_HEADER_BYTES, frameCodec, MAX_FRAME_SEQ, type Frame } from '../../storage/frame-codec.ts';
+import type { Segment } from '../../storage/segment-files.ts';
 import { numberedSegments } from '../../storage/segment-naming.ts';
 import { SegmentedLog } from '../../storage/segmented-log.ts';
+import type { TextSource } from '../long-text.ts';
 import { REFUSAL } from '../refusal.ts';
+import { WalTextFiles } from './wal-text-files.ts';
 
 /*
  * The write-ahead log of accepted OTLP requests, on the storage layer: a directory of segment
@@ -24,6 +27,8 @@ export interface WalRecord {
   signal: WalSignal;
   format: WalFormat;
   bytes: Buffer;
+  /** Moves a text source over `bytes` to where the body lies in its segment (replay's long texts refer to the log). */
+  moveTexts(texts: TextSource): void;
 }
 
 export type WalAppend = { ok: true; seq: number; durable: Promise<void> } | { ok: false; reason: 'full' | 'unwritable' };
@@ -78,8 +83,11 @@ export class SpanWal {
   readonly dir: string;
   readonly #log: SegmentedLog<Frame>;
   readonly #maxBytes: number;
-  /** Shared with the log's `needed`: every request below it is finished. */
-  readonly #floor: { releasedBelow: number };
+  /** Shared with the log's `needed`: every request below `releasedBelow` is finished; none below `referencedBelow` is referred to. */
+  readonly #floor: { releasedBelow: number; referencedBelow: number };
+  readonly #texts: WalTextFiles;
+  /** Bodies queued whose long texts move to the segment once written (identity: the batch holds the same buffers). */
+  readonly #moving = new Map<Buffer, { texts: TextSource; seq: number }>();
   #nextSeq: number;
   /** The release mark queued or written last, so an unchanged floor writes nothing. */
   #markedBelow: number;
@@ -87,8 +95,15 @@ export class SpanWal {
   #releasing: Promise<void> | undefined;
   #closed = false;
 
-  private constructor(log: SegmentedLog<Frame>, maxBytes: number, floor: { releasedBelow: number }, nextSeq: number) {
+  private constructor(
+    log: SegmentedLog<Frame>,
+    maxBytes: number,
+    floor: { releasedBelow: number; referencedBelow: number },
+    nextSeq: number,
+    texts: WalTextFiles,
+  ) {
     this.dir = log.dir;
+    this.#texts = texts;
     this.#log = log;
     this.#maxBytes = maxBytes;
     this.#floor = floor;
@@ -103,15 +118,22 @@ export class SpanWal {
    * @throws StorageError when the directory cannot be used or holds damaged records.
    */
   static async open(dir: string, options: SpanWalOptions): Promise<{ wal: SpanWal; records: AsyncIterable<WalRecord> }> {
-    const floor = { releasedBelow: 0 };
+    const floor = { releasedBelow: 0, referencedBelow: Number.POSITIVE_INFINITY };
+    const texts = new WalTextFiles();
+    let wal: SpanWal | undefined;
     const log = await SegmentedLog.open(dir, {
       naming: WAL_NAMING,
       codec: WAL_CODEC,
       segmentBytes: options.segmentBytes,
       retention: { maxBytes: options.maxBytes },
       onWriteFailure: 'refuse',
-      // A segment holding a request not yet released is what a restart replays.
-      needed: (segment) => segment.lastNo >= floor.releasedBelow,
+      // A segment holding a request not yet released is what a restart replays; one holding a
+      // request whose long texts a retained step still refers to is read at its next revision.
+      needed: (segment) => segment.lastNo >= Math.min(floor.releasedBelow, floor.referencedBelow),
+      onWritten: (segment, offset, batch) => {
+        if (wal !== undefined) wal.#moveTexts(segment, offset, batch.buffers);
+      },
+      onRemoved: (segments) => texts.removed(segments),
     });
     // First pass, streamed: the newest release mark and each segment's last request.
     let maxSeq = -1;
@@ -128,10 +150,10 @@ export class SpanWal {
     }
     const nextSeq = Math.max(maxSeq + 1, floor.releasedBelow);
     await log.ensureActive(nextSeq);
-    const wal = new SpanWal(log, options.maxBytes, floor, nextSeq);
+    wal = new SpanWal(log, options.maxBytes, floor, nextSeq, texts);
     const releasedBelow = floor.releasedBelow;
     // Each iteration reads the log again from its start.
-    return { wal, records: { [Symbol.asyncIterator]: () => unreleased(log, releasedBelow) } };
+    return { wal, records: { [Symbol.asyncIterator]: () => unreleased(log, releasedBelow, texts) } };
   }
 
   /** Bytes held: segments on disk plus records queued for the next write. */
@@ -151,13 +173,22 @@ export class SpanWal {
     return this.#log.failure;
   }
 
-  /** Queues one request body; `durable` resolves once it is on disk (rejects when the write failed). */
-  append(format: WalFormat, bytes: Buffer, signal: WalSignal = 'traces'): WalAppend {
+  /**
+   * Queues one request body; `durable` resolves once it is on disk (rejects when the write
+   * failed). With `texts` (the source the body was decoded with), its long texts move to the
+   * segment in the turn the write is durable, and the body buffer is let go.
+   */
+  append(format: WalFormat, bytes: Buffer, signal: WalSignal = 'traces', texts?: TextSource): WalAppend {
     if (this.#closed || this.#log.failure !== undefined) return { ok: false, reason: 'unwritable' };
     if (this.#log.wouldOverflow(FRAME_HEADER_BYTES + bytes.length)) return { ok: false, reason: 'full' };
     if (this.#nextSeq > MAX_FRAME_SEQ) return { ok: false, reason: 'unwritable' };
     const seq = this.#nextSeq++;
     const durable = this.#log.append(encodeFrame(TYPE_BY_REQUEST[signal][format], seq, bytes), seq, true);
+    if (texts !== undefined) {
+      this.#moving.set(bytes, { texts, seq });
+      const settled = (): void => void this.#moving.delete(bytes);
+      durable.then(settled, settled);
+    }
     this.#appended += 1;
     return { ok: true, seq, durable };
   }
@@ -172,6 +203,19 @@ export class SpanWal {
     if (belowSeq <= this.#markedBelow || this.#closed) return this.#releasing ?? Promise.resolve();
     this.#releasing ??= this.#release(belowSeq).finally(() => (this.#releasing = undefined));
     return this.#releasing;
+  }
+
+  /**
+   * Segments holding requests at or above `seq` are kept even once released: retained steps
+   * refer to long texts in them (`Infinity`: none). Read by retention at its next run.
+   */
+  keepReferencedFrom(seq: number): void {
+    this.#floor.referencedBelow = seq;
+  }
+
+  /** Open read descriptors on segments (bounded by the segments on disk). */
+  get textFiles(): number {
+    return this.#texts.openFiles;
   }
 
   stats(): SpanWalStats {
@@ -190,6 +234,18 @@ export class SpanWal {
     while (this.#releasing !== undefined) await Promise.allSettled([this.#releasing]);
     this.#closed = true;
     await this.#log.close();
+    this.#texts.close();
+  }
+
+  /** A batch went to `segment` at `offset`: the long texts of its bodies now live there. */
+  #moveTexts(segment: Segment, offset: number, buffers: readonly Buffer[]): void {
+    if (this.#moving.size === 0) return;
+    let position = offset;
+    for (const b of buffers) {
+      const moving = this.#moving.get(b);
+      if (moving !== undefined) moving.texts.moveTo(this.#texts.of(segment), position, moving.seq);
+      position += b.length;
+    }
   }
 
   async #release(belowSeq: number): Promise<void> {
@@ -209,11 +265,13 @@ export class SpanWal {
 }
 
 /** The second pass: requests at or above the release floor, each copied out of its chunk. */
-async function* unreleased(log: SegmentedLog<Frame>, releasedBelow: number): AsyncGenerator<WalRecord> {
-  for await (const { value } of log.records()) {
+async function* unreleased(log: SegmentedLog<Frame>, releasedBelow: number, texts: WalTextFiles): AsyncGenerator<WalRecord> {
+  for await (const { value, segment, offset } of log.records()) {
     const request = REQUEST_BY_TYPE[value.type];
     if (request === undefined || value.seq < releasedBelow) continue;
+    const seq = value.seq;
     // Copied out of the chunk, so a record the pipeline keeps does not pin a whole chunk.
-    yield { seq: value.seq, ...request, bytes: Buffer.from(value.payload) };
+    const moveTexts = (source: TextSource): void => source.moveTo(texts.of(segment), offset + FRAME_HEADER_BYTES, seq);
+    yield { seq, ...request, bytes: Buffer.from(value.payload), moveTexts };
   }
 }

@@ -1,0 +1,106 @@
+import { Buffer } from 'node:buffer';
+import { StorageError } from '../errors.ts';
+import type { NativeSliceBuffer } from './otlp/proto-text.ts';
+
+/**
+ * Long captured text kept as bytes where they already are, not as a JS string: the request
+ * body while it is hot, the span write-ahead log once the request is durable there. Prompts,
+ * messages and tool results are most of an agent's telemetry; held as strings through a
+ * trajectory's quiet period they were most of the heap and of the garbage collector's work
+ * (docs/performance.md, fourth round). Nothing decodes them unless a reader asks.
+ */
+
+/** Where a request's bytes can be read again once its body is let go: a WAL segment file. */
+export interface TextFile {
+  /** Reads `length` bytes at `position`, or throws a `StorageError` (the file is gone: a bug, see `SpanWal`). */
+  read(position: number, length: number): Buffer;
+  readonly path: string;
+}
+
+/**
+ * The bytes one request's long texts live in: its body (`buffer`) until the body is durable
+ * in the WAL, then the WAL segment (`file`, the body starting at `base`). Shared by every
+ * {@link LongText} of the request, so moving them to the WAL is one assignment.
+ */
+export class TextSource {
+  #buffer: Buffer | undefined;
+  #file: TextFile | undefined;
+  #base = 0;
+  /** The WAL sequence of the request, once logged. */
+  seq: number | undefined;
+
+  constructor(body: Buffer) {
+    // A body that is a view of a larger allocation (a pooled socket chunk) would pin all of it.
+    this.#buffer = body.buffer.byteLength > 2 * body.length + 4096 ? Buffer.from(body) : body;
+  }
+
+  /** The body is durable in `file` from `base` on: the body buffer is let go. */
+  moveTo(file: TextFile, base: number, seq: number): void {
+    this.#file = file;
+    this.#base = base;
+    this.seq = seq;
+    this.#buffer = undefined;
+  }
+
+  /** Whether the bytes are still in memory (the request is hot, or it was never logged). */
+  get inMemory(): boolean {
+    return this.#buffer !== undefined;
+  }
+
+  /** The body's bytes `[start, start + length)`: a view while in memory, else read from the file. */
+  bytes(start: number, length: number): Buffer {
+    const buffer = this.#buffer;
+    if (buffer !== undefined) return buffer.subarray(start, start + length);
+    const file = this.#file;
+    if (file === undefined) throw new StorageError('long text has neither its request body nor a write-ahead log file', { retriable: false });
+    return file.read(this.#base + start, length);
+  }
+}
+
+/** A long UTF-8 attribute value by reference: `AttrValue`'s lazy string. */
+export class LongText {
+  readonly source: TextSource;
+  readonly start: number;
+  /** Bytes of UTF-8. */
+  readonly byteLength: number;
+  /** Every byte below 0x80: UTF-16 length = byte length, and latin1 decodes it. */
+  readonly ascii: boolean;
+
+  constructor(source: TextSource, start: number, byteLength: number, ascii: boolean) {
+    this.source = source;
+    this.start = start;
+    this.byteLength = byteLength;
+    this.ascii = ascii;
+  }
+
+  /** The UTF-8 bytes (a view of the body, or a fresh read of the WAL). */
+  bytes(): Buffer {
+    return this.source.bytes(this.start, this.byteLength);
+  }
+
+  /** The text, decoded now (as `toString('utf8')` would: invalid bytes become U+FFFD). */
+  toString(): string {
+    const bytes = this.bytes() as NativeSliceBuffer;
+    return this.ascii ? bytes.latin1Slice(0, bytes.length) : bytes.utf8Slice(0, bytes.length);
+  }
+
+  /** `JSON.stringify` writes the text. */
+  toJSON(): string {
+    return this.toString();
+  }
+}
+
+/** Captured text: a string, or a long one by reference. */
+export type Text = string | LongText;
+
+/** The string of a {@link Text}; `undefined` stays `undefined`. */
+export function textOf(text: Text): string;
+export function textOf(text: Text | undefined): string | undefined;
+export function textOf(text: Text | undefined): string | undefined {
+  return text === undefined || typeof text === 'string' ? text : text.toString();
+}
+
+/** Whether `value` is text (a string or a {@link LongText}). */
+export function isText(value: unknown): value is Text {
+  return typeof value === 'string' || value instanceof LongText;
+}

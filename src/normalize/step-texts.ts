@@ -1,0 +1,94 @@
+import { LongText, textOf } from '../ingest/long-text.ts';
+import type { Attributes, AttrValue, Span, SpanEvent } from '../ingest/span.ts';
+import type { Step } from './step.ts';
+
+/**
+ * The two ends of a step's long texts. The mappers read attributes as strings (decoded here,
+ * once, for the mapping only: those strings die young); the step they make keeps each long
+ * text it copied as the `LongText` it came from, and the span's attributes as decoded, so
+ * what an open trajectory holds on the heap is references. A closed trajectory's steps get
+ * their strings back (`withTexts`): the checks, windows, judge and logs read strings.
+ */
+
+/** The decoded strings of one span's long values, each with the `LongText` it came from. */
+type Decoded = Map<string, LongText>;
+
+/**
+ * `span` with every `LongText` decoded to its string (the same object when it holds none),
+ * and what was decoded. Span events' attributes too: content events carry the text.
+ */
+export function decodedSpan(span: Span): { span: Span; decoded: Decoded | undefined } {
+  let decoded: Decoded | undefined;
+  const attributes = decodedAttributes(span.attributes, () => (decoded ??= new Map()));
+  let events: SpanEvent[] | undefined;
+  for (let i = 0; i < span.events.length; i++) {
+    const event = span.events[i]!;
+    const eventAttributes = decodedAttributes(event.attributes, () => (decoded ??= new Map()));
+    if (eventAttributes === event.attributes) continue;
+    events ??= span.events.slice();
+    events[i] = { ...event, attributes: eventAttributes };
+  }
+  if (decoded === undefined) return { span, decoded };
+  return { span: { ...span, attributes, ...(events === undefined ? {} : { events }) }, decoded };
+}
+
+/**
+ * A step made from `decodedSpan(span)`: its attributes are the span's own again (long values
+ * by reference), and an `input` or `result` that is one of the decoded strings is its
+ * `LongText` (the same object the decode made: an identity test, no comparison of text).
+ */
+export function referToTexts(step: Step, original: Span, decoded: Decoded | undefined): Step {
+  if (decoded === undefined) return step;
+  step.attributes = original.attributes;
+  if (typeof step.input === 'string') step.input = decoded.get(step.input) ?? step.input;
+  if (typeof step.result === 'string') step.result = decoded.get(step.result) ?? step.result;
+  return step;
+}
+
+/** The steps with their texts as strings: a step holding a `LongText` is copied, the others are shared. */
+export function withTexts(steps: Step[]): Step[] {
+  let out: Step[] | undefined;
+  for (let i = 0; i < steps.length; i++) {
+    const step = steps[i]!;
+    if (!(step.input instanceof LongText || step.result instanceof LongText)) continue;
+    out ??= steps.slice();
+    const copy = { ...step };
+    if (copy.input !== undefined) copy.input = textOf(copy.input);
+    if (copy.result !== undefined) copy.result = textOf(copy.result);
+    out[i] = copy;
+  }
+  return out ?? steps;
+}
+
+/** `attributes` with its `LongText`s (at any depth) decoded; the same object when it holds none. */
+function decodedAttributes(attributes: Attributes, record: () => Decoded): Attributes {
+  let out: Attributes | undefined;
+  for (const key in attributes) {
+    const value = attributes[key]!;
+    const decoded = decodedValue(value, record);
+    if (decoded === value) continue;
+    out ??= { ...attributes };
+    out[key] = decoded;
+  }
+  return out ?? attributes;
+}
+
+function decodedValue(value: AttrValue, record: () => Decoded): AttrValue {
+  if (value instanceof LongText) {
+    const text = value.toString();
+    record().set(text, value);
+    return text;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    let out: AttrValue[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const decoded = decodedValue(value[i]!, record);
+      if (decoded === value[i]) continue;
+      out ??= value.slice();
+      out[i] = decoded;
+    }
+    return out ?? value;
+  }
+  return decodedAttributes(value, record);
+}
