@@ -131,7 +131,7 @@ function toolCall(next: Rng, n: number, tally: Tally, repeatOf: ToolCall | undef
   }
   const name = pick(next, TOOLS);
   const argsObject: Record<string, unknown> = { city: pick(next, ['Paris', 'Rome', 'Zürich', '東京']), n: int(next, 100) };
-  if (chance(next, 0.04)) argsObject['body'] = longText(next, longSize(next), longFlavor(next), tally);
+  if (chance(next, 0.04)) Object.assign(argsObject, { body: longText(next, longSize(next), longFlavor(next), tally) });
   const requestedArgs = JSON.stringify(argsObject);
   const shape = next();
   let argsText: string;

@@ -17,7 +17,7 @@ import { createLogger } from '../../src/telemetry/logger.ts';
 import { buildTopology } from '../../src/topology/build.ts';
 import { encodeOtlpJsonAsProto } from '../fixtures/otlp/protobufjs-codec.ts';
 import { loadTrailTraces } from '../fixtures/otlp/trail-traces.ts';
-import { generatedTrajectories } from '../helpers/generated-trajectories.ts';
+import { GENERATED_TRAJECTORY_COUNT, generatedTrajectories } from '../helpers/generated-trajectories.ts';
 
 /** One request of a source, protobuf-encoded. */
 export interface SourceBody {
@@ -94,9 +94,10 @@ export async function captureSources(): Promise<Source[]> {
   return sources;
 }
 
-/** The 3,000 generated trajectories (test/helpers/generated-trajectories.ts). */
-export function generatedSource(): Source {
-  return { name: 'generated', bodies: generatedTrajectories().bodies.map((body) => ({ signal: 'traces', body })) };
+/** The generated trajectories (test/helpers/generated-trajectories.ts): the first `count` of the same sequence. */
+export function generatedSource(count = GENERATED_TRAJECTORY_COUNT): Source {
+  const name = count === GENERATED_TRAJECTORY_COUNT ? 'generated' : `generated (first ${count})`;
+  return { name, bodies: generatedTrajectories(count).bodies.map((body) => ({ signal: 'traces', body })) };
 }
 
 /**
