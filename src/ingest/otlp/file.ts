@@ -1,3 +1,4 @@
+import { TextSource } from '../long-text.ts';
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -71,7 +72,8 @@ function looksLikeText(bytes: Buffer): boolean {
 
 function decodeProtoRequest(bytes: Buffer, logsFirst: boolean): RecordedRequest | DecodeError {
   const asTraces = (): RecordedRequest | DecodeError => {
-    const traces = decodeOtlpProto(bytes);
+    // Long texts stay in the file's bytes until a closed trajectory reads them (as `serve` keeps them in the WAL).
+    const traces = decodeOtlpProto(bytes, new TextSource(bytes));
     return traces instanceof DecodeError ? traces : { signal: 'traces', request: traces };
   };
   const asLogs = (): RecordedRequest | DecodeError => {
