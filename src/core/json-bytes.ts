@@ -87,26 +87,86 @@ export function jsonStringBytes(src: Uint8Array, start: number, end: number): Bu
 }
 
 function validLength(src: Uint8Array, start: number, end: number): number {
-  let length = 2;
-  for (let i = start; i < end; i++) length += ESCAPED_LENGTH[src[i]!]!;
+  const scan = new EscapeScan(src, start, end);
+  let length = 2 + end - start;
+  for (let i = scan.next(start); i < end; i = scan.next(i + 1)) length += ESCAPED_LENGTH[src[i]!]! - 1;
   return length;
 }
 
 function writeValid(src: Uint8Array, start: number, end: number, dst: Uint8Array, at: number): number {
+  const scan = new EscapeScan(src, start, end);
   let o = room(dst, at, 1);
   dst[o++] = QUOTE;
   let run = start;
-  for (let i = start; i < end; i++) {
-    const b = src[i]!;
-    if (ESCAPED_LENGTH[b] === 1) continue;
+  for (let i = scan.next(start); i < end; i = scan.next(i + 1)) {
     o = copyRun(src, run, i, dst, o);
-    o = writeEscape(b, dst, o);
+    o = writeEscape(src[i]!, dst, o);
     run = i + 1;
   }
   o = copyRun(src, run, end, dst, o);
   room(dst, o, 1);
   dst[o++] = QUOTE;
   return o;
+}
+
+/** Below this many bytes a range is scanned byte by byte: the word view costs more than it saves. */
+const WORD_SCAN_MIN_BYTES = 64;
+
+/**
+ * Finds the next byte needing an escape in `src[start, end)`, four bytes at a time over the
+ * aligned middle (a SWAR test: is any byte below 0x20, `"` or `\`), then byte by byte inside
+ * a word that may hold one; prose has few such bytes, so most words pass in one test.
+ */
+class EscapeScan {
+  readonly #src: Uint8Array;
+  readonly #end: number;
+  readonly #words: Uint32Array | undefined;
+  /** The src index of `#words[0]` and the one after its last word. */
+  readonly #wordStart: number;
+  readonly #wordEnd: number;
+
+  constructor(src: Uint8Array, start: number, end: number) {
+    this.#src = src;
+    this.#end = end;
+    const first = start + ((4 - ((src.byteOffset + start) & 3)) & 3);
+    const count = Math.max(0, (end - first) >> 2);
+    this.#wordStart = first;
+    this.#wordEnd = first + 4 * count;
+    this.#words = end - start >= WORD_SCAN_MIN_BYTES ? new Uint32Array(src.buffer, src.byteOffset + first, count) : undefined;
+  }
+
+  /** The index of the first byte from `from` that needs an escape, or `end`. */
+  next(from: number): number {
+    const src = this.#src;
+    const words = this.#words;
+    let i = from;
+    while (i < this.#end) {
+      if (words !== undefined && i >= this.#wordStart && i < this.#wordEnd && ((i - this.#wordStart) & 3) === 0) {
+        let w = (i - this.#wordStart) >> 2;
+        while (w < words.length && !mayNeedEscape(words[w]!)) w++;
+        i = this.#wordStart + 4 * w;
+        if (i >= this.#end) break;
+        // the flagged word (or the tail after the last word) is read byte by byte
+        const stop = Math.min(i + 4, this.#end);
+        for (; i < stop; i++) if (ESCAPED_LENGTH[src[i]!] !== 1) return i;
+        continue;
+      }
+      if (ESCAPED_LENGTH[src[i]!] !== 1) return i;
+      i++;
+    }
+    return this.#end;
+  }
+}
+
+/**
+ * Whether any byte of `v` is below 0x20, 0x22 or 0x5c: the classic "has a byte less than n"
+ * and "has a zero byte" tests. Exact as to whether; the caller finds which byte by reading the
+ * word's four.
+ */
+function mayNeedEscape(v: number): boolean {
+  const quote = v ^ 0x22222222;
+  const backslash = v ^ 0x5c5c5c5c;
+  return ((((v - 0x20202020) & ~v) | ((quote - 0x01010101) & ~quote) | ((backslash - 0x01010101) & ~backslash)) & 0x80808080) !== 0;
 }
 
 function checkRange(src: Uint8Array, start: number, end: number): void {

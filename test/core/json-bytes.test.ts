@@ -154,6 +154,21 @@ describe('json-bytes', () => {
     );
   });
 
+  it('equals the reference on views at any byte offset into their buffer (word alignment)', () => {
+    const text = fc
+      .string({ unit: 'binary', minLength: 60, maxLength: 300 })
+      .map((t) => t.replace(/[aeiou]/g, (c) => ({ a: '"', e: '\\', i: '\n' })[c as 'a'] ?? c));
+    fc.assert(
+      fc.property(text, fc.nat({ max: 7 }), (t, offset) => {
+        const bytes = utf8(t);
+        const backing = new Uint8Array(offset + bytes.length + 3);
+        backing.set(bytes, offset);
+        expectLikeReference(new Uint8Array(backing.buffer, offset, bytes.length));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('reads a range of a Uint8Array view with a byte offset into its buffer', () => {
     const backing = utf8('----"quoted\ttext é"----');
     const view = new Uint8Array(backing.buffer, 4, backing.length - 8);
