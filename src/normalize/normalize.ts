@@ -33,12 +33,25 @@ export function selectMapper(span: Span): ConventionMapper {
 }
 
 /**
+ * Attributes no mapper reads the value of, only whether they are there: OpenInference's
+ * flattened message contents (`llm.input_messages.{i}.message.content` and their parts), the
+ * whole conversation again on every LLM span beside `input.value`/`output.value`. Their
+ * `LongText`s are never decoded (test/ingest/wal/long-texts.test.ts on TRAIL and the
+ * output-identity test hold the mappers to it).
+ */
+export const PRESENCE_ONLY_KEY = /^llm\.(?:input|output)_messages\.\d+\.message\.(?:content|contents\.\d+\.message_content\.text)$/;
+
+const isPresenceOnly = (key: string): boolean => key.startsWith('llm.') && PRESENCE_ONLY_KEY.test(key);
+
+/**
  * One span as a step, read by the first matching convention mapper, then filled from the
  * span's GenAI content events for whatever its attributes lacked (one mechanism for every
  * convention: `content-events.ts`). Never throws; facts the span does not carry are absent.
+ * Long texts: the mappers read strings (`decodedSpan`), the step keeps the references
+ * (`referToTexts`).
  */
 export function normalizeSpan(original: Span): Step {
-  const { span, decoded } = decodedSpan(original);
+  const { span, decoded } = decodedSpan(original, isPresenceOnly);
   const step = selectMapper(span).toStep(span);
   if (span.events.length > 0) applyContentEvents(step, span.events);
   return referToTexts(step, original, decoded);

@@ -15,11 +15,13 @@ type Decoded = Map<string, LongText>;
 
 /**
  * `span` with every `LongText` decoded to its string (the same object when it holds none),
- * and what was decoded. Span events' attributes too: content events carry the text.
+ * and what was decoded. Span events' attributes too: content events carry the text. Span
+ * attributes whose key `unread` names stay references: no mapper reads their value (only
+ * whether they are there), so their text is never decoded.
  */
-export function decodedSpan(span: Span): { span: Span; decoded: Decoded | undefined } {
+export function decodedSpan(span: Span, unread?: (key: string) => boolean): { span: Span; decoded: Decoded | undefined } {
   let decoded: Decoded | undefined;
-  const attributes = decodedAttributes(span.attributes, () => (decoded ??= new Map()));
+  const attributes = decodedAttributes(span.attributes, () => (decoded ??= new Map()), unread);
   let events: SpanEvent[] | undefined;
   for (let i = 0; i < span.events.length; i++) {
     const event = span.events[i]!;
@@ -61,10 +63,11 @@ export function withTexts(steps: Step[]): Step[] {
 }
 
 /** `attributes` with its `LongText`s (at any depth) decoded; the same object when it holds none. */
-function decodedAttributes(attributes: Attributes, record: () => Decoded): Attributes {
+function decodedAttributes(attributes: Attributes, record: () => Decoded, unread?: (key: string) => boolean): Attributes {
   let out: Attributes | undefined;
   for (const key in attributes) {
     const value = attributes[key]!;
+    if (value instanceof LongText && unread?.(key) === true) continue;
     const decoded = decodedValue(value, record);
     if (decoded === value) continue;
     out ??= { ...attributes };
