@@ -287,12 +287,12 @@ const openTable = markdownTable(
   ['config', 'open trajectories', 'stopped by', 'posted GB', 'WAL GB on disk', 'RSS MB (end / peak)', 'heap used MB', 'first refusal'],
   [openRoom, openDefaults].map((r) => [
     r.config === 'room' ? 'room for all (bounds out of reach)' : 'shipped defaults',
-    fmt(r.open),
+    Number.isFinite(r.open) ? fmt(r.open) : '–', // NaN: serve was gone when the run stopped
     r.stoppedBy,
     gb(r.postedBytes),
     gb(r.walBytesOnDisk),
     `${mb(r.rssBytes)} / ${mb(r.rssMaxBytes)}`,
-    mb(r.heapUsedBytes),
+    Number.isFinite(r.heapUsedBytes) ? mb(r.heapUsedBytes) : '–',
     r.firstRefusal === undefined ? 'none' : `${r.firstRefusal.status} at ${fmt(r.firstRefusal.open)} open (${JSON.stringify(r.firstRefusal.reasons)})`,
   ]),
   0,
