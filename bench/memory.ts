@@ -1,9 +1,10 @@
 /**
  * Memory and scaling, in a child process started with --expose-gc (bench/run.ts does that):
- * heap bytes per buffered span beyond its encoded payload and RSS with N buffered spans,
- * and full-pipeline throughput with 1k, 10k and 100k trajectories held open.
+ * heap bytes per buffered span (its content included, and beyond its encoded payload) and RSS
+ * with N buffered spans, synthetic and TRAIL (long LLM text), and full-pipeline throughput
+ * with 1k, 10k and 100k trajectories held open.
  *
- * Run: node --expose-gc bench/memory.ts <spans to buffer> <open counts, comma-separated> <passes>
+ * Run: node --expose-gc bench/memory.ts <spans to buffer> <open counts, comma-separated> <passes> [TRAIL spans to buffer]
  * Prints one JSON object on stdout.
  */
 import { mkdtempSync } from 'node:fs';
@@ -19,7 +20,7 @@ import { normalizeSpan } from '../src/normalize/normalize.ts';
 import { Pipeline } from '../src/pipeline/pipeline.ts';
 import { JsonlLog } from '../src/sinks/jsonl-log.ts';
 import { LocalLogSink } from '../src/sinks/local-log-sink.ts';
-import { syntheticHttpDataset } from './datasets.ts';
+import { syntheticHttpDataset, trailHttpDataset } from './datasets.ts';
 
 const gc = (globalThis as { gc?: () => void }).gc;
 if (gc === undefined) throw new Error('run with --expose-gc');
@@ -53,15 +54,19 @@ function asCopy(span: Span, n: number): void {
   if (typeof conv === 'string') span.attributes['gen_ai.conversation.id'] = `${conv}-${n}`;
 }
 
-const [spanTarget, openCounts, passes] = [
+const [spanTarget, openCounts, passes, trailSpanTarget] = [
   Number(process.argv[2] ?? 1_000_000),
   (process.argv[3] ?? '1000,10000,100000').split(',').map(Number),
   Number(process.argv[4] ?? 2),
+  Number(process.argv[5] ?? 20_000),
 ];
 const template = syntheticHttpDataset(500, 10, 900_000);
 
-/** 1. Buffered spans: an assembler that never closes, filled with `spanTarget` spans (garbage once it returns). */
-function bufferedSpans() {
+/**
+ * 1. Buffered spans: an assembler that never closes, filled with `spanTarget` spans decoded from
+ * copies of `bodies` (garbage once it returns).
+ */
+function bufferedSpans(bodies: readonly Uint8Array[], spanTarget: number) {
   const before = settleHeap();
   const assembler = new Assembler(bigLimits, () => {
     throw new Error('nothing should close');
@@ -69,7 +74,7 @@ function bufferedSpans() {
   let buffered = 0;
   let payloadBytes = 0;
   for (let copy = 0; buffered < spanTarget; copy++) {
-    for (const body of template.bodies) {
+    for (const body of bodies) {
       for (const span of decode(body).spans) {
         asCopy(span, copy);
         payloadBytes += span.encodedBytes;
@@ -91,7 +96,9 @@ function bufferedSpans() {
   };
   return buffer;
 }
-const buffer = bufferedSpans();
+const buffer = bufferedSpans(template.bodies, spanTarget);
+// TRAIL: real agent spans whose content (prompts, completions, tool output) dwarfs the rest.
+const trailBuffer = bufferedSpans(trailHttpDataset(1, 0).bodies, trailSpanTarget);
 
 // 2. Scaling: full pipeline (event clock, durable logs) with `open` trajectories held open.
 const traffic = Array.from({ length: passes }, (_, p) => syntheticHttpDataset(500, 20, 1 + p * 20));
@@ -145,4 +152,4 @@ for (const open of [openCounts[0]!, ...openCounts]) {
   await trajectoryLog.close();
   await findings.close();
 }
-process.stdout.write(JSON.stringify({ buffer, scaling }) + '\n');
+process.stdout.write(`${JSON.stringify({ buffer, trailBuffer, scaling })}\n`);

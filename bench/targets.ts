@@ -7,7 +7,8 @@ export interface Target {
   value: number | undefined;
   atLeast?: number;
   atMost?: number;
-  unit: '×' | 'ms' | 'B';
+  /** `MB` is MiB; `open` counts open trajectories. */
+  unit: '×' | 'ms' | 'B' | 'MB' | 'open';
   /** Measured on less than the target names (the in-repo TRAIL traces only). */
   partial?: boolean;
 }
@@ -23,6 +24,7 @@ function figure(t: Target): string {
   // One more digit where rounding would show the bound itself for a figure on the other side of it.
   const bound = t.atLeast ?? t.atMost ?? Number.NaN;
   const n = t.unit === '×' ? t.value.toFixed(Math.abs(t.value - bound) < 0.005 ? 3 : 2) : t.unit === 'ms' ? t.value.toFixed(1) : t.value.toFixed(0);
+  if (t.unit === 'open') return `${Number(n).toLocaleString('en-US')} open`;
   return t.unit === '×' ? `${n} ×` : `${n} ${t.unit}`;
 }
 

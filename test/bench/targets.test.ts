@@ -23,6 +23,20 @@ describe('benchmark targets', () => {
     expect(heap).toContain('**not met**');
   });
 
+  it('shows memory in MB and open trajectories as a count', () => {
+    const [, , rss, open] = targetsTable([
+      { target: 'RSS', value: 1600.4, atMost: 1536, unit: 'MB' },
+      { target: 'first refusal', value: 140, atLeast: 10_000, unit: 'open' },
+    ]).split('\n');
+    expect(rss).toContain('1600 MB');
+    expect(rss).toContain('**not met**');
+    expect(open).toContain('140 open');
+    expect(open).toContain('**not met**');
+    const [, , reached] = targetsTable([{ target: 'first refusal', value: 10_000, atLeast: 10_000, unit: 'open' }]).split('\n');
+    expect(reached).toContain('10,000 open');
+    expect(reached).toContain('**met**');
+  });
+
   it('shows one more digit where two would round a figure onto its bound', () => {
     const [, , row] = targetsTable([{ target: 'scaling', value: 0.8995, atLeast: 0.9, unit: '×' }]).split('\n');
     expect(row).toContain('0.899 ×');
