@@ -14,6 +14,7 @@ import { createAnalyzer } from '../src/analyze.ts';
 import { Assembler } from '../src/assemble/assembler.ts';
 import { ConfigSchema } from '../src/config-schema.ts';
 import { DecodeError } from '../src/errors.ts';
+import { TextSource } from '../src/ingest/long-text.ts';
 import { decodeOtlpProto } from '../src/ingest/otlp/proto-decode.ts';
 import type { DecodedRequest, Span } from '../src/ingest/span.ts';
 import { normalizeSpan } from '../src/normalize/normalize.ts';
@@ -40,8 +41,9 @@ const bigLimits = {
   maxBufferedBytes: Number.MAX_SAFE_INTEGER,
 };
 
+/** As the receivers decode: long values by reference to the body (in serve they move on to the WAL, off the heap). */
 function decode(body: Uint8Array): DecodedRequest {
-  const d = decodeOtlpProto(body);
+  const d = decodeOtlpProto(body, new TextSource(Buffer.from(body.buffer, body.byteOffset, body.byteLength)));
   if (d instanceof DecodeError) throw d;
   return d;
 }
