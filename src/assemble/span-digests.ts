@@ -1,4 +1,4 @@
-import { textOf } from '../ingest/long-text.ts';
+import { summaryOf, type Text } from '../ingest/long-text.ts';
 import { sha256Hex } from '../core/digest.ts';
 import type { Step } from '../normalize/step.ts';
 
@@ -113,8 +113,6 @@ export function spanFingerprint(step: Step): string {
   return hex8(fp.hi >>> 0) + hex8(fp.lo >>> 0);
 }
 
-const TEXT_END_CHARS = 32;
-
 function fingerprintOf(step: Step): Hash64 {
   return new Hash64()
     .str(step.name)
@@ -127,8 +125,8 @@ function fingerprintOf(step: Step): Hash64 {
     .opt(step.toolName)
     .opt(step.toolCallId)
     .opt(step.args?.digest.slice(0, 16))
-    .text(textOf(step.result))
-    .text(textOf(step.input))
+    .text(step.result)
+    .text(step.input)
     .opt(step.error?.source)
     .opt(step.error?.type)
     .text(step.error?.message)
@@ -166,12 +164,12 @@ class Hash64 {
     return this.str(s === undefined ? '\u001e' : `=${s}`);
   }
 
-  /** Length, head and tail of a text; absent is distinct from empty. */
-  text(s: string | undefined): this {
-    if (s === undefined) return this.opt(undefined);
-    this.num(s.length);
-    if (s.length <= 2 * TEXT_END_CHARS) return this.str(s);
-    return this.str(s.slice(0, TEXT_END_CHARS)).str(s.slice(-TEXT_END_CHARS));
+  /** Length, head and tail of a text; absent is distinct from empty. A long text's come from its summary (no decode). */
+  text(t: Text | undefined): this {
+    if (t === undefined) return this.opt(undefined);
+    const { length, head, tail } = summaryOf(t);
+    this.num(length);
+    return tail === '' ? this.str(head) : this.str(head).str(tail);
   }
 }
 

@@ -65,6 +65,8 @@ export class LongText {
   readonly byteLength: number;
   /** Every byte below 0x80: UTF-16 length = byte length, and latin1 decodes it. */
   readonly ascii: boolean;
+  /** Its decoded text's length and ends, once taken ({@link summarize}): what a span fingerprint reads. */
+  summary: TextSummary | undefined;
 
   constructor(source: TextSource, start: number, byteLength: number, ascii: boolean) {
     this.source = source;
@@ -88,6 +90,40 @@ export class LongText {
   toJSON(): string {
     return this.toString();
   }
+
+  /** Keeps `text`'s (its decoded string's) length and ends, so a fingerprint never decodes it again. */
+  summarize(text: string): void {
+    this.summary ??= textSummary(text);
+  }
+}
+
+/** How many UTF-16 code units of each end a {@link TextSummary} keeps. */
+export const SUMMARY_END_CHARS = 32;
+
+/** A text's UTF-16 length and its first and last {@link SUMMARY_END_CHARS} code units (the whole text when short). */
+export interface TextSummary {
+  length: number;
+  head: string;
+  tail: string;
+}
+
+/** The summary of a string; its ends are fresh strings, never slices holding the whole text alive. */
+export function textSummary(text: string): TextSummary {
+  const n = SUMMARY_END_CHARS;
+  if (text.length <= 2 * n) return { length: text.length, head: text, tail: '' };
+  return { length: text.length, head: copyOf(text, 0, n), tail: copyOf(text, text.length - n, text.length) };
+}
+
+/** The summary of a {@link Text}: a long one's as taken at normalization, else decoded now. */
+export function summaryOf(text: Text): TextSummary {
+  if (typeof text === 'string') return textSummary(text);
+  return text.summary ?? textSummary(text.toString());
+}
+
+function copyOf(text: string, from: number, to: number): string {
+  const codes: number[] = [];
+  for (let i = from; i < to; i++) codes.push(text.charCodeAt(i));
+  return String.fromCharCode(...codes);
 }
 
 /** Captured text: a string, or a long one by reference. */

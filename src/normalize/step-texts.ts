@@ -1,4 +1,4 @@
-import { LongText, textOf } from '../ingest/long-text.ts';
+import { LongText, type Text, textOf } from '../ingest/long-text.ts';
 import type { Attributes, AttrValue, Span, SpanEvent } from '../ingest/span.ts';
 import type { Step } from './step.ts';
 
@@ -42,20 +42,34 @@ export function decodedSpan(span: Span, unread?: (key: string) => boolean): { sp
 export function referToTexts(step: Step, original: Span, decoded: Decoded | undefined): Step {
   if (decoded === undefined) return step;
   step.attributes = original.attributes;
-  if (typeof step.input === 'string') step.input = decoded.get(step.input) ?? step.input;
-  if (typeof step.result === 'string') step.result = decoded.get(step.result) ?? step.result;
+  if (typeof step.input === 'string') step.input = referenced(step.input, decoded);
+  if (typeof step.result === 'string') step.result = referenced(step.result, decoded);
   return step;
 }
 
-/** The steps with their texts as strings: a step holding a `LongText` is copied, the others are shared. */
+/** The reference a decoded string came from (summarized now, while its string is at hand), or the string. */
+function referenced(text: string, decoded: Decoded): Text {
+  const long = decoded.get(text);
+  if (long === undefined) return text;
+  long.summarize(text);
+  return long;
+}
+
+/**
+ * The steps with their texts as strings, for the analysis of a closed trajectory: a step
+ * holding a `LongText` is copied, the others are shared. An llm step's `input` (the prompt:
+ * the whole conversation so far, the longest text there is) stays a reference: no check reads
+ * it, the trajectory log leaves it out by default, and a window that shows it decodes it then.
+ */
 export function withTexts(steps: Step[]): Step[] {
   let out: Step[] | undefined;
   for (let i = 0; i < steps.length; i++) {
     const step = steps[i]!;
-    if (!(step.input instanceof LongText || step.result instanceof LongText)) continue;
+    const input = step.kind !== 'llm' && step.input instanceof LongText;
+    if (!(input || step.result instanceof LongText)) continue;
     out ??= steps.slice();
     const copy = { ...step };
-    if (copy.input !== undefined) copy.input = textOf(copy.input);
+    if (input) copy.input = textOf(copy.input);
     if (copy.result !== undefined) copy.result = textOf(copy.result);
     out[i] = copy;
   }

@@ -109,7 +109,7 @@ export interface Step {
    * trajectory's steps hold strings (`withTexts`).
    */
   result?: Text;
-  /** Input text other than tool args (llm prompt messages, agent input), as captured; like `result`. */
+  /** Input text other than tool args (llm prompt messages, agent input), as captured; like `result`, except that an llm step's stays a `LongText` after close too (`withTexts`). */
   input?: Text;
   error?: StepError;
   model?: string;

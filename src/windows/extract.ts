@@ -1,3 +1,4 @@
+import { textOf } from '../ingest/long-text.ts';
 import type { Trajectory } from '../assemble/trajectory.ts';
 import type { CheckResults } from '../checks/check-result.ts';
 import { canonicalDigest } from '../core/digest.ts';
@@ -334,9 +335,9 @@ function eventContent(step: Step): Record<string, unknown> {
     ...(step.toolName === undefined ? {} : { tool: step.toolName }),
     ...(step.agentName === undefined ? {} : { agent: step.agentName }),
     ...(step.model === undefined ? {} : { model: step.model }),
-    ...(step.input === undefined ? {} : { input: step.input }),
+    ...(step.input === undefined ? {} : { input: textOf(step.input) }),
     ...(step.args === undefined ? {} : { args: 'parsed' in step.args ? step.args.parsed : step.args.raw }),
-    ...(step.result === undefined ? {} : { result: step.result }),
+    ...(step.result === undefined ? {} : { result: textOf(step.result) }),
     ...(step.error === undefined ? {} : { error: step.error }),
   };
 }

@@ -44,18 +44,16 @@ const GRPC_CONTENT_TYPE = 'application/grpc';
  * before the request reached trajwatch (over `maxDecompressedBytes`, not decompressible, or
  * cancelled by the client: grpc-js does not say which).
  */
-export interface GrpcRequestObserver {
-  (outcome: {
-    status: string;
-    contentType: typeof GRPC_CONTENT_TYPE;
-    spans: number;
-    rejectedSpans: number;
-    reason?: string;
-    signal?: 'traces' | 'logs';
-    logRecords?: number;
-    rejectedLogRecords?: number;
-  }): void;
-}
+export type GrpcRequestObserver = (outcome: {
+  status: string;
+  contentType: typeof GRPC_CONTENT_TYPE;
+  spans: number;
+  rejectedSpans: number;
+  reason?: string;
+  signal?: 'traces' | 'logs';
+  logRecords?: number;
+  rejectedLogRecords?: number;
+}) => void;
 
 /**
  * Raw-bytes method definition: grpc-js hands the handler the undecoded request, so trajwatch's

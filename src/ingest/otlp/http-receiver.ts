@@ -18,18 +18,16 @@ import { readTlsFiles } from './tls-files.ts';
  * spans of a traces request; a logs request (`signal: 'logs'`) counts its records in
  * `logRecords`/`rejectedLogRecords` instead.
  */
-export interface RequestObserver {
-  (outcome: {
-    status: number;
-    contentType: string;
-    spans: number;
-    rejectedSpans: number;
-    reason?: string;
-    signal?: Signal;
-    logRecords?: number;
-    rejectedLogRecords?: number;
-  }): void;
-}
+export type RequestObserver = (outcome: {
+  status: number;
+  contentType: string;
+  spans: number;
+  rejectedSpans: number;
+  reason?: string;
+  signal?: Signal;
+  logRecords?: number;
+  rejectedLogRecords?: number;
+}) => void;
 
 /** Extra routes served beside `/v1/traces` and `/v1/logs` (health, metrics). */
 export type ExtraRoutes = Record<string, (req: IncomingMessage, res: ServerResponse) => void>;

@@ -3,7 +3,7 @@
  * `ExportTraceServiceRequest` with OTLP's exceptions (ids as hex, enums as integers).
  * It yields the same {@link Span}s as the protobuf decoder for the same request.
  */
-import { DecodeError } from '../../errors.ts';
+import type { DecodeError } from '../../errors.ts';
 import { maxAnyValueDepth } from './any-value.ts';
 import { normalizeHexId } from './hex.ts';
 import { decodeAttributesInto } from './json-any-value.ts';

@@ -4,7 +4,7 @@
  * {@link LogRecord}s as the protobuf decoder for the same request, and shares the trace JSON
  * decoder's walk and AnyValue mapping.
  */
-import { DecodeError } from '../../errors.ts';
+import type { DecodeError } from '../../errors.ts';
 import { pushLogRecord, type DecodedLogsRequest } from '../log-record.ts';
 import { decodeAnyValue, decodeAttributesInto } from './json-any-value.ts';
 import { hexId, uint64 } from './json-decode.ts';
