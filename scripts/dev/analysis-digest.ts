@@ -54,7 +54,9 @@ class RecordingSink implements FindingSink {
 
 const PROVENANCE_RICH = {
   provenance: {
-    treatments: { bundles: [{ id: 'arm-b', match: { 'gen_ai.agent.name': 'research-agent' }, layers: ['Tools', 'Model'], definition: { v: 1, tools: ['web_search'] } }] },
+    treatments: {
+      bundles: [{ id: 'arm-b', match: { 'gen_ai.agent.name': 'research-agent' }, layers: ['Tools', 'Model'], definition: { v: 1, tools: ['web_search'] } }],
+    },
     conditions: { steers: { captured: true } },
   },
 };
