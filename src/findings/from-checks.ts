@@ -220,7 +220,7 @@ export function findingsFromChecks(
  */
 export type ProvenanceAt = (untilUnixNano: bigint) => Provenance;
 
-/** Prepared provenance by moment, each distinct moment prepared once. */
+/** Prepared provenance by moment, each distinct moment and each distinct provenance prepared once. */
 function preparer(provenance: Provenance | ProvenanceAt): (at: bigint) => PreparedProvenance {
   const prepare = (p: Provenance): PreparedProvenance => {
     const prepared = prepareProvenance(p);
@@ -234,11 +234,18 @@ function preparer(provenance: Provenance | ProvenanceAt): (at: bigint) => Prepar
     const once = prepare(provenance);
     return () => once;
   }
+  // Many moments share one provenance (the whole trajectory's, mostly): each is prepared once.
   const byMoment = new Map<bigint, PreparedProvenance>();
+  const byProvenance = new Map<Provenance, PreparedProvenance>();
   return (at) => {
     let prepared = byMoment.get(at);
     if (prepared === undefined) {
-      prepared = prepare(provenance(at));
+      const p = provenance(at);
+      prepared = byProvenance.get(p);
+      if (prepared === undefined) {
+        prepared = prepare(p);
+        byProvenance.set(p, prepared);
+      }
       byMoment.set(at, prepared);
     }
     return prepared;

@@ -1,5 +1,5 @@
 import { bundleIdentity, type Bundle } from './provenance/treatment.ts';
-import { fixedConditions, type Snapshot } from './provenance/conditions.ts';
+import { fixedConditions, type Snapshot, type SnapshotContent } from './provenance/conditions.ts';
 import { canonicalJson } from '../core/canonical-json.ts';
 import { sha256Hex } from '../core/digest.ts';
 
@@ -44,11 +44,26 @@ export interface CompositionIdentity {
  * population, refs) collapse to one entry.
  */
 export function compositionIdentity(treatment: readonly Bundle[] | null, conditions: readonly Snapshot[] | null): CompositionIdentity {
-  const asSet = (docs: string[]): unknown[] => sortedUnique(docs).map((d) => JSON.parse(d) as unknown);
-  const t = treatment === null ? null : asSet(treatment.map((b) => canonicalJson(bundleIdentity(b))));
-  const c = conditions === null ? null : asSet(conditions.map((x) => canonicalJson(fixedConditions(x))));
+  const t = treatmentIdentity(treatment);
+  const c = conditionsIdentity(conditions);
   return { treatment: t, conditions: c, treatmentJson: canonicalJson(t), conditionsJson: canonicalJson(c) };
 }
+
+/** The treatment part of identity: each bundle's id, definition digest and layers, as a set. */
+export function treatmentIdentity(treatment: readonly Bundle[] | null): unknown[] | null {
+  return treatment === null ? null : asSet(treatment.map((b) => canonicalJson(bundleIdentity(b))));
+}
+
+/**
+ * The conditions part of identity, read from snapshot contents: a snapshot's id and the order
+ * of its arrays do not enter it, so contents not yet made into snapshots (no normal form, no
+ * digest) compare exactly as their snapshots would.
+ */
+export function conditionsIdentity(conditions: readonly SnapshotContent[] | null): unknown[] | null {
+  return conditions === null ? null : asSet(conditions.map((x) => canonicalJson(fixedConditions(x))));
+}
+
+const asSet = (docs: string[]): unknown[] => sortedUnique(docs).map((d) => JSON.parse(d) as unknown);
 
 type IdentityCore = Omit<FindingIdentityFields, 'treatment' | 'conditions'>;
 

@@ -15,6 +15,7 @@ import { type CaptureNote, captureNotes } from './capture-notes.ts';
 import type { DerivedProvenance } from './provenance/derive.ts';
 import type { Finding } from './schema.ts';
 import { isoFromUnixNano } from '../core/time.ts';
+import { rememberRecordJson } from './record-json.ts';
 
 /** Everything the manifest of one closed trajectory revision is built from. */
 export interface ManifestInput {
@@ -65,14 +66,20 @@ export function buildManifest(input: ManifestInput): AnalysisManifest {
     ...listedWindows(input.windows),
     observed_at: isoFromUnixNano(lastEnd(t)),
   };
-  return {
+  // Every object above is built here in one fixed key order, so its JSON text is canonical
+  // without the general canonicalizer (the hot path: one manifest per closed trajectory). The
+  // content is serialized once: the digested document and the line are that text behind
+  // their leading members (`content` always has members, so `slice(1)` follows a comma).
+  const members = JSON.stringify(content).slice(1);
+  const manifestId = `m1_${sha256Hex(`{"v":1,${members}`)}`;
+  const manifest: AnalysisManifest = {
     record_kind: MANIFEST_RECORD_KIND,
     schema_version: MANIFEST_SCHEMA_VERSION,
-    // Every object above is built here in one fixed key order, so its JSON text is canonical
-    // without the general canonicalizer (the hot path: one manifest per closed trajectory).
-    manifest_id: `m1_${sha256Hex(JSON.stringify({ v: 1, ...content }))}`,
+    manifest_id: manifestId,
     ...content,
   };
+  const head = `{"record_kind":${JSON.stringify(MANIFEST_RECORD_KIND)},"schema_version":${JSON.stringify(MANIFEST_SCHEMA_VERSION)},"manifest_id":"${manifestId}",`;
+  return rememberRecordJson(manifest, head + members);
 }
 
 function checkStatuses(t: Trajectory, checks: CheckResults, findings: readonly Finding[]): CheckStatus[] {

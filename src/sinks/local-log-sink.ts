@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { StorageError } from '../errors.ts';
 import type { AnalysisManifest } from '../findings/manifest-schema.ts';
+import { recordJson } from '../findings/record-json.ts';
 import type { Finding } from '../findings/schema.ts';
 import type { FindingSink, FindingStream } from './finding-sink.ts';
 import { JsonlLog, type JsonlRetention } from './jsonl-log.ts';
@@ -51,13 +52,13 @@ export class LocalLogSink implements FindingSink {
 
   write(findings: readonly Finding[], stream: FindingStream): void {
     if (this.#closing !== undefined) this.#refusedAfterClose += findings.length;
-    else this.#logs[stream]?.append(findings.map((f) => JSON.stringify(f)));
+    else this.#logs[stream]?.append(findings.map(recordJson));
   }
 
   /** Into the findings log, after the findings it names. */
   writeManifest(manifest: AnalysisManifest): void {
     if (this.#closing !== undefined) this.#refusedAfterClose += 1;
-    else this.#logs.findings?.append([JSON.stringify(manifest)]);
+    else this.#logs.findings?.append([recordJson(manifest)]);
   }
 
   backpressure(): string | undefined {

@@ -2,11 +2,12 @@ import type { Trajectory } from '../../assemble/trajectory.ts';
 import type { ProvenanceConfig } from './config.ts';
 import type { ProvenanceIssue } from './issue.ts';
 import type { Provenance } from './provenance.ts';
-import { readConditions } from './read-conditions.ts';
+import { readConditionContents, readConditions } from './read-conditions.ts';
 import { readTreatment } from './read-treatment.ts';
-import { normalizeBundles } from './treatment.ts';
+import { normalizeBundles, type Bundle } from './treatment.ts';
 import { normalizeSnapshots } from './conditions.ts';
-import { compositionIdentity } from '../identity.ts';
+import { conditionsIdentity, treatmentIdentity } from '../identity.ts';
+import { canonicalJson } from '../../core/canonical-json.ts';
 
 /** Provenance for one trajectory, normalized, with every refused input recorded. */
 export interface DerivedProvenance extends Provenance {
@@ -19,13 +20,7 @@ export interface DerivedProvenance extends Provenance {
  * (unavailable) with a `*-id-conflict` issue — because keeping either record would be a guess.
  */
 export function deriveProvenance(t: Trajectory, cfg: ProvenanceConfig): DerivedProvenance {
-  const { bundles, issues } = readTreatment(t, cfg.treatments);
-  let treatment = null;
-  if (bundles !== null) {
-    const r = normalizeBundles(bundles);
-    if (r.ok) treatment = r.value;
-    else issues.push({ reason: r.error.kind, detail: `bundle id "${r.error.id}" declared with two definitions` });
-  }
+  const { treatment, issues } = deriveTreatment(t, cfg);
   let conditions = null;
   const snapshots = readConditions(t, cfg.conditions);
   if (snapshots !== null) {
@@ -34,6 +29,27 @@ export function deriveProvenance(t: Trajectory, cfg: ProvenanceConfig): DerivedP
     else issues.push({ reason: r.error.kind, detail: `snapshot id "${r.error.id}" with two contents` });
   }
   return { treatment, conditions, issues };
+}
+
+function deriveTreatment(t: Trajectory, cfg: ProvenanceConfig): { treatment: Bundle[] | null; issues: ProvenanceIssue[] } {
+  const { bundles, issues } = readTreatment(t, cfg.treatments);
+  let treatment = null;
+  if (bundles !== null) {
+    const r = normalizeBundles(bundles);
+    if (r.ok) treatment = r.value;
+    else issues.push({ reason: r.error.kind, detail: `bundle id "${r.error.id}" declared with two definitions` });
+  }
+  return { treatment, issues };
+}
+
+/**
+ * The identity part of `deriveProvenance(t, cfg)` as one text, without making the snapshots:
+ * their ids are digests of their contents, so a derived list never conflicts, and the fixed
+ * conditions are read from the contents alone (`conditionsIdentity`).
+ */
+function identityKey(t: Trajectory, cfg: ProvenanceConfig): string {
+  const treatment = canonicalJson(treatmentIdentity(deriveTreatment(t, cfg).treatment));
+  return `${treatment}\u0000${canonicalJson(conditionsIdentity(readConditionContents(t, cfg.conditions)))}`;
 }
 
 /**
@@ -52,14 +68,24 @@ export function deriveProvenance(t: Trajectory, cfg: ProvenanceConfig): DerivedP
  */
 export function provenanceAsOf(t: Trajectory, cfg: ProvenanceConfig, whole?: DerivedProvenance): (untilUnixNano: bigint) => DerivedProvenance {
   const n = t.steps.length;
-  const derived = new Map<number, { provenance: DerivedProvenance; identity: string }>();
-  const at = (count: number) => {
+  const prefix = (count: number): Trajectory => (count === n ? t : { ...t, steps: t.steps.slice(0, count) });
+  // Comparing identities needs only the fixed readings; a prefix is derived in full (snapshots
+  // normalized and digested) only when its provenance is the answer.
+  const identities = new Map<number, string>();
+  const derived = new Map<number, DerivedProvenance>();
+  const identity = (count: number): string => {
+    let key = identities.get(count);
+    if (key === undefined) {
+      key = identityKey(prefix(count), cfg);
+      identities.set(count, key);
+    }
+    return key;
+  };
+  const provenance = (count: number): DerivedProvenance => {
     let d = derived.get(count);
     if (d === undefined) {
       // `whole`: the caller's derivation of the whole trajectory, so it is not derived twice.
-      const provenance = count === n && whole !== undefined ? whole : deriveProvenance(count === n ? t : { ...t, steps: t.steps.slice(0, count) }, cfg);
-      const c = compositionIdentity(provenance.treatment, provenance.conditions);
-      d = { provenance, identity: `${c.treatmentJson}\u0000${c.conditionsJson}` };
+      d = count === n && whole !== undefined ? whole : deriveProvenance(prefix(count), cfg);
       derived.set(count, d);
     }
     return d;
@@ -69,18 +95,18 @@ export function provenanceAsOf(t: Trajectory, cfg: ProvenanceConfig, whole?: Der
     if (changes !== undefined) return changes;
     const found: number[] = [];
     let lo = 0;
-    while (at(lo).identity !== at(n).identity) {
-      const here = at(lo).identity;
+    while (identity(lo) !== identity(n)) {
+      const here = identity(lo);
       let known = lo;
       let probe = lo + 1;
-      for (let stride = 2; at(probe).identity === here; stride *= 2) {
+      for (let stride = 2; identity(probe) === here; stride *= 2) {
         known = probe;
         probe = Math.min(lo + stride, n);
       }
       // The first change after `lo` lies in (known, probe].
       while (probe - known > 1) {
         const mid = (known + probe) >>> 1;
-        if (at(mid).identity === here) known = mid;
+        if (identity(mid) === here) known = mid;
         else probe = mid;
       }
       found.push(probe);
@@ -93,10 +119,10 @@ export function provenanceAsOf(t: Trajectory, cfg: ProvenanceConfig, whole?: Der
     const count = startedBy(t, untilUnixNano);
     // The identity only grows with the prefix: equal at `count` and at the end means equal
     // throughout, so the whole trajectory's derivation answers (one derivation, no search).
-    if (count === n || at(count).identity === at(n).identity) return at(n).provenance;
+    if (count === n || identity(count) === identity(n)) return provenance(n);
     // The stretch that holds `count` ends just before the first change point after it.
     const next = changePoints().find((c) => c > count);
-    return at(next === undefined ? n : next - 1).provenance;
+    return provenance(next === undefined ? n : next - 1);
   };
 }
 

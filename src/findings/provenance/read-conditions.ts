@@ -5,7 +5,7 @@ import { canonicalJson } from '../../core/canonical-json.ts';
 import { eventUri, spanRef, type EvidenceRef } from '../../core/evidence-ref.ts';
 import { isoFromUnixNano } from '../../core/time.ts';
 import type { ConditionsConfig } from './config.ts';
-import { makeSnapshot, type Snapshot, type Steer } from './conditions.ts';
+import { makeSnapshot, type Snapshot, type SnapshotContent, type Steer } from './conditions.ts';
 import { inStepOrder, rootStep } from '../step-order.ts';
 import { numericValue, readAttribute, scalarText } from './read-attribute.ts';
 
@@ -56,6 +56,14 @@ function steersOf(steps: readonly Step[], cfg: ConditionsConfig): Steer[] | null
  * only. `null` when conditions are not captured; `[]` only for a trajectory with no steps.
  */
 export function readConditions(t: Trajectory, cfg: ConditionsConfig): Snapshot[] | null {
+  return readConditionContents(t, cfg)?.map(makeSnapshot) ?? null;
+}
+
+/**
+ * What `readConditions` reads, before each snapshot is normalized and digested into its id:
+ * enough for the fixed conditions, which is all a comparison of identities needs.
+ */
+export function readConditionContents(t: Trajectory, cfg: ConditionsConfig): SnapshotContent[] | null {
   if (!cfg.enabled) return null;
   const keyOf = new Map<Attributes, string>();
   const groups = new Map<string, Step[]>();
@@ -71,7 +79,7 @@ export function readConditions(t: Trajectory, cfg: ConditionsConfig): Snapshot[]
     else g.push(s);
   }
   const root = rootStep(ordered);
-  const snapshots: Snapshot[] = [];
+  const contents: SnapshotContent[] = [];
   for (const steps of groups.values()) {
     const refs: EvidenceRef[] = [];
     const text = (names: readonly string[]) => (s: Step) => scalarText(readAttribute(s, names));
@@ -87,21 +95,19 @@ export function readConditions(t: Trajectory, cfg: ConditionsConfig): Snapshot[]
     let lastEnd = steps[0]!.endTimeUnixNano;
     for (const s of steps) if (s.endTimeUnixNano > lastEnd) lastEnd = s.endTimeUnixNano;
     if (root !== undefined) refs.push(spanRef(root.traceId, root.id));
-    snapshots.push(
-      makeSnapshot({
-        population: [...new Set(steps.map((s) => s.traceId))].map((id) => `trace:${id}`),
-        observed_at: isoFromUnixNano(lastEnd),
-        runtime_version: reading(steps, text(cfg.runtimeVersionAttributes), refs),
-        lab_commit: reading(steps, text(cfg.labCommitAttributes), refs),
-        model_version: reading(steps, text(cfg.modelVersionAttributes), refs),
-        provider_version: reading(steps, (s) => providerOf(s, cfg), refs),
-        seat: reading(steps, text(cfg.seatAttributes), refs),
-        host_load: hostLoad,
-        started_at: root === undefined ? null : isoFromUnixNano(root.startTimeUnixNano),
-        operator_steers: steersOf(steps, cfg),
-        evidence_refs: refs,
-      }),
-    );
+    contents.push({
+      population: [...new Set(steps.map((s) => s.traceId))].map((id) => `trace:${id}`),
+      observed_at: isoFromUnixNano(lastEnd),
+      runtime_version: reading(steps, text(cfg.runtimeVersionAttributes), refs),
+      lab_commit: reading(steps, text(cfg.labCommitAttributes), refs),
+      model_version: reading(steps, text(cfg.modelVersionAttributes), refs),
+      provider_version: reading(steps, (s) => providerOf(s, cfg), refs),
+      seat: reading(steps, text(cfg.seatAttributes), refs),
+      host_load: hostLoad,
+      started_at: root === undefined ? null : isoFromUnixNano(root.startTimeUnixNano),
+      operator_steers: steersOf(steps, cfg),
+      evidence_refs: refs,
+    });
   }
-  return snapshots;
+  return contents;
 }

@@ -1,4 +1,5 @@
 import type { AnalysisManifest } from '../../findings/manifest-schema.ts';
+import { recordJson } from '../../findings/record-json.ts';
 import type { Finding } from '../../findings/schema.ts';
 import { OutboxFindingSink, type OverflowWording } from '../delivery/outbox-finding-sink.ts';
 import { isManifest, type FindingLogRecord, type FindingStream } from '../finding-sink.ts';
@@ -21,7 +22,7 @@ export function findingRecord(record: FindingLogRecord, stream: FindingStream = 
     topic: stream,
     key: record.subject.trajectory_key,
     id: manifest ? record.manifest_id : record.finding_id,
-    value: JSON.stringify(record),
+    value: recordJson(record),
     // A finding's headers are what they always were: no `record_kind` header means a finding.
     headers: manifest ? { schema_version: record.schema_version, record_kind: record.record_kind } : { schema_version: record.schema_version },
   };
