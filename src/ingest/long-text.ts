@@ -47,6 +47,13 @@ export class TextSource {
     return this.#buffer !== undefined;
   }
 
+  /** The text of the body's bytes `[start, start + length)` (latin1 when `ascii`), sliced without a view while in memory. */
+  text(start: number, length: number, ascii: boolean): string {
+    const buffer = (this.#buffer ?? this.bytes(start, length)) as NativeSliceBuffer;
+    const from = this.#buffer === undefined ? 0 : start;
+    return ascii ? buffer.latin1Slice(from, from + length) : buffer.utf8Slice(from, from + length);
+  }
+
   /** The body's bytes `[start, start + length)`: a view while in memory, else read from the file. */
   bytes(start: number, length: number): Buffer {
     const buffer = this.#buffer;
@@ -82,8 +89,7 @@ export class LongText {
 
   /** The text, decoded now (as `toString('utf8')` would: invalid bytes become U+FFFD). */
   toString(): string {
-    const bytes = this.bytes() as NativeSliceBuffer;
-    return this.ascii ? bytes.latin1Slice(0, bytes.length) : bytes.utf8Slice(0, bytes.length);
+    return this.source.text(this.start, this.byteLength, this.ascii);
   }
 
   /** `JSON.stringify` writes the text. */

@@ -11,7 +11,8 @@ import type { LongText, TextSource } from './long-text.ts';
  * - `bytesValue` becomes its base64 text;
  * - `kvlistValue` becomes a plain object, `arrayValue` an array;
  * - an AnyValue with no value set becomes `null`;
- * - a string value of a span or span event of at least `longTextMinBytes`, decoded from
+ * - a string value of a span or span event attribute (not one inside an array or kvlist) of
+ *   at least `lazyTextMinBytes`, decoded from
  *   protobuf with a text source, stays a {@link LongText}: its bytes by reference, decoded
  *   when read (`textOf`). Readers of content take both.
  */

@@ -7,7 +7,7 @@ import type { ConventionMapper } from './mapper.ts';
 import { openinferenceMapper } from './openinference.ts';
 import { openllmetryMapper } from './openllmetry.ts';
 import type { Step } from './step.ts';
-import { decodedSpan, referToTexts } from './step-texts.ts';
+import { decodeTexts, referToTexts, restoreTexts } from './step-texts.ts';
 import { vercelAiMapper } from './vercel-ai.ts';
 
 /**
@@ -47,12 +47,15 @@ const isPresenceOnly = (key: string): boolean => key.startsWith('llm.') && PRESE
  * One span as a step, read by the first matching convention mapper, then filled from the
  * span's GenAI content events for whatever its attributes lacked (one mechanism for every
  * convention: `content-events.ts`). Never throws; facts the span does not carry are absent.
- * Long texts: the mappers read strings (`decodedSpan`), the step keeps the references
- * (`referToTexts`).
+ * Long texts: the mappers read strings (`decodeTexts`), the step keeps the references
+ * (`referToTexts`), and the span its own again (`restoreTexts`).
  */
-export function normalizeSpan(original: Span): Step {
-  const { span, decoded } = decodedSpan(original, isPresenceOnly);
+export function normalizeSpan(span: Span): Step {
+  const decoded = decodeTexts(span, isPresenceOnly);
   const step = selectMapper(span).toStep(span);
   if (span.events.length > 0) applyContentEvents(step, span.events);
-  return referToTexts(step, original, decoded);
+  if (decoded === undefined) return step;
+  referToTexts(step, decoded);
+  restoreTexts(decoded);
+  return step;
 }

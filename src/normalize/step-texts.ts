@@ -1,58 +1,79 @@
 import { LongText, type Text, textOf } from '../ingest/long-text.ts';
-import type { Attributes, AttrValue, Span, SpanEvent } from '../ingest/span.ts';
+import type { Attributes, Span } from '../ingest/span.ts';
 import type { Step } from './step.ts';
 
 /**
  * The two ends of a step's long texts. The mappers read attributes as strings (decoded here,
  * once, for the mapping only: those strings die young); the step they make keeps each long
- * text it copied as the `LongText` it came from, and the span's attributes as decoded, so
+ * text it copied as the `LongText` it came from, and the span's attributes as references, so
  * what an open trajectory holds on the heap is references. A closed trajectory's steps get
  * their strings back (`withTexts`): the checks, windows, judge and logs read strings.
  */
 
-/** The decoded strings of one span's long values, each with the `LongText` it came from. */
-type Decoded = Map<string, LongText>;
-
 /**
- * `span` with every `LongText` decoded to its string (the same object when it holds none),
- * and what was decoded. Span events' attributes too: content events carry the text. Span
- * attributes whose key `unread` names stay references: no mapper reads their value (only
- * whether they are there), so their text is never decoded.
+ * What one span's long values were decoded to, for the mapping: each decoded string with the
+ * `LongText` it came from, and where each one was put, to put the reference back.
  */
-export function decodedSpan(span: Span, unread?: (key: string) => boolean): { span: Span; decoded: Decoded | undefined } {
-  let decoded: Decoded | undefined;
-  const attributes = decodedAttributes(span.attributes, () => (decoded ??= new Map()), unread);
-  let events: SpanEvent[] | undefined;
-  for (let i = 0; i < span.events.length; i++) {
-    const event = span.events[i]!;
-    const eventAttributes = decodedAttributes(event.attributes, () => (decoded ??= new Map()));
-    if (eventAttributes === event.attributes) continue;
-    events ??= span.events.slice();
-    events[i] = { ...event, attributes: eventAttributes };
-  }
-  if (decoded === undefined) return { span, decoded };
-  return { span: { ...span, attributes, ...(events === undefined ? {} : { events }) }, decoded };
+export interface DecodedTexts {
+  readonly byText: Map<string, LongText>;
+  readonly places: { container: Attributes; key: string; text: LongText }[];
 }
 
 /**
- * A step made from `decodedSpan(span)`: its attributes are the span's own again (long values
- * by reference), and an `input` or `result` that is one of the decoded strings is its
- * `LongText` (the same object the decode made: an identity test, no comparison of text).
+ * Decodes `span`'s `LongText`s in place (span and span-event attribute values; the decoder
+ * makes none inside arrays and kvlists), so
+ * the mappers read strings; `undefined` when it holds none. Attributes whose key `unread`
+ * names stay references: no mapper reads their value (only whether they are there), so their
+ * text is never decoded. In place rather than a copy: an agent span's attributes run to
+ * hundreds of keys, and {@link restoreTexts} puts every reference back before anything else
+ * sees the span.
  */
-export function referToTexts(step: Step, original: Span, decoded: Decoded | undefined): Step {
+export function decodeTexts(span: Span, unread?: (key: string) => boolean): DecodedTexts | undefined {
+  let decoded: DecodedTexts | undefined;
+  const record = (): DecodedTexts => (decoded ??= { byText: new Map(), places: [] });
+  decodeAttributes(span.attributes, record, unread);
+  for (const event of span.events) decodeAttributes(event.attributes, record);
+  return decoded;
+}
+
+/** Puts every reference {@link decodeTexts} decoded back where it was. */
+export function restoreTexts(decoded: DecodedTexts): void {
+  for (const { container, key, text } of decoded.places) container[key] = text;
+}
+
+/**
+ * A step made from a span decoded by {@link decodeTexts}: an `input` or `result` that is one
+ * of the decoded strings becomes its `LongText` (summarized now, while the string is at hand).
+ * Its attributes are the span's, references again once restored.
+ */
+export function referToTexts(step: Step, decoded: DecodedTexts | undefined): Step {
   if (decoded === undefined) return step;
-  step.attributes = original.attributes;
-  if (typeof step.input === 'string') step.input = referenced(step.input, decoded);
-  if (typeof step.result === 'string') step.result = referenced(step.result, decoded);
+  if (typeof step.input === 'string') step.input = referenced(step.input, decoded.byText);
+  if (typeof step.result === 'string') step.result = referenced(step.result, decoded.byText);
   return step;
 }
 
-/** The reference a decoded string came from (summarized now, while its string is at hand), or the string. */
-function referenced(text: string, decoded: Decoded): Text {
-  const long = decoded.get(text);
+function referenced(text: string, byText: Map<string, LongText>): Text {
+  const long = byText.get(text);
   if (long === undefined) return text;
   long.summarize(text);
   return long;
+}
+
+function decodeAttributes(attributes: Attributes, record: () => DecodedTexts, unread?: (key: string) => boolean): void {
+  for (const key in attributes) {
+    const value = attributes[key]!;
+    if (value instanceof LongText) {
+      if (unread?.(key) !== true) decodeAt(attributes, key, value, record());
+    }
+  }
+}
+
+function decodeAt(container: Attributes, key: string, text: LongText, decoded: DecodedTexts): void {
+  const string = text.toString();
+  decoded.byText.set(string, text);
+  decoded.places.push({ container, key, text });
+  container[key] = string;
 }
 
 /**
@@ -74,38 +95,4 @@ export function withTexts(steps: Step[]): Step[] {
     out[i] = copy;
   }
   return out ?? steps;
-}
-
-/** `attributes` with its `LongText`s (at any depth) decoded; the same object when it holds none. */
-function decodedAttributes(attributes: Attributes, record: () => Decoded, unread?: (key: string) => boolean): Attributes {
-  let out: Attributes | undefined;
-  for (const key in attributes) {
-    const value = attributes[key]!;
-    if (value instanceof LongText && unread?.(key) === true) continue;
-    const decoded = decodedValue(value, record);
-    if (decoded === value) continue;
-    out ??= { ...attributes };
-    out[key] = decoded;
-  }
-  return out ?? attributes;
-}
-
-function decodedValue(value: AttrValue, record: () => Decoded): AttrValue {
-  if (value instanceof LongText) {
-    const text = value.toString();
-    record().set(text, value);
-    return text;
-  }
-  if (value === null || typeof value !== 'object') return value;
-  if (Array.isArray(value)) {
-    let out: AttrValue[] | undefined;
-    for (let i = 0; i < value.length; i++) {
-      const decoded = decodedValue(value[i]!, record);
-      if (decoded === value[i]) continue;
-      out ??= value.slice();
-      out[i] = decoded;
-    }
-    return out ?? value;
-  }
-  return decodedAttributes(value, record);
 }

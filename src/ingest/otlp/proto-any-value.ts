@@ -40,7 +40,9 @@ export function decodeAnyValue(r: ProtoReader, depth: number): AttrValue {
     switch (field) {
       case 1:
         r.expectWireType('AnyValue', field, wireType, wireLen);
-        value = r.readValueText();
+        // Only an attribute's own value may stay a reference: strings inside arrays and kvlists
+        // are read by the mappers into the step's structures (tool calls, schemas).
+        value = depth === 0 ? r.readValueText() : r.readString();
         break;
       case 2:
         r.expectWireType('AnyValue', field, wireType, wireVarint);
