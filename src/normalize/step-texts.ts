@@ -11,13 +11,10 @@ import type { Step } from './step.ts';
  */
 
 /**
- * What one span's long values were decoded to, for the mapping: each decoded string with the
- * `LongText` it came from, and where each one was put, to put the reference back.
+ * What one span's long values were decoded to, for the mapping: where each was, its
+ * `LongText`, and the string put there in its place.
  */
-export interface DecodedTexts {
-  readonly byText: Map<string, LongText>;
-  readonly places: { container: Attributes; key: string; text: LongText }[];
-}
+export type DecodedTexts = { container: Attributes; key: string; text: LongText; string: string }[];
 
 /**
  * Decodes `span`'s `LongText`s in place (span and span-event attribute values; the decoder
@@ -30,7 +27,7 @@ export interface DecodedTexts {
  */
 export function decodeTexts(span: Span, unread?: (key: string) => boolean): DecodedTexts | undefined {
   let decoded: DecodedTexts | undefined;
-  const record = (): DecodedTexts => (decoded ??= { byText: new Map(), places: [] });
+  const record = (): DecodedTexts => (decoded ??= []);
   decodeAttributes(span.attributes, record, unread);
   for (const event of span.events) decodeAttributes(event.attributes, record);
   return decoded;
@@ -38,7 +35,7 @@ export function decodeTexts(span: Span, unread?: (key: string) => boolean): Deco
 
 /** Puts every reference {@link decodeTexts} decoded back where it was. */
 export function restoreTexts(decoded: DecodedTexts): void {
-  for (const { container, key, text } of decoded.places) container[key] = text;
+  for (const { container, key, text } of decoded) container[key] = text;
 }
 
 /**
@@ -48,16 +45,23 @@ export function restoreTexts(decoded: DecodedTexts): void {
  */
 export function referToTexts(step: Step, decoded: DecodedTexts | undefined): Step {
   if (decoded === undefined) return step;
-  if (typeof step.input === 'string') step.input = referenced(step.input, decoded.byText);
-  if (typeof step.result === 'string') step.result = referenced(step.result, decoded.byText);
+  if (typeof step.input === 'string') step.input = referenced(step.input, decoded);
+  if (typeof step.result === 'string') step.result = referenced(step.result, decoded);
   return step;
 }
 
-function referenced(text: string, byText: Map<string, LongText>): Text {
-  const long = byText.get(text);
-  if (long === undefined) return text;
-  long.summarize(text);
-  return long;
+/**
+ * The reference `text` was decoded from. A mapper copies the string it read, and `===` on the
+ * same string is a pointer test, where a map would hash the whole text; an equal string a
+ * mapper built anew compares equal too, and is the same text.
+ */
+function referenced(text: string, decoded: DecodedTexts): Text {
+  for (const d of decoded) {
+    if (d.string.length !== text.length || d.string !== text) continue;
+    d.text.summarize(text);
+    return d.text;
+  }
+  return text;
 }
 
 function decodeAttributes(attributes: Attributes, record: () => DecodedTexts, unread?: (key: string) => boolean): void {
@@ -71,8 +75,7 @@ function decodeAttributes(attributes: Attributes, record: () => DecodedTexts, un
 
 function decodeAt(container: Attributes, key: string, text: LongText, decoded: DecodedTexts): void {
   const string = text.toString();
-  decoded.byText.set(string, text);
-  decoded.places.push({ container, key, text });
+  decoded.push({ container, key, text, string });
   container[key] = string;
 }
 
