@@ -3,19 +3,11 @@
  * protobuf, 10 attributes each) grouped in traces of an agent, llm and tool spans.
  * Deterministic for a given seed.
  */
+import { mulberry32 } from '../test/helpers/mulberry32.ts';
 import { encodeOtlpJsonAsProto } from '../test/fixtures/otlp/protobufjs-codec.ts';
 
-/** A 32-bit PRNG (mulberry32): the same seed gives the same request. */
-function random(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;
-  };
-}
+/** The seeded PRNG every generator shares. */
+const random: (seed: number) => () => number = mulberry32;
 
 function hex(next: () => number, bytes: number): string {
   let out = '';

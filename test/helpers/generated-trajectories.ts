@@ -16,6 +16,7 @@
  * placeholder of the same length and the placeholder's bytes are overwritten in the encoded
  * body: no length prefix changes.
  */
+import { mulberry32 } from './mulberry32.ts';
 import { Buffer } from 'node:buffer';
 import { encodeOtlpJsonAsProto } from '../fixtures/otlp/protobufjs-codec.ts';
 
@@ -48,17 +49,8 @@ const INVALID_PLACEHOLDER = '\u0060BADUTF8\u0060';
 
 type Rng = () => number;
 
-/** mulberry32: a 32-bit PRNG whose whole state is the seed. */
-function rng(seed: number): Rng {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 0x1_0000_0000;
-  };
-}
+/** The seeded PRNG every generator shares. */
+const rng: (seed: number) => Rng = mulberry32;
 
 const int = (next: Rng, below: number): number => Math.floor(next() * below);
 const pick = <T>(next: Rng, items: readonly T[]): T => items[int(next, items.length)]!;
